@@ -71,8 +71,9 @@ export function parseNpy(bytes: Uint8Array, name = 'the file'): NpyArray {
   if (bytes.length - dataStart < byteCount) {
     throw new NpyFormatError(`${name} is truncated: shape (${shape.join(', ')}) needs ${byteCount} data bytes, found ${bytes.length - dataStart}.`);
   }
-  // Copy into an aligned buffer: the data offset is not guaranteed to be a multiple of the element size.
-  const raw = bytes.slice(dataStart, dataStart + byteCount).buffer;
+  // Copy into an aligned buffer of its own: the data offset need not be a multiple of the element size.
+  // Uint8Array's slice, not the argument's: Node's Buffer#slice returns a view over the whole file.
+  const raw = Uint8Array.prototype.slice.call(bytes, dataStart, dataStart + byteCount).buffer;
   return { dtype: descriptor.dtype, shape, data: typedArrayOf(descriptor.dtype, raw) };
 }
 

@@ -1,0 +1,138 @@
+import { CacheError } from '../errors.js';
+import type { Quantizer } from '../quant/types.js';
+import type { KvTensor } from '../tensor/kv-tensor.js';
+import type { QuantizedCacheSettings } from './cache-config.js';
+import type { CacheLayer, KvPair } from './cache-layer.js';
+import { DynamicLayer } from './dynamic-layer.js';
+import { addLayerMemory, EMPTY_LAYER_MEMORY, type LayerMemory } from './layer-memory.js';
+import type { CacheLayerPlan } from './layer-plan.js';
+import { QuantizedLayer } from './quantized-layer.js';
+import type { QuantizeEvent } from './quantize-event.js';
+
+export interface KvCacheOptions {
+  /** one entry per decoder layer (see `planCacheLayers`) */
+  readonly plan: readonly CacheLayerPlan[];
+  readonly settings: QuantizedCacheSettings;
+  /** the backend named in `settings`; required when the plan quantizes any layer */
+  readonly quantizer?: Quantizer;
+}
+
+export interface LayerStats {
+  readonly layerIndex: number;
+  readonly plan: CacheLayerPlan;
+  readonly seqLength: number;
+  readonly memory: LayerMemory;
+  readonly flushes: number;
+  readonly events: readonly QuantizeEvent[];
+}
+
+export interface LayerQuantizeEvent extends QuantizeEvent {
+  readonly layerIndex: number;
+}
+
+export interface CacheStats {
+  readonly layers: readonly LayerStats[];
+  /** field-wise sum over the layers */
+  readonly memory: LayerMemory;
+  readonly flushes: number;
+  /** every layer's quantize events, by step, then layer */
+  readonly events: readonly LayerQuantizeEvent[];
+}
+
+/**
+ * The cache of a whole model: one `QuantizedLayer`, `DynamicLayer` or nothing per decoder layer, as
+ * the plan says. transformers' `QuantizedCache` builds `num_hidden_layers` quantized layers (spec §1.2);
+ * a `full-attention-only` plan extends that to hybrid models.
+ */
+export class KvCache {
+  readonly #plan: readonly CacheLayerPlan[];
+  /** null where the plan is 'none' */
+  readonly #layers: readonly (CacheLayer | null)[];
+  #disposed = false;
+
+  constructor(options: KvCacheOptions) {
+    const { plan, settings, quantizer } = options;
+    this.#plan = [...plan];
+    this.#layers = plan.map((kind, index) => {
+      switch (kind) {
+        case 'quantized':
+          if (quantizer === undefined) {
+            throw new CacheError(`the plan quantizes layer ${index} but no quantizer was given; pass the \`${settings.backend}\` quantizer.`);
+          }
+          return new QuantizedLayer(quantizer, settings);
+        case 'dynamic': return new DynamicLayer();
+        case 'none': return null;
+        default: throw new CacheError(`unknown cache layer plan "${String(kind)}" for layer ${index}; expected quantized, dynamic or none.`);
+      }
+    });
+  }
+
+  get layerCount(): number {
+    return this.#layers.length;
+  }
+
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /** The plan's layer, for inspection (e.g. a `QuantizedLayer`'s stores); null for a 'none' layer. */
+  layer(layerIndex: number): CacheLayer | null {
+    this.#checkIndex(layerIndex);
+    return this.#layers[layerIndex]!;
+  }
+
+  update(layerIndex: number, key: KvTensor, value: KvTensor): KvPair {
+    if (this.#disposed) throw new CacheError('This KvCache was disposed; create a new cache to generate again.');
+    const layer = this.layer(layerIndex);
+    if (layer === null) {
+      throw new CacheError(`layer ${layerIndex} keeps no KV cache (plan "none": a conv or linear-attention layer); do not update it.`);
+    }
+    return layer.update(key, value);
+  }
+
+  /**
+   * `get_seq_length(layer_idx)`. Without an index: the first layer that keeps a KV cache (transformers'
+   * default is layer 0, which in hybrid models may have none); 0 when no layer does.
+   */
+  seqLength(layerIndex?: number): number {
+    if (layerIndex === undefined) return this.#layers.find((layer) => layer !== null)?.seqLength() ?? 0;
+    const layer = this.layer(layerIndex);
+    if (layer === null) throw new CacheError(`layer ${layerIndex} keeps no KV cache (plan "none"), so it has no sequence length.`);
+    return layer.seqLength();
+  }
+
+  stats(): CacheStats {
+    const layers: LayerStats[] = [];
+    const events: LayerQuantizeEvent[] = [];
+    let memory = EMPTY_LAYER_MEMORY;
+    let flushes = 0;
+    this.#layers.forEach((layer, layerIndex) => {
+      const layerMemory = layer?.memory() ?? EMPTY_LAYER_MEMORY;
+      const layerEvents = layer?.events ?? [];
+      layers.push({
+        layerIndex,
+        plan: this.#plan[layerIndex]!,
+        seqLength: layer?.seqLength() ?? 0,
+        memory: layerMemory,
+        flushes: layer?.flushCount ?? 0,
+        events: layerEvents,
+      });
+      memory = addLayerMemory(memory, layerMemory);
+      flushes += layer?.flushCount ?? 0;
+      for (const event of layerEvents) events.push({ ...event, layerIndex });
+    });
+    events.sort((a, b) => a.step - b.step || a.layerIndex - b.layerIndex);
+    return { layers, memory, flushes, events };
+  }
+
+  dispose(): void {
+    for (const layer of this.#layers) layer?.dispose();
+    this.#disposed = true;
+  }
+
+  #checkIndex(layerIndex: number): void {
+    if (!Number.isInteger(layerIndex) || layerIndex < 0 || layerIndex >= this.#layers.length) {
+      throw new CacheError(`layer index ${layerIndex} is out of range: this cache has layers 0…${this.#layers.length - 1}.`);
+    }
+  }
+}

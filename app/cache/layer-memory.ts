@@ -1,0 +1,96 @@
+import { bytesPerElement } from '../tensor/kv-tensor.js';
+import { quantizedByteSize, type QuantizedTensor } from '../quant/types.js';
+import type { KvPairGeometry } from './kv-geometry.js';
+
+/**
+ * Bytes a layer's cache holds, K and V together, as transformers stores them (spec §3.6): packed
+ * codes, per-group scale and zero in the model dtype T, and full-precision tokens in T. It counts the
+ * cache's storage, not kvscope's JavaScript working buffers (`workingBytes`, reported apart).
+ */
+export interface LayerMemory {
+  /** tokens the layer has seen (`cumulative_length`), = quantizedTokens + fullPrecisionTokens */
+  readonly tokens: number;
+  readonly quantizedTokens: number;
+  /** the quantized layer's residual, or a dynamic layer's whole history */
+  readonly fullPrecisionTokens: number;
+  /** values held for `tokens` tokens: B·H·tokens·(D_k + D_v) */
+  readonly valueCount: number;
+  /** packed codes of the quantized stores */
+  readonly codeBytes: number;
+  /** scale and zero (quanto: scale, shift) of every group, each in T */
+  readonly metadataBytes: number;
+  /** full-precision values in T: B·H·fullPrecisionTokens·(D_k + D_v)·bytes(T) */
+  readonly fullPrecisionBytes: number;
+  /** codeBytes + metadataBytes + fullPrecisionBytes */
+  readonly totalBytes: number;
+  /** the same tokens uncompressed: valueCount·2 */
+  readonly fp16BaselineBytes: number;
+  /** the same tokens uncompressed: valueCount·4 */
+  readonly fp32BaselineBytes: number;
+  /** JavaScript memory kvscope holds for this layer (history and dequantized-store buffers, capacity included) */
+  readonly workingBytes: number;
+}
+
+export const EMPTY_LAYER_MEMORY: LayerMemory = {
+  tokens: 0, quantizedTokens: 0, fullPrecisionTokens: 0, valueCount: 0, codeBytes: 0, metadataBytes: 0,
+  fullPrecisionBytes: 0, totalBytes: 0, fp16BaselineBytes: 0, fp32BaselineBytes: 0, workingBytes: 0,
+};
+
+export interface LayerMemoryParts {
+  readonly geometry: KvPairGeometry;
+  readonly quantizedTokens: number;
+  readonly fullPrecisionTokens: number;
+  /** the key and value stores, absent for a dynamic layer */
+  readonly stores: readonly QuantizedTensor[];
+  readonly workingBytes: number;
+}
+
+export function layerMemory(parts: LayerMemoryParts): LayerMemory {
+  const { key, value } = parts.geometry;
+  // Keys and values share batch, heads and dtype (checkUpdate); their head dims may differ.
+  const valuesPerToken = key.batch * key.kvHeads * (key.headDim + value.headDim);
+  const tokens = parts.quantizedTokens + parts.fullPrecisionTokens;
+  let codeBytes = 0;
+  let metadataBytes = 0;
+  for (const store of parts.stores) {
+    codeBytes += store.packed.byteLength;
+    metadataBytes += quantizedByteSize(store) - store.packed.byteLength;
+  }
+  const fullPrecisionBytes = valuesPerToken * parts.fullPrecisionTokens * bytesPerElement(key.dtype);
+  const valueCount = valuesPerToken * tokens;
+  return {
+    tokens,
+    quantizedTokens: parts.quantizedTokens,
+    fullPrecisionTokens: parts.fullPrecisionTokens,
+    valueCount,
+    codeBytes,
+    metadataBytes,
+    fullPrecisionBytes,
+    totalBytes: codeBytes + metadataBytes + fullPrecisionBytes,
+    fp16BaselineBytes: valueCount * 2,
+    fp32BaselineBytes: valueCount * 4,
+    workingBytes: parts.workingBytes,
+  };
+}
+
+/** Field-wise sum, for whole-cache totals. */
+export function addLayerMemory(a: LayerMemory, b: LayerMemory): LayerMemory {
+  return {
+    tokens: a.tokens + b.tokens,
+    quantizedTokens: a.quantizedTokens + b.quantizedTokens,
+    fullPrecisionTokens: a.fullPrecisionTokens + b.fullPrecisionTokens,
+    valueCount: a.valueCount + b.valueCount,
+    codeBytes: a.codeBytes + b.codeBytes,
+    metadataBytes: a.metadataBytes + b.metadataBytes,
+    fullPrecisionBytes: a.fullPrecisionBytes + b.fullPrecisionBytes,
+    totalBytes: a.totalBytes + b.totalBytes,
+    fp16BaselineBytes: a.fp16BaselineBytes + b.fp16BaselineBytes,
+    fp32BaselineBytes: a.fp32BaselineBytes + b.fp32BaselineBytes,
+    workingBytes: a.workingBytes + b.workingBytes,
+  };
+}
+
+/** Storage bits per cached value (quanto int4, g 64, fp16 → 4.5; spec §3.6). 0 for an empty cache. */
+export function bitsPerValue(memory: LayerMemory): number {
+  return memory.valueCount === 0 ? 0 : (8 * memory.totalBytes) / memory.valueCount;
+}

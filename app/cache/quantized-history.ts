@@ -1,0 +1,89 @@
+import { errorStats, type ErrorStats } from '../quant/error-stats.js';
+import type { QuantParams, QuantizedTensor, Quantizer } from '../quant/types.js';
+import type { KvTensor } from '../tensor/kv-tensor.js';
+import type { KvGeometry } from './kv-geometry.js';
+import { SeqBuffer } from './seq-buffer.js';
+
+/**
+ * One of a `QuantizedLayer`'s two tensors, keys or values: the quantized store (`_quantized_keys`)
+ * and the full-precision history `dequant(store) ++ residual` that every decode update returns
+ * (spec §1.3). The residual's bookkeeping (1-D empty or 4-D, its length) is the layer's, because only
+ * the key residual decides a flush.
+ *
+ * transformers dequantizes the whole store on every update. Between flushes that result never
+ * changes, so kvscope dequantizes once per quantize call and keeps the history materialised: an
+ * update appends the new tokens to it, which returns the same values as `torch.cat(dequant(Q), res, new)`.
+ * The cost is one extra buffer: `#dequantized` holds `dequant(store)` from the quantize call until the
+ * next update adopts it as the history, and the history buffer it replaces becomes the next spare.
+ */
+export class QuantizedHistory {
+  readonly #quantizer: Quantizer;
+  readonly #params: QuantParams;
+  /** [batch, kvHeads, seq, headDim]: dequant(store) ++ residual, as last returned */
+  readonly #history: SeqBuffer;
+  #store: QuantizedTensor | null = null;
+  #storeTokens = 0;
+  /** [batch, kvHeads, storeTokens, headDim] = dequant(store) in its first elements, plus spare capacity */
+  #dequantized: Float32Array = new Float32Array(0);
+  /** set by a quantize call: `#history` still holds the quantized input, `#dequantized` the new store */
+  #historyIsStale = false;
+
+  constructor(quantizer: Quantizer, params: QuantParams, geometry: KvGeometry) {
+    this.#quantizer = quantizer;
+    this.#params = params;
+    this.#history = new SeqBuffer(geometry);
+  }
+
+  get store(): QuantizedTensor | null {
+    return this.#store;
+  }
+
+  get storeTokens(): number {
+    return this.#storeTokens;
+  }
+
+  get workingBytes(): number {
+    return this.#history.capacityBytes + this.#dequantized.byteLength;
+  }
+
+  /**
+   * `_quantize(contiguous(x), axis)`: replaces the store and returns the error of this quantization
+   * (x against dequant(store)). `x` is the prefill input or, on a flush, the full history.
+   */
+  quantize(x: KvTensor): ErrorStats {
+    const store = this.#quantizer.quantize(x, this.#params);
+    const count = x.data.length;
+    if (this.#dequantized.length < count) {
+      // Sized like the history it will become, so the adopting update does not grow it again.
+      this.#dequantized = new Float32Array(Math.max(count, 2 * this.#dequantized.length, this.#history.capacityBytes / Float32Array.BYTES_PER_ELEMENT));
+    }
+    const dequantized = this.#dequantized.subarray(0, count);
+    this.#quantizer.dequantizeInto(store, dequantized);
+    this.#store = store;
+    this.#storeTokens = x.shape[2];
+    this.#historyIsStale = true;
+    return errorStats(x.data, dequantized);
+  }
+
+  /** `torch.cat([dequant(store), residual, x], dim=-2)`; `x` joins the residual. */
+  extend(x: KvTensor): KvTensor {
+    if (this.#historyIsStale) {
+      this.#dequantized = this.#history.adopt(this.#dequantized, this.#storeTokens);
+      this.#historyIsStale = false;
+    }
+    this.#history.append(x.data, x.shape[2]);
+    return this.#history.tensor();
+  }
+
+  /** A flush: quantizes everything `extend` just returned, the dequantized old part included (spec §3.5). */
+  requantize(): ErrorStats {
+    return this.quantize(this.#history.tensor());
+  }
+
+  dispose(): void {
+    this.#history.dispose();
+    this.#dequantized = new Float32Array(0);
+    this.#store = null;
+    this.#storeTokens = 0;
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * What a CLI command may do to the outside world. The Node entry (main/cli) implements it with the
+ * file system and the terminal; tests implement it in memory. Keeps the command logic in app/ pure.
+ */
+export interface CliIo {
+  /** Reads a whole file. Throws an Error whose message names the path when it cannot. */
+  readFile(path: string): Uint8Array;
+  /** Reads a whole UTF-8 text file, with the same errors as readFile. */
+  readTextFile(path: string): string;
+  /** Whether the path is a directory (false when it does not exist). */
+  isDirectory(path: string): boolean;
+  joinPath(...parts: string[]): string;
+  /** Writes a file atomically: a reader sees the old file or the complete new one, never a part. */
+  writeFileAtomic(path: string, bytes: Uint8Array): void;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** Exit codes of the CLI contract. */
+export const ExitCode = {
+  ok: 0,
+  /** unreadable or invalid input: a missing file, bad JSON, a bad flag */
+  badInput: 1,
+  /** the input is valid but transformers (or kvscope) refuses the run */
+  refused: 2,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** A user mistake on the command line or in an input file; printed without a stack trace. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}

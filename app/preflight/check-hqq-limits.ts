@@ -1,0 +1,44 @@
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { BackendRules } from './backend-rules.js';
+import { isPositiveInteger } from './check-cache-arguments.js';
+import type { Diagnostic } from './diagnostic.js';
+import { hqqPackingFactor } from './shape-rules.js';
+
+/**
+ * HQQ failures that do not depend on the sequence length (spec §3.2 step 4 and the 3-bit note):
+ * on axis 0 the packed grid has g rows, so g must split into the packing planes; and 3-bit
+ * dequantization with axis 1 slices B·H // g rows, which cannot be reshaped back [inferred from code].
+ */
+export function checkHqqLimits(rules: BackendRules, settings: QuantizedCacheSettings, batchTimesHeads: number, layers: number[]): Diagnostic[] {
+  if (rules.backend !== 'hqq' || !rules.nbits.includes(settings.nbits)) return [];
+  const diagnostics: Diagnostic[] = [];
+  const axes = [settings.axisKey, settings.axisValue];
+  const groupSize = settings.groupSize;
+  if (settings.nbits === 3 && axes.includes(1) && isPositiveInteger(groupSize)) {
+    diagnostics.push({
+      code: 'hqq-3bit-axis-1',
+      severity: 'error',
+      origin: 'backend',
+      message:
+        `HQQ 3-bit dequantization slices W_r[: shape[0]*shape[1] // group_size], which is B·H // g = ${batchTimesHeads} // ${groupSize} = ` +
+        `${Math.floor(batchTimesHeads / groupSize)} rows for a KV tensor [B, H, S, D] on axis 1, so the reshape after it fails at the first ` +
+        'decode step (spec §3.2, inferred from hqq\'s code).',
+      layers,
+      fix: 'Use axis 0 with 3 bits, or nbits 4.',
+    });
+  }
+  const planes = hqqPackingFactor(settings.nbits);
+  if (axes.includes(0) && isPositiveInteger(groupSize) && groupSize % planes !== 0) {
+    diagnostics.push({
+      code: 'hqq-bitpack-group-size',
+      severity: 'error',
+      origin: 'backend',
+      message:
+        `HQQ on axis 0 packs the [g, N/g] grid along its g = ${groupSize} rows; ${settings.nbits}-bit packing needs them to be a multiple of ` +
+        `${planes}, otherwise the packing shapes mismatch and torch raises a RuntimeError (spec §3.2 step 4).`,
+      layers,
+      fix: `Use a q_group_size that is a multiple of ${planes}, such as 64.`,
+    });
+  }
+  return diagnostics;
+}

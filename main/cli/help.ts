@@ -1,0 +1,49 @@
+export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless commands)
+
+Usage:
+  kvscope preflight --config <config.json | model folder> [cache options] [--json]
+      Checks whether a model can take transformers' QuantizedCache and what would fail.
+      Exit 0: a run could start; 2: refused (transformers' exact verdict is printed); 1: bad input.
+
+  kvscope quantize --backend quanto|hqq --nbits N --axis A --group-size G
+                   --input x.npy --dequantized out.npy
+                   [--codes c.npy] [--scale s.npy] [--zero z.npy] [--json]
+      Quantizes a float32/float16 KV tensor [batch, kv_heads, seq, head_dim] exactly as
+      optimum-quanto or HQQ do inside transformers, and reports the error.
+
+  kvscope --version
+  kvscope <command> --help
+`;
+
+export const COMMAND_HELP: Record<string, string> = {
+  preflight: `kvscope preflight --config <config.json | model folder> [options]
+
+Options (defaults are transformers' QuantizedCache defaults):
+  --backend quanto|hqq         quantization backend (default quanto; case-sensitive, as in transformers)
+  --nbits N                    bits per value (quanto: 2, 4; hqq: 1, 2, 3, 4, 8; default 4)
+  --axis-key A                 key grouping axis (quanto: 0, -1; hqq: 0, 1; default 0)
+  --axis-value A               value grouping axis (default 0)
+  --group-size G               q_group_size (default 64)
+  --residual-length R          tokens kept in full precision before a flush (default 128)
+  --layer-policy all|full-attention-only
+                               all: transformers' behaviour (hybrid models are refused);
+                               full-attention-only: quantize full-attention layers, keep the others
+  --seq-len N[,N...]           prompt lengths to check group-size divisibility for
+  --batch N                    batch size for those checks (default 1)
+  --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]}
+
+Exit codes: 0 a run could start, 2 refused, 1 bad input.
+`,
+  quantize: `kvscope quantize --backend quanto|hqq --nbits N --axis A --group-size G --input x.npy --dequantized out.npy [options]
+
+  --input x.npy          float32 or float16 tensor, 4-D [batch, kv_heads, seq, head_dim]
+  --dequantized out.npy  reconstruction, same shape and dtype as the input
+  --codes c.npy          unpacked codes (uint8) in the library's 2-D grouped layout
+  --scale s.npy          per-group scale (float32; quanto _scale, hqq meta["scale"])
+  --zero z.npy           per-group zero (float32; quanto _shift, hqq meta["zero"])
+  --json                 print one JSON object: rel_fro_err, max_abs_err, mean_abs_err, bits_per_value, ...
+
+Backends: quanto nbits 2|4, axis 0|-1; hqq nbits 1|2|3|4|8, axis 0|1.
+Exit codes: 0 done, 1 bad input (unreadable file, unsupported dtype, a shape the backend refuses).
+`,
+};

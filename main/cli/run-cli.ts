@@ -1,0 +1,112 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ExitCode, UsageError, type CliIo } from '../../app/cli/io.js';
+import { KvscopeError, QuantizationError } from '../../app/errors.js';
+import { runQuantize } from '../../app/cli/quantize-command.js';
+import { runPreflightCommand } from '../../app/cli/preflight-command.js';
+import { HELP_TEXT, COMMAND_HELP } from './help.js';
+
+type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<string, string | boolean | undefined>, io: CliIo) => ExitCode }> = {
+  preflight: {
+    options: {
+      config: { type: 'string' },
+      backend: { type: 'string' },
+      nbits: { type: 'string' },
+      'axis-key': { type: 'string' },
+      'axis-value': { type: 'string' },
+      'group-size': { type: 'string' },
+      'residual-length': { type: 'string' },
+      'layer-policy': { type: 'string' },
+      'seq-len': { type: 'string' },
+      batch: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    run: runPreflightCommand,
+  },
+  quantize: {
+    options: {
+      backend: { type: 'string' },
+      nbits: { type: 'string' },
+      axis: { type: 'string' },
+      'group-size': { type: 'string' },
+      input: { type: 'string' },
+      dequantized: { type: 'string' },
+      codes: { type: 'string' },
+      scale: { type: 'string' },
+      zero: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    run: runQuantize,
+  },
+};
+
+/**
+ * Runs one CLI invocation and returns its exit code. Every failure the user can act on becomes one
+ * line on stderr without a stack trace; only an unexpected internal error asks for a bug report.
+ */
+export function runCli(argv: readonly string[], io: CliIo): ExitCode {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    io.stdout(HELP_TEXT);
+    return command === undefined ? ExitCode.badInput : ExitCode.ok;
+  }
+  if (command === '--version' || command === 'version') {
+    io.stdout(`kvscope ${VERSION}\n`);
+    return ExitCode.ok;
+  }
+  const spec = COMMANDS[command];
+  if (spec === undefined) {
+    io.stderr(`kvscope: unknown command "${command}". Commands: ${Object.keys(COMMANDS).join(', ')}. See kvscope --help.\n`);
+    return ExitCode.badInput;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.stdout(COMMAND_HELP[command] ?? HELP_TEXT);
+    return ExitCode.ok;
+  }
+  try {
+    const args = joinNegativeNumbers(rest, spec.options);
+    const { values } = parseArgs({ args, options: spec.options, strict: true, allowPositionals: false });
+    return spec.run(values as Record<string, string | boolean | undefined>, io);
+  } catch (error) {
+    return reportError(error, command, io);
+  }
+}
+
+/**
+ * `--axis -1` is how people write it; parseArgs reads `-1` as a flag and refuses it as ambiguous.
+ * Join a negative number to the string option before it (`--axis=-1`).
+ */
+function joinNegativeNumbers(args: readonly string[], options: OptionSpecs): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-\d+(\.\d+)?$/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+function reportError(error: unknown, command: string, io: CliIo): ExitCode {
+  const nodeCode = (error as { code?: unknown } | undefined)?.code;
+  if (typeof nodeCode === 'string' && nodeCode.startsWith('ERR_PARSE_ARGS')) {
+    io.stderr(`kvscope ${command}: ${(error as Error).message}. See kvscope ${command} --help.\n`);
+    return ExitCode.badInput;
+  }
+  if (error instanceof UsageError || error instanceof QuantizationError || error instanceof KvscopeError) {
+    io.stderr(`kvscope ${command}: ${error.message}\n`);
+    return ExitCode.badInput;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr(`kvscope ${command}: internal error: ${message}\nThis is a bug in kvscope; please report it with the command you ran. Set KVSCOPE_DEBUG=1 for details.\n`);
+  if (process.env['KVSCOPE_DEBUG'] === '1' && error instanceof Error && error.stack) io.stderr(error.stack + '\n');
+  return ExitCode.badInput;
+}
+
+export const VERSION = '0.1.0';
