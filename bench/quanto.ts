@@ -4,6 +4,7 @@ import { goldenPath, hasShared } from '../app/node/golden.js';
 import { quantoQuantizer } from '../app/quant/quanto/quanto.js';
 import { normalTensor } from '../app/quant/quanto/test-support/random.js';
 import { kvTensor, type KvShape } from '../app/tensor/kv-tensor.js';
+import type { BenchRow } from './types.js';
 
 /**
  * Throughput of the quanto port on the reference workload of ../shared/golden/throughput.json:
@@ -13,13 +14,6 @@ import { kvTensor, type KvShape } from '../app/tensor/kv-tensor.js';
  *
  * Run: `npx tsx bench/quanto.ts`
  */
-export interface BenchRow {
-  name: string;
-  quantizeMBps: number;
-  dequantizeMBps: number;
-  referenceQuantizeMBps?: number;
-  referenceDequantizeMBps?: number;
-}
 
 interface Config { nbits: 2 | 4; axis: 0 | -1; groupSize: number }
 

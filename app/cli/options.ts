@@ -40,3 +40,13 @@ export function choiceOption<T extends string>(options: RawOptions, name: string
   }
   return value as T;
 }
+
+/** A decimal number (`0.7`, `1e-3`); `fallback` when the flag is absent. */
+export function numberOption(options: RawOptions, name: string, fallback: number): number {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value.trim())) {
+    throw new UsageError(`--${name} must be a number, got ${JSON.stringify(value)}.`);
+  }
+  return Number(value);
+}

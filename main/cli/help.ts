@@ -11,6 +11,13 @@ Usage:
       Quantizes a float32/float16 KV tensor [batch, kv_heads, seq, head_dim] exactly as
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
+  kvscope run --model <model folder | synthetic | synthetic-hybrid> [cache options]
+              [--prompt TEXT] [--max-new-tokens N] [--greedy | --temperature T ...]
+              [--reference] [--out run.json | run.csv] [--json]
+      Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
+      thread, and reports KV-cache bytes, flushes and quantization error per layer.
+      Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failed run.
+
   kvscope --version
   kvscope <command> --help
 `;
@@ -45,5 +52,48 @@ Exit codes: 0 a run could start, 2 refused, 1 bad input.
 
 Backends: quanto nbits 2|4, axis 0|-1; hqq nbits 1|2|3|4|8, axis 0|1.
 Exit codes: 0 done, 1 bad input (unreadable file, unsupported dtype, a shape the backend refuses).
+`,
+  run: `kvscope run --model <model folder | synthetic | synthetic-hybrid> [options]
+
+Model and runtime:
+  --model M              a folder with config.json, onnx/model.onnx and tokenizer.json, or a
+                         built-in synthetic model (synthetic, synthetic-hybrid)
+  --onnx FILE            the graph under the folder's onnx/ (e.g. model_fp16.onnx); default model.onnx
+  --ep cpu|webgpu|cuda|dml|coreml
+                         execution provider (default cpu)
+
+Cache (defaults are transformers' QuantizedCache defaults):
+  --cache dynamic|quantized    full precision, or the quantized cache (default quantized)
+  --backend quanto|hqq         quantization backend (default quanto)
+  --nbits N                    bits per value (default 4)
+  --axis-key A                 key grouping axis (default 0)
+  --axis-value A               value grouping axis (default 0)
+  --group-size G               q_group_size (default 64)
+  --residual-length R          tokens kept in full precision before a flush (default 128)
+  --layer-policy all|full-attention-only
+                               all: transformers' behaviour; full-attention-only: quantize only
+                               full-attention layers (hybrid models)
+
+Generation:
+  --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)
+  --max-new-tokens N     tokens to generate (default 64)
+  --greedy               pick the most likely token (the default without sampling flags)
+  --temperature T        sample; transformers' defaults apply to the others:
+  --top-k K                temperature 1.0, top-k 50 (0 = off), top-p 1.0, seed 0
+  --top-p P
+  --seed S               the same seed gives the same tokens
+  --reference            also replay the tokens through a full-precision cache and report
+                         KL divergence and top-1 agreement per step
+
+Output:
+  --out FILE             write the run record (JSON, see docs/run-record.md) atomically;
+                         a name ending in .csv writes the per-step CSV instead
+  --json                 print one JSON object: tokens, text, flushes, kvBytes, baselineBytes,
+                         error (per layer, K and V), timings, reference (with --reference)
+
+The text streams to stdout; a progress bar goes to stderr when it is a terminal. Ctrl-C cancels
+at the next step and still prints the summary (and writes --out); a second Ctrl-C stops at once.
+Exit codes: 0 done (or cancelled), 2 refused by the preflight or the model checks, 1 bad input
+or a failed run.
 `,
 };

@@ -28,24 +28,24 @@ function writeConfig(name: string, config: unknown): string {
   return folder;
 }
 
-function preflightJson(args: string[]): { code: number; json: PreflightJson; err: string } {
+async function preflightJson(args: string[]): Promise<{ code: number; json: PreflightJson; err: string }> {
   const c = capture();
-  const code = runCli(['preflight', ...args, '--json'], c.io);
+  const code = await runCli(['preflight', ...args, '--json'], c.io);
   return { code, json: JSON.parse(c.out()) as PreflightJson, err: c.err() };
 }
 
 describe('kvscope preflight', () => {
-  it.skipIf(!hasShared())('passes stories260k (a model folder) with exit 0 and five full-attention layers', () => {
-    const { code, json } = preflightJson(['--config', resolve(sharedDir(), 'models', 'stories260k')]);
+  it.skipIf(!hasShared())('passes stories260k (a model folder) with exit 0 and five full-attention layers', async () => {
+    const { code, json } = await preflightJson(['--config', resolve(sharedDir(), 'models', 'stories260k')]);
     expect(code).toBe(0);
     expect(json.ok).toBe(true);
     expect(json.layerTypes).toEqual(Array(5).fill('full_attention'));
     expect(json.diagnostics.every((d) => d.severity !== 'error')).toBe(true);
   });
 
-  it("refuses gemma-3-1b with transformers' exact message (exit 2) and runs it with full-attention-only", () => {
+  it("refuses gemma-3-1b with transformers' exact message (exit 2) and runs it with full-attention-only", async () => {
     const folder = writeConfig('gemma', GEMMA_3_1B_IT.config);
-    const refused = preflightJson(['--config', join(folder, 'config.json')]);
+    const refused = await preflightJson(['--config', join(folder, 'config.json')]);
     expect(refused.code).toBe(2);
     expect(refused.json.ok).toBe(false);
     const first = refused.json.diagnostics[0]!;
@@ -55,22 +55,22 @@ describe('kvscope preflight', () => {
     );
     expect(refused.json.layerTypes.flatMap((t, i) => (t === 'full_attention' ? [i] : []))).toEqual([5, 11, 17, 23]);
 
-    const allowed = preflightJson(['--config', folder, '--layer-policy', 'full-attention-only']);
+    const allowed = await preflightJson(['--config', folder, '--layer-policy', 'full-attention-only']);
     expect(allowed.code).toBe(0);
     expect(allowed.json.ok).toBe(true);
     expect(allowed.json.diagnostics.map((d) => d.code)).toContain('layers-kept-full-precision');
   });
 
-  it('reports the unknown backend first, verbatim, for "HQQ" (exit 2)', () => {
+  it('reports the unknown backend first, verbatim, for "HQQ" (exit 2)', async () => {
     const folder = writeConfig('gemma', GEMMA_3_1B_IT.config);
-    const { code, json } = preflightJson(['--config', folder, '--backend', 'HQQ']);
+    const { code, json } = await preflightJson(['--config', folder, '--backend', 'HQQ']);
     expect(code).toBe(2);
     expect(json.diagnostics[0]!.message.split('\n')[0]).toBe('Unknown quantization backend `HQQ`');
   });
 
-  it('flags the Jamba mamba layers that transformers lets through', () => {
+  it('flags the Jamba mamba layers that transformers lets through', async () => {
     const folder = writeConfig('jamba', AI21_JAMBA_1_5_MINI.config);
-    const { code, json } = preflightJson(['--config', folder]);
+    const { code, json } = await preflightJson(['--config', folder]);
     expect(json.layerTypes.every((t) => t === 'full_attention')).toBe(true); // transformers' fallback
     expect(code).toBe(2);
     const noKv = json.diagnostics.find((d) => d.code === 'layers-without-kv-cache');
@@ -79,39 +79,39 @@ describe('kvscope preflight', () => {
     expect(noKv?.layers).toContain(0);
   });
 
-  it("gives the backend's exact nbits message", () => {
+  it("gives the backend's exact nbits message", async () => {
     const folder = writeConfig('gemma', GEMMA_3_1B_IT.config);
-    const { json } = preflightJson(['--config', folder, '--nbits', '3', '--layer-policy', 'full-attention-only']);
+    const { json } = await preflightJson(['--config', folder, '--nbits', '3', '--layer-policy', 'full-attention-only']);
     expect(json.diagnostics[0]!.message.split('\n')[0]).toBe('`nbits` for `quanto` backend has to be one of [`2`, `4`] but got 3');
   });
 
-  it('prints a readable report without --json', () => {
+  it('prints a readable report without --json', async () => {
     const folder = writeConfig('gemma', GEMMA_3_1B_IT.config);
     const c = capture();
-    expect(runCli(['preflight', '--config', folder], c.io)).toBe(2);
+    expect(await runCli(['preflight', '--config', folder], c.io)).toBe(2);
     expect(c.out()).toContain('REFUSED');
     expect(c.out()).toContain('ERROR [unsupported-layer-types]');
     expect(c.out()).toMatch(/full_attention ×4/);
   });
 
-  it('exits 1 with a clear message on a missing file, invalid JSON, a config without fields and a bad flag value', () => {
+  it('exits 1 with a clear message on a missing file, invalid JSON, a config without fields and a bad flag value', async () => {
     const missing = capture();
-    expect(runCli(['preflight', '--config', join(dir, 'nowhere')], missing.io)).toBe(1);
+    expect(await runCli(['preflight', '--config', join(dir, 'nowhere')], missing.io)).toBe(1);
     expect(missing.err()).toMatch(/nowhere.*does not exist/);
 
     writeFileSync(join(dir, 'broken.json'), '{"num_hidden_layers": 4,, }');
     const broken = capture();
-    expect(runCli(['preflight', '--config', join(dir, 'broken.json')], broken.io)).toBe(1);
+    expect(await runCli(['preflight', '--config', join(dir, 'broken.json')], broken.io)).toBe(1);
     expect(broken.err()).toMatch(/broken\.json/);
     expect(broken.err()).toMatch(/line 1/);
 
     writeFileSync(join(dir, 'empty.json'), '{"model_type": "llama"}');
     const empty = capture();
-    expect(runCli(['preflight', '--config', join(dir, 'empty.json')], empty.io)).toBe(1);
+    expect(await runCli(['preflight', '--config', join(dir, 'empty.json')], empty.io)).toBe(1);
     expect(empty.err()).toMatch(/num_hidden_layers/);
 
     const badFlag = capture();
-    expect(runCli(['preflight', '--config', join(dir, 'empty.json'), '--nbits', 'four'], badFlag.io)).toBe(1);
+    expect(await runCli(['preflight', '--config', join(dir, 'empty.json'), '--nbits', 'four'], badFlag.io)).toBe(1);
     expect(badFlag.err()).toMatch(/--nbits must be an integer/);
     for (const text of [missing.err(), broken.err(), empty.err(), badFlag.err()]) expect(text).not.toMatch(/\n\s+at /);
   });

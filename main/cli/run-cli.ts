@@ -3,11 +3,14 @@ import { ExitCode, UsageError, type CliIo } from '../../app/cli/io.js';
 import { KvscopeError, QuantizationError } from '../../app/errors.js';
 import { runQuantize } from '../../app/cli/quantize-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
+import { runRunCommand } from '../../app/cli/run-command.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
+import { nodeRunRuntime } from './node-run-runtime.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
-const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<string, string | boolean | undefined>, io: CliIo) => ExitCode }> = {
+// A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
+const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<string, string | boolean | undefined>, io: CliIo) => ExitCode | Promise<ExitCode> }> = {
   preflight: {
     options: {
       config: { type: 'string' },
@@ -39,13 +42,39 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
     },
     run: runQuantize,
   },
+  run: {
+    options: {
+      model: { type: 'string' },
+      onnx: { type: 'string' },
+      ep: { type: 'string' },
+      cache: { type: 'string' },
+      backend: { type: 'string' },
+      nbits: { type: 'string' },
+      'axis-key': { type: 'string' },
+      'axis-value': { type: 'string' },
+      'group-size': { type: 'string' },
+      'residual-length': { type: 'string' },
+      'layer-policy': { type: 'string' },
+      prompt: { type: 'string' },
+      'max-new-tokens': { type: 'string' },
+      greedy: { type: 'boolean' },
+      temperature: { type: 'string' },
+      'top-k': { type: 'string' },
+      'top-p': { type: 'string' },
+      seed: { type: 'string' },
+      reference: { type: 'boolean' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    run: (values, io) => runRunCommand(values, io, nodeRunRuntime(VERSION)),
+  },
 };
 
 /**
  * Runs one CLI invocation and returns its exit code. Every failure the user can act on becomes one
  * line on stderr without a stack trace; only an unexpected internal error asks for a bug report.
  */
-export function runCli(argv: readonly string[], io: CliIo): ExitCode {
+export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCode> {
   const [command, ...rest] = argv;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     io.stdout(HELP_TEXT);
@@ -67,7 +96,7 @@ export function runCli(argv: readonly string[], io: CliIo): ExitCode {
   try {
     const args = joinNegativeNumbers(rest, spec.options);
     const { values } = parseArgs({ args, options: spec.options, strict: true, allowPositionals: false });
-    return spec.run(values as Record<string, string | boolean | undefined>, io);
+    return await spec.run(values as Record<string, string | boolean | undefined>, io);
   } catch (error) {
     return reportError(error, command, io);
   }

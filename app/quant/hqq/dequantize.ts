@@ -2,13 +2,15 @@ import type { KvDtype } from '../../tensor/kv-tensor.js';
 import { roundToFloat16 } from '../../tensor/float16.js';
 import type { HqqGrid } from './grid.js';
 import { packedRowCount, unpackCodes } from './bitpack.js';
+import { dequantizeWithKernel } from './dequantize-wasm.js';
 
 /**
  * hqq `Quantizer.dequantize` (spec §3.2 step 5): `((W_q − zero) · scale).reshape(shape)` in the
  * compute dtype T, each op rounded to T; scale and zero are already values of T. The grid's flat
  * order is the tensor's, so `out` is written in place of the reshape.
  *
- * Codes are read straight from the packed planes (no unpacked copy). In float16, where rounding is
+ * float32 runs in the WebAssembly kernel where it applies (dequantize-wasm.ts); otherwise codes are
+ * read straight from the packed planes (no unpacked copy). In float16, where rounding is
  * costly, each group's 2^bits possible outputs are tabulated first when that is cheaper than rounding
  * every element.
  */
@@ -23,11 +25,13 @@ export interface HqqDequantizeInput {
   readonly zero: Float32Array;
 }
 
-export function dequantizeHqqInto(input: HqqDequantizeInput, out: Float32Array): void {
+/** `useKernel: false` forces the JavaScript path (tests compare both). */
+export function dequantizeHqqInto(input: HqqDequantizeInput, out: Float32Array, useKernel = true): void {
   const { grid, nbits, dtype } = input;
   if (out.length !== grid.count) {
-    throw new RangeError(`dequantize needs an output of ${grid.count} values, got ${out.length}`);
+    throw new RangeError(`dequantize needs an output of ${grid.count} values (the tensor's element count), got ${out.length}; allocate a Float32Array of that length.`);
   }
+  if (useKernel && dequantizeWithKernel(input, out)) return;
   const levels = 1 << nbits;
   const table = dtype === 'float16' && levels <= grid.groupSize ? float16Table(input.scale, input.zero, levels) : undefined;
   const value = dtype === 'float32' ? float32Value : float16Value;

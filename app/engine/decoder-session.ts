@@ -1,0 +1,29 @@
+import type { HostTensor } from './host-tensor.js';
+import type { ExecutionProviderName } from './types.js';
+
+/** One graph input or output as the session's metadata describes it; symbolic dims are strings. */
+export interface ValueInfo {
+  readonly name: string;
+  /** onnxruntime's element type name (`float32`, `float16`, `int64`, …); `non-tensor` for sequences and maps */
+  readonly type: string;
+  readonly shape: readonly (number | string)[];
+}
+
+export type SessionFeeds = Readonly<Record<string, HostTensor>>;
+export type SessionOutputs = Readonly<Record<string, HostTensor>>;
+
+/**
+ * The engine's only view of a model: a session that runs plain typed-array tensors (STYLE.md §7).
+ * onnxruntime-node implements it in app/node/ort; a browser build would wrap onnxruntime-web the same
+ * way. `run` must not keep references to the feeds after it resolves, and its outputs belong to the caller.
+ */
+export interface DecoderSession {
+  readonly inputs: readonly ValueInfo[];
+  readonly outputs: readonly ValueInfo[];
+  /** the provider the session was created on */
+  readonly executionProvider: ExecutionProviderName;
+  /** runs the graph; `outputNames` limits what is fetched (default: every output) */
+  run(feeds: SessionFeeds, outputNames?: readonly string[]): Promise<SessionOutputs>;
+  /** releases the native session; later runs throw. Idempotent. */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,82 @@
+import { KvscopeError } from '../errors.js';
+import type { Diagnostic } from '../preflight/diagnostic.js';
+import type { ModelDiagnostic } from './model-diagnostic.js';
+
+/**
+ * The engine's typed errors (STYLE.md §9). Each carries `fix` (what to do) and, where a check produced
+ * them, the `diagnostics`, so a host can show the same list the preflight view shows. The protocol
+ * classifies errors by `name` (app/protocol/run-error.ts): keep these names stable.
+ */
+
+/** A model folder, graph, config or tokenizer that cannot be used as given. */
+export class ModelLoadError extends KvscopeError {
+  override readonly name = 'ModelLoadError';
+  readonly fix: string | undefined;
+  readonly diagnostics: readonly ModelDiagnostic[];
+
+  constructor(message: string, options: { fix?: string; diagnostics?: readonly ModelDiagnostic[]; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.fix = options.fix;
+    this.diagnostics = options.diagnostics ?? [];
+  }
+
+  /** Collects the error diagnostics into one readable message (the first one's fix becomes `fix`). */
+  static fromDiagnostics(summary: string, diagnostics: readonly ModelDiagnostic[]): ModelLoadError {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    const lines = errors.map((d) => `- ${d.message}${d.fix !== undefined ? ` Fix: ${d.fix}` : ''}`);
+    const fix = errors.find((d) => d.fix !== undefined)?.fix;
+    return new ModelLoadError(`${summary}\n${lines.join('\n')}`, fix === undefined ? { diagnostics } : { fix, diagnostics });
+  }
+}
+
+/** tokenizer.json / tokenizer_config.json missing or unreadable. */
+export class TokenizerError extends KvscopeError {
+  override readonly name = 'TokenizerError';
+  readonly fix: string | undefined;
+
+  constructor(message: string, fix?: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.fix = fix;
+  }
+}
+
+/** The preflight refused the quantized-cache settings for this model (its error diagnostics, verbatim). */
+export class PreflightRefusedError extends KvscopeError {
+  override readonly name = 'PreflightRefusedError';
+  readonly fix: string | undefined;
+  readonly diagnostics: readonly Diagnostic[];
+
+  constructor(diagnostics: readonly Diagnostic[]) {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    super(
+      'The quantized cache cannot run with these settings; the preflight refuses them:\n' +
+      errors.map((d) => `- ${d.message}${d.fix !== undefined ? ` Fix: ${d.fix}` : ''}`).join('\n'),
+    );
+    this.fix = errors.find((d) => d.fix !== undefined)?.fix;
+    this.diagnostics = diagnostics;
+  }
+}
+
+/** The requested execution provider is not available in this onnxruntime build or on this machine. */
+export class ExecutionProviderRefusedError extends KvscopeError {
+  override readonly name = 'ExecutionProviderRefusedError';
+  readonly fix: string | undefined;
+  readonly diagnostics: readonly ModelDiagnostic[];
+
+  constructor(message: string, fix: string) {
+    super(message);
+    this.fix = fix;
+    this.diagnostics = [{ code: 'execution-provider-unavailable', severity: 'error', origin: 'kvscope', message, layers: [], fix }];
+  }
+}
+
+/** Something went wrong while generating (a graph that returns tensors of the wrong shape, settings out of range). */
+export class GenerationError extends KvscopeError {
+  override readonly name = 'GenerationError';
+  readonly fix: string | undefined;
+
+  constructor(message: string, fix?: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.fix = fix;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * A tensor as the engine hands it to a decoder session and gets it back: a plain typed array with
+ * its dims, row-major (STYLE.md §5). The ORT adapter wraps these without copying. float16 travels as
+ * its IEEE binary16 bit patterns (`Uint16Array`), as onnxruntime does.
+ */
+export type HostTensor =
+  | { readonly type: 'float32'; readonly dims: readonly number[]; readonly data: Float32Array }
+  | { readonly type: 'float16'; readonly dims: readonly number[]; readonly data: Uint16Array }
+  | { readonly type: 'int64'; readonly dims: readonly number[]; readonly data: BigInt64Array };
+
+export type HostTensorType = HostTensor['type'];
+
+/** A float tensor: what KV, state and logits outputs are. */
+export type FloatHostTensor = Extract<HostTensor, { type: 'float32' | 'float16' }>;
+
+export function floatTensor(type: 'float32' | 'float16', dims: readonly number[], data: Float32Array | Uint16Array): FloatHostTensor {
+  if (type === 'float32') {
+    if (!(data instanceof Float32Array)) throw new TypeError('a float32 tensor needs a Float32Array');
+    return { type, dims, data };
+  }
+  if (!(data instanceof Uint16Array)) throw new TypeError('a float16 tensor needs a Uint16Array of binary16 bits');
+  return { type, dims, data };
+}
+
+export function int64Tensor(dims: readonly number[], data: BigInt64Array): HostTensor {
+  return { type: 'int64', dims, data };
+}
+
+export function isFloatTensor(t: HostTensor): t is FloatHostTensor {
+  return t.type === 'float32' || t.type === 'float16';
+}
+
+/** Bytes of the tensor's elements (what crosses into the session). */
+export function hostTensorBytes(t: HostTensor): number {
+  return t.data.byteLength;
+}

@@ -1,0 +1,33 @@
+import type { SessionOutputs } from './decoder-session.js';
+import { GenerationError } from './engine-errors.js';
+import type { FloatHostTensor } from './host-tensor.js';
+
+/** The fixed dims of one layer's keys or values: `[1, kvHeads, seq, headDim]`. */
+export interface KvDims {
+  readonly kvHeads: number;
+  readonly headDim: number;
+}
+
+/**
+ * A `present.*` output, checked against what the cache expects: the graph's dtype, batch 1, the
+ * layer's heads and head size, and `seq` = past + new. A graph that returns anything else would
+ * corrupt the cache silently, so it stops the run with the shapes spelled out.
+ */
+export function readPresent(outputs: SessionOutputs, name: string, type: 'float32' | 'float16', dims: KvDims, seq: number): FloatHostTensor {
+  const tensor = outputs[name];
+  if (tensor === undefined) {
+    throw new GenerationError(`the graph returned no \`${name}\` output; the KV cache cannot be updated.`, 'Use an export that returns present.{i}.key/value.');
+  }
+  if (tensor.type !== type) {
+    throw new GenerationError(`\`${name}\` came back as ${tensor.type}, but the graph declares ${type} KV tensors.`, 'Re-export the model with one KV dtype.');
+  }
+  const [batch, heads, length, width] = tensor.dims;
+  if (tensor.dims.length !== 4 || batch !== 1 || heads !== dims.kvHeads || length !== seq || width !== dims.headDim) {
+    throw new GenerationError(
+      `\`${name}\` has shape [${tensor.dims.join(', ')}], expected [1, ${dims.kvHeads}, ${seq}, ${dims.headDim}] ` +
+      '(batch 1, num_key_value_heads, past + new tokens, head_dim from config.json).',
+      'Check that config.json belongs to this graph (num_key_value_heads, head_dim).',
+    );
+  }
+  return tensor;
+}

@@ -1,0 +1,82 @@
+import type { DecoderSession, SessionOutputs } from './decoder-session.js';
+import { klDivergence, logSoftmaxInto } from './divergence.js';
+import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
+import { LogitsReader } from './logits-row.js';
+import { argmax } from './sampler.js';
+import type { StepInputs } from './step-inputs.js';
+import type { ReferenceStepMetrics, ReferenceSummary } from './types.js';
+
+/**
+ * The full-precision replay (spec §1.3's DynamicCache behaviour): the same session with a
+ * pass-through cache, teacher-forced with the tokens the run under test chose, so both lanes predict
+ * the next token after the same context at every step. The prefill is shared: from an empty past
+ * both lanes compute the very same thing (quantized layers attend to exact K/V at the prefill, §1.3).
+ */
+export class ReferenceLane {
+  readonly #session: DecoderSession;
+  readonly #inputs: StepInputs;
+  readonly #lane: PassThroughKvLane;
+  readonly #logits: LogitsReader;
+  #logP: Float64Array = new Float64Array(0);
+  #logQ: Float64Array = new Float64Array(0);
+  #steps = 0;
+  #klSum = 0;
+  #klMax = 0;
+  #agreements = 0;
+  #firstDivergence: number | null = null;
+
+  constructor(session: DecoderSession, inputs: StepInputs, logitsName: string, laneOptions: PassThroughLaneOptions) {
+    this.#session = session;
+    this.#inputs = inputs;
+    this.#lane = new PassThroughKvLane(laneOptions);
+    this.#logits = new LogitsReader(logitsName);
+  }
+
+  /** Step 0: takes the prefill's outputs as its own; identical logits by construction. */
+  sharePrefill(outputs: SessionOutputs, promptLength: number, logits: Float32Array): ReferenceStepMetrics {
+    this.#lane.absorb(outputs, promptLength);
+    return this.#compare(logits, logits, 0);
+  }
+
+  /** A decode step: feeds `tokenId` after the shared context and compares with the lane under test's `logits`. */
+  async step(tokenId: number, logits: Float32Array, step: number): Promise<ReferenceStepMetrics> {
+    const feeds = this.#inputs.feeds([tokenId], this.#lane.seqLength);
+    this.#lane.addFeeds(feeds);
+    const outputs = await this.#session.run(feeds);
+    const reference = this.#logits.read(outputs);
+    this.#lane.absorb(outputs, 1);
+    return this.#compare(reference, logits, step);
+  }
+
+  summary(): ReferenceSummary {
+    return {
+      steps: this.#steps,
+      meanKl: this.#steps === 0 ? 0 : this.#klSum / this.#steps,
+      maxKl: this.#klMax,
+      top1Agreement: this.#steps === 0 ? 1 : this.#agreements / this.#steps,
+      firstDivergenceStep: this.#firstDivergence,
+    };
+  }
+
+  dispose(): void {
+    this.#lane.dispose();
+  }
+
+  #compare(reference: Float32Array, tested: Float32Array, step: number): ReferenceStepMetrics {
+    if (this.#logP.length !== reference.length) {
+      this.#logP = new Float64Array(reference.length);
+      this.#logQ = new Float64Array(reference.length);
+    }
+    logSoftmaxInto(reference, this.#logP);
+    logSoftmaxInto(tested, this.#logQ);
+    const kl = klDivergence(this.#logP, this.#logQ);
+    const referenceTokenId = argmax(reference);
+    const top1Agrees = referenceTokenId === argmax(tested);
+    this.#steps++;
+    this.#klSum += kl;
+    this.#klMax = Math.max(this.#klMax, kl);
+    if (top1Agrees) this.#agreements++;
+    else if (this.#firstDivergence === null) this.#firstDivergence = step;
+    return { klDivergence: kl, top1Agrees, referenceTokenId };
+  }
+}

@@ -1,0 +1,110 @@
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { ErrorStats } from '../quant/error-stats.js';
+import type { LayerMemory } from '../cache/layer-memory.js';
+
+/**
+ * The generation engine's contract, shared by the engine (app/engine, app/node), the worker
+ * protocol (app/protocol), the CLI and the UI. Pure data: everything here crosses a thread boundary
+ * with structured clone.
+ */
+
+export type ExecutionProviderName = 'cpu' | 'webgpu' | 'cuda' | 'dml' | 'coreml';
+export const EXECUTION_PROVIDERS: readonly ExecutionProviderName[] = ['cpu', 'webgpu', 'cuda', 'dml', 'coreml'];
+
+/** `dynamic`: full precision (transformers' DynamicCache); `quantized`: QuantizedCache semantics. */
+export type CacheMode = 'dynamic' | 'quantized';
+
+export interface SamplingSettings {
+  /** greedy decoding (argmax); the other fields are then ignored */
+  readonly greedy: boolean;
+  readonly temperature: number;
+  /** 0 = no top-k filter */
+  readonly topK: number;
+  /** 1 = no nucleus filter */
+  readonly topP: number;
+  /** seeds the sampler's PRNG: the same seed gives the same tokens */
+  readonly seed: number;
+}
+
+/** What a run is asked to do. `model` is a folder path, or `synthetic` / `synthetic-hybrid`. */
+export interface RunSettings {
+  readonly model: string;
+  /** a file under the folder's `onnx/` (or beside config.json); default: the folder's `model.onnx` */
+  readonly onnxFile?: string;
+  readonly executionProvider: ExecutionProviderName;
+  readonly cacheMode: CacheMode;
+  /** used when cacheMode is `quantized` (its layerPolicy too) */
+  readonly quantization: QuantizedCacheSettings;
+  readonly prompt: string;
+  readonly maxNewTokens: number;
+  readonly sampling: SamplingSettings;
+  /** replay the same tokens through a full-precision cache, teacher-forced (KL, top-1 agreement) */
+  readonly reference: boolean;
+}
+
+/** A quantize event of one layer during one step (prefill or a residual flush), K and V apart. */
+export interface FlushMetrics {
+  readonly layer: number;
+  readonly kind: 'prefill' | 'flush';
+  /** tokens re-quantized by this event */
+  readonly tokens: number;
+  readonly key: ErrorStats;
+  readonly value: ErrorStats;
+}
+
+/** Milliseconds of one step, split where the time goes. */
+export interface StepTimings {
+  /** dequantizing stores and assembling the KV feeds */
+  readonly dequantizeMs: number;
+  /** session.run */
+  readonly modelMs: number;
+  /** reading present.* into the cache: appends, quantize and flush */
+  readonly quantizeMs: number;
+  readonly totalMs: number;
+}
+
+export interface ProcessMemory {
+  readonly rssBytes: number;
+  readonly externalBytes: number;
+  readonly arrayBuffersBytes: number;
+}
+
+/** Everything measured for one generation step (step 0 = prefill). */
+export interface StepMetrics {
+  readonly step: number;
+  readonly tokenId: number;
+  /** context length after the step */
+  readonly seqLength: number;
+  readonly timings: StepTimings;
+  /** tokens per second over the decode steps so far (0 at prefill) */
+  readonly tokensPerSecond: number;
+  /** per KV layer (index = decoder layer), stored bytes by component; absent layers have no KV cache */
+  readonly kvBytes: readonly (LayerMemory | null)[];
+  /** bytes handed to the model as KV inputs this step (dequantized history materialized), never confused with stored bytes */
+  readonly materializedKvBytes: number;
+  readonly flushes: readonly FlushMetrics[];
+  readonly memory: ProcessMemory;
+  /** present when the reference lane is on */
+  readonly reference?: ReferenceStepMetrics;
+}
+
+export interface ReferenceStepMetrics {
+  /** KL(reference ‖ quantized) of the next-token distributions, in nats */
+  readonly klDivergence: number;
+  /** whether both lanes' argmax agree */
+  readonly top1Agrees: boolean;
+  /** the reference lane's argmax */
+  readonly referenceTokenId: number;
+}
+
+export interface ReferenceSummary {
+  readonly steps: number;
+  readonly meanKl: number;
+  readonly maxKl: number;
+  /** share of steps whose argmax agrees, 0..1 */
+  readonly top1Agreement: number;
+  /** first step where greedy output would diverge, or null */
+  readonly firstDivergenceStep: number | null;
+}
+
+export type StopReason = 'eos' | 'max-new-tokens' | 'cancelled';

@@ -1,0 +1,114 @@
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { ModelConfig } from '../../config/model-config.js';
+import { parseModelConfig } from '../../config/parse-model-config.js';
+import { checkDecoderIo } from '../../engine/check-decoder-io.js';
+import { readDecoderIo, type DecoderIo } from '../../engine/decoder-io.js';
+import type { DecoderSession, ValueInfo } from '../../engine/decoder-session.js';
+import { ModelLoadError } from '../../engine/engine-errors.js';
+import type { ModelIdentity } from '../../engine/generation-result.js';
+import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
+import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
+import type { ExecutionProviderName } from '../../engine/types.js';
+import { createOrtDecoderSession } from '../ort/ort-decoder-session.js';
+import { sha256File, sha256Text } from './file-digest.js';
+import { loadTokenizer, type ModelTokenizer } from './load-tokenizer.js';
+import { chooseVariant, findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
+
+/** A model ready to generate: session, checked I/O, config, tokenizer, special tokens, identity. */
+export interface OpenedModel {
+  readonly folder: ModelFolder;
+  readonly variant: OnnxVariant;
+  readonly config: ModelConfig;
+  readonly session: DecoderSession;
+  readonly io: DecoderIo;
+  readonly tokenizer: ModelTokenizer;
+  readonly specialTokens: SpecialTokens;
+  readonly identity: ModelIdentity;
+  /** warnings and notes of the checks (errors were thrown) */
+  readonly diagnostics: readonly ModelDiagnostic[];
+  dispose(): Promise<void>;
+}
+
+export interface OpenModelOptions {
+  readonly onnxFile?: string;
+  readonly executionProvider: ExecutionProviderName;
+}
+
+/**
+ * Opens a model folder for a run. Every problem that can be known before the first step stops here
+ * with a ModelLoadError / TokenizerError / ConfigError whose message says what to do: a missing folder
+ * or config.json, an unreadable graph, a graph that contradicts config.json, a missing tokenizer.
+ */
+export async function openModel(path: string, options: OpenModelOptions): Promise<OpenedModel> {
+  const folder = findModelFolder(path);
+  const variant = chooseVariant(folder, options.onnxFile);
+  const configBytes = readFileSync(folder.configPath);
+  const config = parseModelConfig(configBytes.toString('utf8'), `${basename(folder.folder)}/config.json`);
+  const specialTokens = readSpecialTokens(readOptionalJson(folder.generationConfigPath), [config.text, config.root]);
+  const tokenizer = loadTokenizer(folder);
+  const onnxPath = join(folder.folder, variant.file);
+  checkNotLfsPointer(onnxPath, variant.file);
+  const session = await createOrtDecoderSession(onnxPath, { executionProvider: options.executionProvider, displayName: variant.file });
+  try {
+    const { io, diagnostics } = checkGraph(session.inputs, session.outputs, config, variant.file);
+    if (io === null || diagnostics.some((d) => d.severity === 'error')) {
+      throw ModelLoadError.fromDiagnostics(`${variant.file} and ${config.sourceName} cannot be used together:`, diagnostics);
+    }
+    if (specialTokens.eosTokenIds.length === 0) {
+      diagnostics.push(modelWarning('generation-config-invalid',
+        'Neither generation_config.json nor config.json names an eos_token_id: runs stop only at maxNewTokens.',
+        'Add "eos_token_id" to generation_config.json.'));
+    }
+    const identity: ModelIdentity = {
+      folder: folder.folder,
+      onnxFile: variant.file,
+      onnxSha256: await sha256File(onnxPath),
+      configSha256: sha256Text(configBytes),
+      modelType: config.modelType ?? null,
+      numLayers: config.geometry.numLayers,
+      kvDtype: io.kvDtype ?? 'float32',
+    };
+    return { folder, variant, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => session.dispose() };
+  } catch (error) {
+    await session.dispose();
+    throw error;
+  }
+}
+
+/** The graph's I/O read and cross-checked against config.json (app/engine/check-decoder-io.ts). */
+export function checkGraph(
+  inputs: readonly ValueInfo[], outputs: readonly ValueInfo[], config: ModelConfig, graphName: string,
+): { io: DecoderIo | null; diagnostics: ModelDiagnostic[] } {
+  const reading = readDecoderIo(inputs, outputs, graphName);
+  const diagnostics = [...reading.diagnostics];
+  if (reading.io !== null) diagnostics.push(...checkDecoderIo(reading.io, config, graphName));
+  return { io: reading.io, diagnostics };
+}
+
+function readOptionalJson(path: string | null): unknown {
+  if (path === null) return null;
+  const text = readFileSync(path, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const fix = 'Fix the JSON, or delete generation_config.json to fall back to config.json.';
+    const message = `${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`;
+    throw new ModelLoadError(message, { fix, diagnostics: [modelError('generation-config-invalid', message, fix)] });
+  }
+}
+
+/** A Git LFS pointer (a clone without `git lfs pull`) fails in ORT as a protobuf error; say what it is. */
+function checkNotLfsPointer(path: string, name: string): void {
+  const head = Buffer.alloc(64);
+  const fd = openSync(path, 'r');
+  try {
+    readSync(fd, head, 0, head.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (!head.toString('latin1').startsWith('version https://git-lfs')) return;
+  const fix = 'Run `git lfs pull` in the model repository (or download the file directly).';
+  const message = `${name} is a Git LFS pointer, not the model itself.`;
+  throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)] });
+}

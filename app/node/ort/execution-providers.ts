@@ -1,0 +1,86 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { ExecutionProviderRefusedError } from '../../engine/engine-errors.js';
+import { EXECUTION_PROVIDERS, type ExecutionProviderName } from '../../engine/types.js';
+
+/** onnxruntime-node's backend names → kvscope's (tensorrt and others have no kvscope name). */
+const BACKEND_NAMES: Readonly<Record<string, ExecutionProviderName>> = {
+  cpu: 'cpu', webgpu: 'webgpu', cuda: 'cuda', dml: 'dml', coreml: 'coreml',
+};
+
+/**
+ * The execution providers this onnxruntime-node build can use here: the bundled ones
+ * (`ort.listSupportedBackends()`: cpu and webgpu on Linux x64, dml on Windows, coreml on macOS), plus
+ * CUDA where its provider library was installed (`bundled: false` means the npm package ships only the
+ * switch; the install script fetches the library). WebGPU being listed does not promise an adapter:
+ * session creation is the real test (toolchain.md §3b).
+ */
+export function availableExecutionProviders(): ExecutionProviderName[] {
+  const available = new Set<ExecutionProviderName>();
+  for (const backend of ort.listSupportedBackends()) {
+    const name = BACKEND_NAMES[backend.name];
+    if (name === undefined) continue;
+    if (backend.bundled || providerLibraryInstalled(backend.name)) available.add(name);
+  }
+  return EXECUTION_PROVIDERS.filter((name) => available.has(name));
+}
+
+/** onnxruntime's version, e.g. `1.30.0`. */
+export function ortVersion(): string {
+  return ort.env.versions.node ?? ort.env.versions.common;
+}
+
+/** Throws ExecutionProviderRefusedError, saying how to get the provider, when it is not available. */
+export function ensureExecutionProvider(name: ExecutionProviderName): void {
+  if (!EXECUTION_PROVIDERS.includes(name)) {
+    throw new ExecutionProviderRefusedError(`unknown execution provider "${String(name)}".`, `Choose one of ${EXECUTION_PROVIDERS.join(', ')}.`);
+  }
+  const available = availableExecutionProviders();
+  if (available.includes(name)) return;
+  const here = `${process.platform}/${process.arch}`;
+  const version = ortVersion();
+  const fallback = `Available here: ${available.join(', ')}.`;
+  switch (name) {
+    case 'cuda':
+      throw new ExecutionProviderRefusedError(
+        `The CUDA execution provider is not installed in onnxruntime-node ${version} (${here}). ${fallback}`,
+        process.platform === 'linux' && process.arch === 'x64'
+          ? 'On Linux x64 with CUDA 12, install it with `ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js`, or run on cpu.'
+          : 'onnxruntime-node ships CUDA for Linux x64 only; run on cpu (or webgpu).');
+    case 'dml':
+      throw new ExecutionProviderRefusedError(
+        `DirectML is part of onnxruntime-node's Windows build only; this is ${here}. ${fallback}`,
+        'Run on cpu or webgpu here, or use DirectML on Windows.');
+    case 'coreml':
+      throw new ExecutionProviderRefusedError(
+        `CoreML is part of onnxruntime-node's macOS build only; this is ${here}. ${fallback}`,
+        'Run on cpu or webgpu here, or use CoreML on macOS.');
+    default:
+      throw new ExecutionProviderRefusedError(`The ${name} execution provider is not in onnxruntime-node ${version} on ${here}. ${fallback}`,
+        `Run on ${available[0] ?? 'cpu'}.`);
+  }
+}
+
+/** The fix for a WebGPU session that found no adapter (no GPU, or no Vulkan driver Dawn accepts). */
+export function webgpuAdapterFix(): string {
+  const swiftShader = '/usr/lib/chromium/vk_swiftshader_icd.json';
+  if (process.platform !== 'linux') return 'Check that a GPU and its driver are available, or run on cpu.';
+  return existsSync(swiftShader)
+    ? `Without a GPU, point Vulkan at SwiftShader: set VK_ICD_FILENAMES=${swiftShader} before starting kvscope (slow; for correctness checks), or run on cpu.`
+    : 'Without a GPU, install Debian\'s chromium package (it ships SwiftShader) and set ' +
+      `VK_ICD_FILENAMES=${swiftShader} before starting kvscope (slow; for correctness checks), or run on cpu.`;
+}
+
+function providerLibraryInstalled(backend: string): boolean {
+  if (backend !== 'cuda' && backend !== 'tensorrt') return false;
+  try {
+    const require = createRequire(import.meta.url);
+    const entry = require.resolve('onnxruntime-node');
+    const binaries = join(dirname(entry), '..', 'bin', 'napi-v6', process.platform, process.arch);
+    return existsSync(join(binaries, `libonnxruntime_providers_${backend}.so`));
+  } catch {
+    return false;
+  }
+}

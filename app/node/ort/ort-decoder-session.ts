@@ -1,0 +1,136 @@
+import * as ort from 'onnxruntime-node';
+import type { DecoderSession, SessionFeeds, SessionOutputs, ValueInfo } from '../../engine/decoder-session.js';
+import { ExecutionProviderRefusedError, GenerationError, ModelLoadError } from '../../engine/engine-errors.js';
+import type { HostTensor } from '../../engine/host-tensor.js';
+import { modelError } from '../../engine/model-diagnostic.js';
+import type { ExecutionProviderName } from '../../engine/types.js';
+import { ensureExecutionProvider, webgpuAdapterFix } from './execution-providers.js';
+import { readableOrtMessage } from './ort-message.js';
+
+export interface OrtDecoderSessionOptions {
+  readonly executionProvider: ExecutionProviderName;
+  /** how messages name the file (e.g. `onnx/model.onnx`); default: the path */
+  readonly displayName?: string;
+  /** ORT's intra-op threads; default: ORT's own (2 on the reference machines, generation-speed.md) */
+  readonly intraOpNumThreads?: number;
+}
+
+/**
+ * Opens an ONNX graph with onnxruntime-node as a DecoderSession. Every failure becomes a typed error
+ * whose message says what to do; ORT's own text is kept, without its stack or source paths.
+ */
+export async function createOrtDecoderSession(onnxPath: string, options: OrtDecoderSessionOptions): Promise<DecoderSession> {
+  const ep = options.executionProvider;
+  ensureExecutionProvider(ep);
+  const name = options.displayName ?? onnxPath;
+  let session: ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(onnxPath, {
+      executionProviders: [ep],
+      ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
+    });
+  } catch (error) {
+    throw sessionCreateError(error, name, ep);
+  }
+  return new OrtDecoderSession(session, ep, name);
+}
+
+class OrtDecoderSession implements DecoderSession {
+  readonly inputs: readonly ValueInfo[];
+  readonly outputs: readonly ValueInfo[];
+  readonly executionProvider: ExecutionProviderName;
+  readonly #name: string;
+  #session: ort.InferenceSession | null;
+
+  constructor(session: ort.InferenceSession, executionProvider: ExecutionProviderName, name: string) {
+    this.#session = session;
+    this.executionProvider = executionProvider;
+    this.#name = name;
+    this.inputs = session.inputMetadata.map(valueInfo);
+    this.outputs = session.outputMetadata.map(valueInfo);
+  }
+
+  async run(feeds: SessionFeeds, outputNames?: readonly string[]): Promise<SessionOutputs> {
+    const session = this.#session;
+    if (session === null) throw new GenerationError(`the session for ${this.#name} was disposed; open the model again.`);
+    const ortFeeds: Record<string, ort.Tensor> = {};
+    for (const key of Object.keys(feeds)) {
+      const tensor = feeds[key]!;
+      // Wraps the typed array: onnxruntime-node reads it in place, no copy.
+      ortFeeds[key] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
+    }
+    let results: ort.InferenceSession.ReturnType;
+    try {
+      results = outputNames === undefined ? await session.run(ortFeeds) : await session.run(ortFeeds, [...outputNames]);
+    } catch (error) {
+      throw new GenerationError(`onnxruntime failed to run ${this.#name}: ${readableOrtMessage(error)}`,
+        'Check that the graph and config.json belong together; run `kvscope preflight` on the folder.', error);
+    } finally {
+      // Drop this step's input wrappers at once (the typed arrays stay with their owners).
+      for (const tensor of Object.values(ortFeeds)) tensor.dispose();
+    }
+    const outputs: Record<string, HostTensor> = {};
+    for (const key of Object.keys(results)) {
+      const tensor = results[key]!;
+      outputs[key] = hostTensor(tensor, key);
+      // The data now belongs to the HostTensor; the ORT wrapper goes right away (generation-speed.md:
+      // tensors kept reachable longer get promoted and cost GC pauses).
+      tensor.dispose();
+    }
+    return outputs;
+  }
+
+  async dispose(): Promise<void> {
+    const session = this.#session;
+    this.#session = null;
+    await session?.release();
+  }
+}
+
+function valueInfo(metadata: ort.InferenceSession.ValueMetadata): ValueInfo {
+  if (!metadata.isTensor) return { name: metadata.name, type: 'non-tensor', shape: [] };
+  return { name: metadata.name, type: metadata.type, shape: [...metadata.shape] };
+}
+
+function hostTensor(tensor: ort.Tensor, name: string): HostTensor {
+  const dims = [...tensor.dims];
+  switch (tensor.type) {
+    case 'float32': return { type: 'float32', dims, data: tensor.data as Float32Array };
+    case 'float16': return { type: 'float16', dims, data: tensor.data as Uint16Array };
+    case 'int64': return { type: 'int64', dims, data: tensor.data as BigInt64Array };
+    default:
+      throw new GenerationError(`output \`${name}\` is ${tensor.type}; kvscope reads float32, float16 and int64 outputs.`,
+        'Use a float32 or fp16 export of the model.');
+  }
+}
+
+function sessionCreateError(error: unknown, name: string, ep: ExecutionProviderName): Error {
+  const message = readableOrtMessage(error);
+  if (/Failed to get a WebGPU adapter|No supported adapters|Couldn't load Vulkan/i.test(message)) {
+    return new ExecutionProviderRefusedError(`onnxruntime found no WebGPU adapter: ${message}`, webgpuAdapterFix());
+  }
+  if (/Failed to load (shared )?library|providers_shared/i.test(message)) {
+    return new ExecutionProviderRefusedError(`onnxruntime could not load the ${ep} execution provider: ${message}`,
+      ep === 'cuda' ? 'Install CUDA 12 and cuDNN 9, then run `ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js`; or run on cpu.' : 'Run on cpu.');
+  }
+  if (/File doesn't exist|No such file/i.test(message) && !/external|\.data/i.test(message)) {
+    const fix = 'Check the path, or pick one of the variants kvscope lists for the folder.';
+    return new ModelLoadError(`${name} does not exist (onnxruntime: "${message}").`,
+      { fix, diagnostics: [modelError('onnx-missing', `${name} does not exist.`, fix)] });
+  }
+  if (/external|onnx_data|\.onnx\.data|location/i.test(message)) {
+    const fix = 'Download the external data file(s) (model.onnx_data or model.onnx.data) into the same folder as the .onnx file.';
+    return new ModelLoadError(`${name} keeps its weights in an external data file that onnxruntime cannot read: ${message}`,
+      { fix, diagnostics: [modelError('onnx-external-data-missing', `${name}: external weights missing or unreadable (${message}).`, fix)] });
+  }
+  if (/Protobuf parsing failed|ModelProto|INVALID_PROTOBUF|INVALID_GRAPH|parse/i.test(message)) {
+    const fix = 'Download the .onnx file again (a truncated download or a Git LFS pointer file looks like this), or re-export the model.';
+    return new ModelLoadError(`${name} is not a readable ONNX model (onnxruntime: "${message}").`,
+      { fix, diagnostics: [modelError('onnx-unreadable', `${name} is not a readable ONNX model: ${message}`, fix)] });
+  }
+  const fix = ep === 'cpu'
+    ? 'Check that the file is a complete ONNX export (opset ≥ 13) for this onnxruntime version.'
+    : `Try the cpu execution provider; ${ep} may not support every operator of this graph.`;
+  return new ModelLoadError(`onnxruntime could not open ${name} on ${ep}: ${message}`,
+    { fix, diagnostics: [modelError('onnx-unreadable', `onnxruntime could not open ${name} on ${ep}: ${message}`, fix)] });
+}

@@ -1,0 +1,84 @@
+import { performance } from 'node:perf_hooks';
+import { generate } from '../engine/generate.js';
+import type { GenerationObserver } from '../engine/generation-observer.js';
+import type { GenerationResult } from '../engine/generation-result.js';
+import { ModelLoadError } from '../engine/engine-errors.js';
+import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
+import type { ProcessMemory, RunSettings } from '../engine/types.js';
+import { encodePrompt } from './model/load-tokenizer.js';
+import { openModel } from './model/open-model.js';
+import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
+
+export type { GenerationObserver } from '../engine/generation-observer.js';
+export type { GenerationResult } from '../engine/generation-result.js';
+
+const SYNTHETIC_KINDS = ['synthetic', 'synthetic-hybrid'] as const;
+type SyntheticKind = (typeof SYNTHETIC_KINDS)[number];
+
+/**
+ * One generation run on this machine: resolve the model (a folder, or a synthetic model built on
+ * demand), open it on the requested execution provider, encode the prompt, generate, and describe
+ * what ran. The session is released whatever happens.
+ */
+export async function runGeneration(settings: RunSettings, observer: GenerationObserver = {}): Promise<GenerationResult> {
+  const loadStart = performance.now();
+  ensureExecutionProvider(settings.executionProvider);
+  const folder = await resolveModelPath(settings.model);
+  const model = await openModel(folder, {
+    executionProvider: settings.executionProvider,
+    ...(settings.onnxFile === undefined ? {} : { onnxFile: settings.onnxFile }),
+  });
+  try {
+    const promptTokenIds = encodePrompt(model.tokenizer, settings.prompt, model.specialTokens.bosTokenId);
+    const loadMs = performance.now() - loadStart;
+    const outcome = await generate({
+      session: model.session,
+      io: model.io,
+      config: model.config,
+      settings,
+      promptTokenIds,
+      eosTokenIds: model.specialTokens.eosTokenIds,
+      decodeText: model.tokenizer.decode,
+      now: () => performance.now(),
+      sampleMemory: processMemory,
+      observer,
+    });
+    const diagnostics: ModelDiagnostic[] = [...model.diagnostics];
+    return {
+      ...outcome,
+      settings,
+      model: model.identity,
+      executionProvider: model.session.executionProvider,
+      ortVersion: ortVersion(),
+      timings: { loadMs, ...outcome.timings },
+      diagnostics,
+    };
+  } finally {
+    await model.dispose();
+  }
+}
+
+function processMemory(): ProcessMemory {
+  const usage = process.memoryUsage();
+  return { rssBytes: usage.rss, externalBytes: usage.external, arrayBuffersBytes: usage.arrayBuffers };
+}
+
+/** A folder path as is; `synthetic` / `synthetic-hybrid` through the synthetic model builder. */
+export async function resolveModelPath(model: string): Promise<string> {
+  if (!(SYNTHETIC_KINDS as readonly string[]).includes(model)) return model;
+  // Imported on demand: the builder is another module's, and most runs never need it.
+  const modulePath = './synthetic/ensure-synthetic-model.js';
+  let ensure: ((kind: SyntheticKind) => Promise<string>) | undefined;
+  try {
+    const loaded = (await import(modulePath)) as { ensureSyntheticModel?: (kind: SyntheticKind) => Promise<string> };
+    ensure = loaded.ensureSyntheticModel;
+  } catch (error) {
+    throw new ModelLoadError(`the synthetic model builder is not available in this build, so "${model}" cannot be built.`,
+      { fix: 'Give the path of a model folder instead, e.g. ../shared/models/stories260k.', cause: error });
+  }
+  if (typeof ensure !== 'function') {
+    throw new ModelLoadError(`app/node/synthetic/ensure-synthetic-model does not export ensureSyntheticModel, so "${model}" cannot be built.`,
+      { fix: 'Give the path of a model folder instead, e.g. ../shared/models/stories260k.' });
+  }
+  return ensure(model as SyntheticKind);
+}

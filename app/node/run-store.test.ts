@@ -1,0 +1,75 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sampleResult } from '../protocol/test-support/sample-messages.js';
+import { RunRecordError } from '../record/parse-run-record.js';
+import { createRunRecord, serializeRunRecord, type RunRecord } from '../record/run-record.js';
+import { FileAccessError } from './fs-errors.js';
+import { RunStore } from './run-store.js';
+
+let dir: string;
+beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'kvscope-runs-')); });
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function record(id: string, minute = 0): RunRecord {
+  return createRunRecord(sampleResult(), { id, createdAt: new Date(Date.UTC(2025, 0, 31, 12, minute)), kvscopeVersion: '0.1.0' });
+}
+
+describe('RunStore', () => {
+  it('saves, lists newest first, loads and deletes records', () => {
+    const store = new RunStore(join(dir, 'runs'));
+    expect(store.list()).toEqual([]);
+    const first = store.save(record('run-a'));
+    const second = store.save(record('run-b', 1));
+    utimesSync(first, new Date(1_000_000), new Date(1_000_000));
+    expect(store.list().map((e) => e.id)).toEqual(['run-b', 'run-a']);
+    expect(store.list()[0]).toMatchObject({ path: second, bytes: serializeRunRecord(record('run-b', 1)).length });
+    expect(store.load('run-a')).toStrictEqual(record('run-a'));
+    store.delete('run-a');
+    expect(store.list().map((e) => e.id)).toEqual(['run-b']);
+    expect(() => store.load('run-a')).toThrow(FileAccessError);
+    expect(() => store.load('run-a')).toThrow(/run-a\.json does not exist/);
+  });
+
+  it('never shows a crashed write: a partial temp file is skipped, then removed once stale', () => {
+    let now = Date.now();
+    const store = new RunStore(dir, { now: () => now, staleTempMs: 60_000 });
+    store.save(record('run-a'));
+    // What a crash between write and rename leaves: half a record under the atomic writer's temp name.
+    const partial = serializeRunRecord(record('run-b'));
+    const temp = join(dir, `.run-b.json.${process.pid}.0123abcd.tmp`);
+    writeFileSync(temp, partial.slice(0, partial.length / 2));
+    expect(store.list().map((e) => e.id)).toEqual(['run-a']);
+    expect(existsSync(temp)).toBe(true); // young: maybe a write in progress in another process
+    now += 61_000;
+    expect(store.list().map((e) => e.id)).toEqual(['run-a']);
+    expect(existsSync(temp)).toBe(false);
+  });
+
+  it('replaces a record atomically and leaves no temp file behind', () => {
+    const store = new RunStore(dir);
+    store.save(record('same'));
+    store.save({ ...record('same'), kvscopeVersion: '0.2.0' });
+    expect(store.load('same').kvscopeVersion).toBe('0.2.0');
+    expect(readdirSync(dir)).toEqual(['same.json']);
+  });
+
+  it('says what is wrong with a cut or foreign file', () => {
+    const store = new RunStore(dir);
+    const text = serializeRunRecord(record('cut'));
+    writeFileSync(join(dir, 'cut.json'), text.slice(0, 200));
+    writeFileSync(join(dir, 'other.json'), '{"hello": 1}');
+    writeFileSync(join(dir, 'notes.txt'), 'not a record');
+    expect(store.list().map((e) => e.id).sort()).toEqual(['cut', 'other']);
+    expect(() => store.load('cut')).toThrow(RunRecordError);
+    expect(() => store.load('cut')).toThrow(/cut\.json is not valid JSON: .*cut short/s);
+    expect(() => store.load('other')).toThrow(/other\.json is not a kvscope run record/);
+  });
+
+  it('refuses ids that would leave the folder', () => {
+    const store = new RunStore(dir);
+    for (const id of ['../escape', 'a/b', '', '.hidden']) expect(() => store.load(id), id).toThrow(/is not a run id/);
+    expect(() => store.save(record('ok'))).not.toThrow();
+  });
+});

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { kvTensor } from '../../tensor/kv-tensor.js';
+import type { KvDtype, KvShape } from '../../tensor/kv-tensor.js';
+import { roundToFloat16 } from '../../tensor/float16.js';
+import { roundHalfEven } from '../rounding.js';
+import { hqqQuantizer, quantizeHqq } from './hqq.js';
+import { normalSamples } from './normal-samples.js';
+import { SHRINK_EXPONENT, SHRINK_WEIGHT, shrinkPow } from './shrink.js';
+import { columnSums, fullSum, rowSums } from './torch-sum.js';
+import { wasmEngineSupports } from './optimize-wasm.js';
+import { hqqGrid } from './grid.js';
+
+/**
+ * The optimized engines against a deliberately plain HQQ written here from the spec (§3.2): explicit
+ * group member lists, the shrinkage formula with no skip below its threshold, one element at a time.
+ * The JavaScript engine, the WebAssembly engine and this reference must agree bit for bit. Only the
+ * definitions they share are imported: torch's summation order (torch-sum.ts) and the float32 power
+ * (shrink.ts), which golden parity (hqq.test.ts) checks against the library.
+ */
+const fround = Math.fround;
+
+interface Reference {
+  readonly codes: Uint8Array;
+  readonly scale: Float32Array;
+  readonly zero: Float32Array;
+  readonly stepErrors: number[];
+}
+
+function referenceHqq(values: Float32Array, nbits: number, axis: 0 | 1, groupSize: number): Reference {
+  const n = values.length;
+  const groups = n / groupSize;
+  const maxCode = 2 ** nbits - 1;
+  const members: number[][] = [];
+  for (let k = 0; k < groups; k++) {
+    members.push(Array.from({ length: groupSize }, (_, j) => (axis === 1 ? k * groupSize + j : k + j * groups)));
+  }
+  const groupOf = new Int32Array(n);
+  members.forEach((list, k) => list.forEach((i) => (groupOf[i] = k)));
+  const s = new Float32Array(groups);
+  const z = new Float32Array(groups);
+  members.forEach((list, k) => {
+    let lo = Math.min(...list.map((i) => values[i]!));
+    const hi = Math.max(...list.map((i) => values[i]!));
+    if (lo === 0) lo = 0;
+    const denom = fround(hi - lo);
+    s[k] = Math.abs(denom) <= fround(1e-4) ? 1 : Math.min(fround(fround(1 / denom) * maxCode), 2e4);
+    z[k] = fround(-lo * s[k]!);
+  });
+  const quantize = (w: number, k: number): number => Math.min(Math.max(roundHalfEven(fround(fround(w * s[k]!) + z[k]!)), 0), maxCode);
+  const stepErrors: number[] = [];
+  let best = Infinity;
+  for (let step = 0; step < 20; step++) {
+    const target = new Float32Array(n);
+    const residual = new Float32Array(n);
+    for (let i = 0; i < n; i++) {
+      const k = groupOf[i]!;
+      const w = values[i]!;
+      const q = quantize(w, k);
+      const e = fround(w - fround(fround(q - z[k]!) / s[k]!));
+      const a = Math.abs(e);
+      const shrunk = Math.max(fround(a - fround(SHRINK_WEIGHT * shrinkPow(a))), 0) * Math.sign(e);
+      target[i] = fround(q - fround(fround(w - shrunk) * s[k]!));
+      residual[i] = a;
+    }
+    const sums = new Float32Array(groups);
+    if (axis === 1) rowSums(target, groups, groupSize, sums);
+    else columnSums(target, groupSize, groups, sums);
+    for (let k = 0; k < groups; k++) z[k] = fround(sums[k]! / groupSize);
+    const error = fround(fullSum(residual, 0, n) / fround(n));
+    stepErrors.push(error);
+    if (!(error < best)) break;
+    best = error;
+  }
+  const codes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) codes[i] = quantize(values[i]!, groupOf[i]!);
+  const scale = new Float32Array(groups);
+  for (let k = 0; k < groups; k++) scale[k] = fround(1 / s[k]!);
+  return { codes, scale, zero: z, stepErrors };
+}
+
+interface Case {
+  readonly shape: KvShape;
+  readonly nbits: number;
+  readonly axis: 0 | 1;
+  readonly groupSize: number;
+  readonly magnitude: number;
+  readonly dtype: KvDtype;
+}
+
+function input(c: Case, seed: number): Float32Array {
+  const n = c.shape.reduce((a, b) => a * b, 1);
+  const values = normalSamples(n, seed).map((v) => v * c.magnitude);
+  return c.dtype === 'float16' ? values.map(roundToFloat16) : values;
+}
+
+const cases: Case[] = [];
+const shapes: KvShape[] = [[1, 2, 16, 64], [1, 2, 34, 64], [1, 3, 11, 32]];
+for (const shape of shapes) {
+  for (const nbits of [1, 2, 3, 4, 8]) {
+    for (const axis of [0, 1] as const) {
+      for (const groupSize of [32, 64]) {
+        const n = shape.reduce((a, b) => a * b, 1);
+        const rows = axis === 1 ? n / groupSize : groupSize;
+        if (n % groupSize !== 0 || (nbits === 3 && axis === 1) || (nbits < 8 && nbits !== 3 && rows % (8 / nbits) !== 0)) continue;
+        cases.push({ shape, nbits, axis, groupSize, magnitude: 1, dtype: 'float32' });
+      }
+    }
+  }
+}
+// beyond the golden vectors: two torch thread chunks and 32-column rounding (N ≥ 32768), group sizes
+// that are not multiples of 32, residuals outside the pow table's fast range, tiny values, float16
+cases.push({ shape: [1, 3, 100, 128], nbits: 4, axis: 0, groupSize: 64, magnitude: 1, dtype: 'float32' });
+cases.push({ shape: [1, 3, 100, 128], nbits: 2, axis: 1, groupSize: 64, magnitude: 1, dtype: 'float32' });
+cases.push({ shape: [1, 2, 48, 64], nbits: 4, axis: 1, groupSize: 48, magnitude: 1, dtype: 'float32' });
+cases.push({ shape: [1, 1, 11, 64], nbits: 8, axis: 0, groupSize: 22, magnitude: 1, dtype: 'float32' });
+cases.push({ shape: [1, 2, 16, 64], nbits: 2, axis: 0, groupSize: 64, magnitude: 3e4, dtype: 'float32' });
+cases.push({ shape: [1, 2, 16, 64], nbits: 4, axis: 1, groupSize: 32, magnitude: 1e-3, dtype: 'float32' });
+cases.push({ shape: [1, 2, 16, 64], nbits: 4, axis: 0, groupSize: 64, magnitude: 1, dtype: 'float16' });
+
+describe('HQQ engines against a plain reference', () => {
+  it('covers both engines', () => {
+    const kinds = new Set(cases.map((c) => wasmEngineSupports(hqqGrid(c.shape.reduce((a, b) => a * b, 1), c.groupSize, c.axis))));
+    expect(kinds).toEqual(new Set([true, false]));
+  });
+
+  cases.forEach((c, index) => {
+    const label = `[${c.shape.join(',')}] ${c.dtype} ${c.nbits}-bit axis ${c.axis} g${c.groupSize} ×${c.magnitude}`;
+    it(label, () => {
+      const values = input(c, 1000 + index);
+      const x = kvTensor(c.shape, c.dtype, values);
+      const reference = referenceHqq(values, c.nbits, c.axis, c.groupSize);
+      const params = { nbits: c.nbits, axis: c.axis, groupSize: c.groupSize };
+      const js = quantizeHqq(x, params, { engine: 'js' });
+      const auto = quantizeHqq(x, params);
+      const grid = hqqGrid(values.length, c.groupSize, c.axis);
+      expect(auto.engine).toBe(wasmEngineSupports(grid) ? 'wasm' : 'js');
+      const storage = c.dtype === 'float16' ? roundToFloat16 : fround;
+      for (const result of [js, auto]) {
+        expect(result.stepErrors).toEqual(reference.stepErrors);
+        expect(Array.from(hqqQuantizer.unpackCodes(result.tensor))).toEqual(Array.from(reference.codes));
+        expect(Array.from(result.tensor.scale)).toEqual(Array.from(reference.scale, storage));
+        expect(Array.from(result.tensor.zero)).toEqual(Array.from(reference.zero, storage));
+      }
+      expect(Array.from(auto.tensor.packed)).toEqual(Array.from(js.tensor.packed));
+    });
+  });
+
+  it('keeps the float32 exponent of torch (lp_norm − 1 cast to the tensor dtype)', () => {
+    expect(SHRINK_EXPONENT).toBe(Math.fround(-0.3));
+    expect(SHRINK_EXPONENT).not.toBe(-0.3);
+  });
+});

@@ -1,0 +1,66 @@
+import { KvscopeError } from '../errors.js';
+import { FieldError, literalReader, readObject, readString } from '../protocol/field-readers.js';
+import { readGenerationResult } from '../protocol/read-generation-result.js';
+import { RUN_ID_PATTERN, RUN_RECORD_FORMAT, RUN_RECORD_VERSION, type RunRecord } from './run-record.js';
+
+/** A file that is not a readable run record: truncated, edited by hand, or from another program. */
+export class RunRecordError extends KvscopeError {
+  override readonly name = 'RunRecordError';
+}
+
+/**
+ * Reads a run record's text, checking every field (a record on disk is untrusted: a crash, a sync
+ * tool or a text editor may have cut or changed it). `sourceName` (a path) starts every message.
+ */
+export function parseRunRecord(text: string, sourceName: string): RunRecord {
+  const document = parseDocument(text, sourceName);
+  try {
+    const fields = readObject(document, '');
+    const format = fields.get('format', (value) => value);
+    if (format !== RUN_RECORD_FORMAT) {
+      throw new RunRecordError(`${sourceName} is not a kvscope run record (its "format" is ${JSON.stringify(format) ?? 'missing'}, expected "${RUN_RECORD_FORMAT}").`);
+    }
+    const version = fields.get('version', (value) => value);
+    if (typeof version === 'number' && version > RUN_RECORD_VERSION) {
+      throw new RunRecordError(`${sourceName} is a version ${version} run record; this kvscope reads version ${RUN_RECORD_VERSION}. Update kvscope to open it.`);
+    }
+    const record: RunRecord = {
+      format: RUN_RECORD_FORMAT,
+      version: fields.get('version', literalReader(RUN_RECORD_VERSION)),
+      id: fields.get('id', (value, path) => {
+        const id = readString(value, path);
+        if (!RUN_ID_PATTERN.test(id)) throw new FieldError(`${path}: expected letters, digits, ".", "_" or "-", got ${JSON.stringify(id)}`);
+        return id;
+      }),
+      createdAt: fields.get('createdAt', (value, path) => {
+        const text = readString(value, path);
+        if (Number.isNaN(Date.parse(text))) throw new FieldError(`${path}: expected an ISO 8601 date, got ${JSON.stringify(text)}`);
+        return text;
+      }),
+      kvscopeVersion: fields.get('kvscopeVersion', readString),
+      ...readGenerationResult(document, ''),
+    };
+    checkSteps(record);
+    return record;
+  } catch (error) {
+    if (error instanceof FieldError) throw new RunRecordError(`${sourceName} is not a valid run record: ${error.message}.`);
+    throw error;
+  }
+}
+
+function parseDocument(text: string, sourceName: string): unknown {
+  if (text.trim().length === 0) throw new RunRecordError(`${sourceName} is empty; it is not a run record (an interrupted copy?).`);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const cut = /[}\]]\s*$/.test(text) ? '' : ' The file looks cut short (an interrupted write or copy).';
+    throw new RunRecordError(`${sourceName} is not valid JSON: ${(error as Error).message}.${cut}`);
+  }
+}
+
+/** Steps are numbered 0, 1, … in order: a gap means steps were lost or edited out. */
+function checkSteps(record: RunRecord): void {
+  record.steps.forEach((step, index) => {
+    if (step.step !== index) throw new FieldError(`steps[${index}].step: expected ${index} (steps are numbered in order), got ${step.step}`);
+  });
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { sampleResult } from '../protocol/test-support/sample-messages.js';
+import { csvField, csvText } from './csv.js';
+import { RUN_CSV_COLUMNS, runRecordToCsv } from './run-record-csv.js';
+
+/** A minimal RFC 4180 reader for the test: quoted fields, doubled quotes, CRLF rows. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; } else if (c === '\r' && text[i + 1] === '\n') { row.push(field); rows.push(row); row = []; field = ''; i++; } else field += c;
+  }
+  return rows;
+}
+
+describe('CSV export', () => {
+  it('quotes commas, quotes and line breaks, and nothing else', () => {
+    expect(csvField('plain')).toBe('plain');
+    expect(csvField('a,b')).toBe('"a,b"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField('two\nlines')).toBe('"two\nlines"');
+    expect(csvField(Infinity)).toBe('Infinity');
+    expect(csvField(null)).toBe('');
+    expect(csvField(true)).toBe('1');
+    expect(parseCsv(csvText([['x', 'a,"b"\r\nc'], [1, null]]))).toEqual([['x', 'a,"b"\r\nc'], ['1', '']]);
+  });
+
+  it('writes one row per step with summed layer bytes, this step\'s quantize errors and the reference lane', () => {
+    const rows = parseCsv(runRecordToCsv(sampleResult()));
+    expect(rows[0]).toEqual([...RUN_CSV_COLUMNS]);
+    expect(rows).toHaveLength(4);
+    const byColumn = rows.slice(1).map((row) => Object.fromEntries(row.map((v, i) => [RUN_CSV_COLUMNS[i], v])));
+    expect(byColumn.map((r) => r['step'])).toEqual(['0', '1', '2']);
+    expect(byColumn[0]).toMatchObject({
+      token_id: '400', seq_length: '5', model_ms: '0.4', tokens_per_second: '0',
+      // layer 0 of sampleLayerMemory(5, 4) (layer 1 has no cache): 64 values per token, float32
+      kv_code_bytes: '128', kv_metadata_bytes: '128', kv_full_precision_bytes: '256', kv_total_bytes: '512',
+      kv_fp16_baseline_bytes: '640', kv_fp32_baseline_bytes: '1280', materialized_kv_bytes: '1024', rss_bytes: '80000000',
+      quantize_events: '1', flushes: '0', key_rel_fro_err_mean: '0.05', value_rel_fro_err_max: '0',
+      kl_divergence: '0', top1_agrees: '1', reference_token_id: '400',
+    });
+    expect(byColumn[1]).toMatchObject({ quantize_events: '0', flushes: '0', key_rel_fro_err_mean: '', value_rel_fro_err_max: '', top1_agrees: '0', reference_token_id: '7' });
+    expect(byColumn[2]).toMatchObject({ quantize_events: '2', flushes: '2', key_rel_fro_err_mean: '0.2', key_rel_fro_err_max: '0.3', value_rel_fro_err_mean: String((0.2 + 0.4) / 2), value_rel_fro_err_max: '0.4' });
+  });
+
+  it('leaves the reference columns empty without a reference lane', () => {
+    const result = sampleResult();
+    const steps = result.steps.map(({ reference: _none, ...step }) => step);
+    const rows = parseCsv(runRecordToCsv({ steps }));
+    const kl = RUN_CSV_COLUMNS.indexOf('kl_divergence');
+    expect(rows.slice(1).map((r) => r.slice(kl))).toEqual([['', '', ''], ['', '', ''], ['', '', '']]);
+  });
+});

@@ -1,0 +1,57 @@
+import type { GenerationResult } from '../engine/generation-result.js';
+import { stringifyJson } from '../protocol/json-numbers.js';
+
+/**
+ * A saved run: the engine's whole GenerationResult (settings, model identity, execution provider,
+ * per-step metrics, final cache bytes, errors, reference summary, prompt ids and text) under a small
+ * header that says what the file is. docs/run-record.md documents every field and its unit.
+ */
+export const RUN_RECORD_FORMAT = 'kvscope-run-record';
+
+/**
+ * Bumped when a field changes meaning or a required field is added; readers refuse newer versions
+ * rather than misread them. Version 1: the header below plus GenerationResult as of kvscope 0.1.
+ */
+export const RUN_RECORD_VERSION = 1;
+
+export interface RunRecordHeader {
+  readonly format: typeof RUN_RECORD_FORMAT;
+  readonly version: typeof RUN_RECORD_VERSION;
+  /** the store's file name without `.json`: letters, digits, `.`, `_` and `-` */
+  readonly id: string;
+  /** when the run finished, ISO 8601 in UTC (`2025-01-31T12:00:00.000Z`) */
+  readonly createdAt: string;
+  /** the kvscope that wrote the record */
+  readonly kvscopeVersion: string;
+}
+
+export type RunRecord = RunRecordHeader & GenerationResult;
+
+/** Ids double as file names, so they may not name another folder. */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+export function createRunRecord(result: GenerationResult, header: { id: string; createdAt: Date; kvscopeVersion: string }): RunRecord {
+  return {
+    format: RUN_RECORD_FORMAT,
+    version: RUN_RECORD_VERSION,
+    id: header.id,
+    createdAt: header.createdAt.toISOString(),
+    kvscopeVersion: header.kvscopeVersion,
+    ...result,
+  };
+}
+
+/**
+ * A new id from the finish time and a random suffix (`20250131-120000-3fa9c1`): sorts by time, and two
+ * runs finishing in the same second do not collide. `random` returns 0 ≤ x < 1 (Math.random by default).
+ */
+export function newRunId(createdAt: Date, random: () => number = Math.random): string {
+  const stamp = createdAt.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  const suffix = Math.floor(random() * 0x1000000).toString(16).padStart(6, '0');
+  return `${stamp}-${suffix}`;
+}
+
+/** The record as a file's text: indented JSON, non-finite numbers as `"Infinity"` etc. (json-numbers.ts). */
+export function serializeRunRecord(record: RunRecord): string {
+  return stringifyJson(record, 1) + '\n';
+}

@@ -1,0 +1,73 @@
+import { SYNTHETIC_FORMAT_VERSION, type SyntheticModelSpec } from './synthetic-spec.js';
+
+/** What the weights generator decided that config.json reports (the outlier channels per layer). */
+export interface SyntheticConfigFacts {
+  readonly outlierKeyChannels: ReadonlyArray<readonly number[]>;
+  readonly mutedTokenIds: readonly number[];
+}
+
+const DESCRIPTION =
+  "kvscope's embedded test model: a Llama decoder with fixed-seed random weights, generated on this machine " +
+  '(no download, no training, so its text is meaningless). Its ONNX graph has the inputs and outputs of an ' +
+  'Optimum decoder-with-past export. In every layer the key channels in outlier_key_channels (the same in each ' +
+  'KV head) are about outlier_key_scale times larger than the rest, as in trained models. The logits of special ' +
+  'tokens and unprintable byte tokens get a bias of -100 (muted_token_ids), so decoding never ends on its own ' +
+  'and always decodes to printable text.';
+
+const HYBRID_NOTE =
+  ' Layers whose layer_types entry is sliding_attention see only the last sliding_window positions (the current ' +
+  'one included); the graph masks them, and every layer still takes and returns the full-length cache.';
+
+/**
+ * config.json in transformers' LlamaConfig vocabulary, written from the same spec as the graph so
+ * the two cannot disagree. The hybrid adds `layer_types` and `sliding_window`, which transformers'
+ * QuantizedCache refuses under its own policy (kvscope's preflight says so) and which kvscope's
+ * `full-attention-only` policy accepts.
+ */
+export function syntheticConfigJson(spec: SyntheticModelSpec, facts: SyntheticConfigFacts): Record<string, unknown> {
+  const hybrid = spec.slidingWindow !== null;
+  return {
+    architectures: ['LlamaForCausalLM'],
+    model_type: 'llama',
+    attention_bias: false,
+    attention_dropout: 0,
+    bos_token_id: spec.bosTokenId,
+    eos_token_id: spec.eosTokenId,
+    head_dim: spec.headDim,
+    hidden_act: 'silu',
+    hidden_size: spec.hiddenSize,
+    intermediate_size: spec.intermediateSize,
+    max_position_embeddings: spec.maxPositionEmbeddings,
+    mlp_bias: false,
+    num_attention_heads: spec.numAttentionHeads,
+    num_hidden_layers: spec.numLayers,
+    num_key_value_heads: spec.numKeyValueHeads,
+    rms_norm_eps: spec.rmsNormEps,
+    rope_scaling: null,
+    rope_theta: spec.ropeTheta,
+    tie_word_embeddings: false,
+    torch_dtype: 'float32',
+    use_cache: true,
+    vocab_size: spec.vocabSize,
+    ...(hybrid ? { layer_types: [...spec.layerTypes], sliding_window: spec.slidingWindow } : {}),
+    kvscope_synthetic: {
+      kind: spec.kind,
+      format_version: SYNTHETIC_FORMAT_VERSION,
+      seed: spec.seed,
+      description: hybrid ? DESCRIPTION + HYBRID_NOTE : DESCRIPTION,
+      outlier_key_channels: facts.outlierKeyChannels.map((channels) => [...channels]),
+      outlier_key_scale: spec.outlierKeyScale,
+      muted_token_ids: [...facts.mutedTokenIds],
+    },
+  };
+}
+
+/** generation_config.json: greedy by default, stopping at `</s>` (which the model never picks). */
+export function syntheticGenerationConfigJson(spec: SyntheticModelSpec): Record<string, unknown> {
+  return {
+    bos_token_id: spec.bosTokenId,
+    eos_token_id: spec.eosTokenId,
+    do_sample: false,
+    max_length: spec.maxPositionEmbeddings,
+  };
+}

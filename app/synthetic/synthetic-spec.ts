@@ -1,0 +1,72 @@
+/** The two embedded models: plain Llama, and the same weights with gemma2-like sliding-window layers. */
+export type SyntheticModelKind = 'synthetic' | 'synthetic-hybrid';
+export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic', 'synthetic-hybrid'];
+
+/**
+ * Bump whenever anything that ends up in the model folder changes (graph, weights, config,
+ * tokenizer): cached folders are keyed by it, and a test pins the bytes each version produces.
+ */
+export const SYNTHETIC_FORMAT_VERSION = 1;
+
+export type SyntheticLayerType = 'full_attention' | 'sliding_attention';
+
+/** Everything the generator needs; config.json is written from it, so the graph and config agree. */
+export interface SyntheticModelSpec {
+  readonly kind: SyntheticModelKind;
+  readonly seed: number;
+  readonly numLayers: number;
+  readonly hiddenSize: number;
+  readonly intermediateSize: number;
+  readonly numAttentionHeads: number;
+  readonly numKeyValueHeads: number;
+  readonly headDim: number;
+  readonly vocabSize: number;
+  readonly maxPositionEmbeddings: number;
+  readonly ropeTheta: number;
+  readonly rmsNormEps: number;
+  readonly bosTokenId: number;
+  readonly eosTokenId: number;
+  readonly unkTokenId: number;
+  /** per layer; sliding layers see only the last `slidingWindow` positions, the current one included */
+  readonly layerTypes: readonly SyntheticLayerType[];
+  readonly slidingWindow: number | null;
+  /** RoPE pairs (c, c + headDim/2) per layer whose k_proj rows are scaled, so 2× this many key channels stand out */
+  readonly outlierKeyPairs: number;
+  /** how much larger the outlier channels' keys are than the others' */
+  readonly outlierKeyScale: number;
+}
+
+/** One seed for both kinds: the hybrid has the plain model's weights, so the two agree on short contexts. */
+const SEED = 20_260_101;
+const NUM_LAYERS = 8;
+
+/**
+ * The geometry of generation-speed.md's 8-layer model: realistic KV shapes (4 KV heads of 64 for 8
+ * query heads), 23.5M parameters, 95 MB of float32.
+ */
+export function syntheticModelSpec(kind: SyntheticModelKind): SyntheticModelSpec {
+  const hybrid = kind === 'synthetic-hybrid';
+  return {
+    kind,
+    seed: SEED,
+    numLayers: NUM_LAYERS,
+    hiddenSize: 512,
+    intermediateSize: 1376,
+    numAttentionHeads: 8,
+    numKeyValueHeads: 4,
+    headDim: 64,
+    vocabSize: 512,
+    maxPositionEmbeddings: 4096,
+    ropeTheta: 10_000,
+    rmsNormEps: 1e-5,
+    unkTokenId: 0,
+    bosTokenId: 1,
+    eosTokenId: 2,
+    // gemma2's pattern (sliding at even i, full at odd i), written out as layer_types so transformers
+    // and kvscope read the same list whatever the model_type
+    layerTypes: Array.from({ length: NUM_LAYERS }, (_, i) => (hybrid && i % 2 === 0 ? 'sliding_attention' : 'full_attention')),
+    slidingWindow: hybrid ? 128 : null,
+    outlierKeyPairs: 2,
+    outlierKeyScale: 10,
+  };
+}

@@ -1,0 +1,51 @@
+import { benchQuanto } from './quanto.js';
+import { benchHqq } from './hqq.js';
+import type { BenchRow } from './types.js';
+
+/**
+ * `npm run bench`: every speed and memory figure kvscope promises, measured in one run next to the
+ * reference it must beat. Targets are checked here, never in timed tests.
+ *
+ * Quantizer targets (issue: the quantized-cache core), on a (1, 8, 4096, 128) float32 tensor:
+ * quanto quantize ≥ 1,500 MB/s and dequantize ≥ 4,000 MB/s; HQQ quantize ≥ 90 MB/s (5× Python).
+ */
+interface Target { readonly label: string; readonly applies: (backend: string, row: BenchRow) => boolean; readonly check: (row: BenchRow) => number; readonly min: number }
+
+const TARGETS: readonly Target[] = [
+  { label: 'quanto quantize ≥ 1500 MB/s', applies: (b, r) => b === 'quanto' && r.referenceQuantizeMBps !== undefined, check: (r) => r.quantizeMBps, min: 1500 },
+  { label: 'quanto dequantize ≥ 4000 MB/s', applies: (b, r) => b === 'quanto' && r.referenceDequantizeMBps !== undefined, check: (r) => r.dequantizeMBps, min: 4000 },
+  { label: 'hqq quantize ≥ 90 MB/s', applies: (b) => b === 'hqq', check: (r) => r.quantizeMBps, min: 90 },
+];
+
+function fmt(v: number | undefined): string {
+  return v === undefined ? '–' : v >= 100 ? v.toFixed(0) : v.toFixed(1);
+}
+
+function table(backend: string, rows: readonly BenchRow[]): { lines: string[]; misses: string[] } {
+  const lines = [
+    `| ${backend} | quantize MB/s | Python | ratio | dequantize MB/s | Python | ratio | targets |`,
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  const misses: string[] = [];
+  for (const row of rows) {
+    const verdicts = TARGETS.filter((t) => t.applies(backend, row)).map((t) => {
+      const ok = t.check(row) >= t.min;
+      if (!ok) misses.push(`${backend} ${row.name}: ${t.label} (got ${fmt(t.check(row))})`);
+      return `${ok ? 'ok' : 'MISS'} ${t.label}`;
+    });
+    const ratio = (v: number, r: number | undefined): string => (r === undefined ? '' : `${(v / r).toFixed(1)}×`);
+    lines.push(`| ${row.name} | ${fmt(row.quantizeMBps)} | ${fmt(row.referenceQuantizeMBps)} | ${ratio(row.quantizeMBps, row.referenceQuantizeMBps)} | ` +
+      `${fmt(row.dequantizeMBps)} | ${fmt(row.referenceDequantizeMBps)} | ${ratio(row.dequantizeMBps, row.referenceDequantizeMBps)} | ${verdicts.join('; ')} |`);
+  }
+  return { lines, misses };
+}
+
+const misses: string[] = [];
+console.log('kvscope bench: quantizer throughput on (1, 8, 4096, 128) float32, MB/s of float32 input (median of timed calls)');
+console.log('Python reference: ../shared/golden/throughput.json (median of its faster run)\n');
+for (const [backend, run] of [['quanto', benchQuanto], ['hqq', benchHqq]] as const) {
+  const result = table(backend, await run());
+  console.log(result.lines.join('\n') + '\n');
+  misses.push(...result.misses);
+}
+console.log(misses.length === 0 ? 'all targets met' : `targets missed:\n  ${misses.join('\n  ')}`);
