@@ -1,6 +1,7 @@
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { ErrorStats } from '../quant/error-stats.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
+import type { Diagnostic } from '../preflight/diagnostic.js';
 import type { ModelDiagnostic } from './model-diagnostic.js';
 import type { ExecutionProviderName, ReferenceSummary, RunSettings, StepMetrics, StopReason } from './types.js';
 
@@ -38,6 +39,8 @@ export interface GenerationResult {
   readonly timings: GenerationTimings;
   /** the model checks' warnings and notes (errors stop the run before it starts) */
   readonly diagnostics: readonly ModelDiagnostic[];
+  /** quantized runs: the preflight's warnings and notes for these settings and this prompt length */
+  readonly preflightDiagnostics?: readonly Diagnostic[];
 }
 
 /** Which model ran, precisely enough to tell two runs' models apart. */

@@ -1,12 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { generate } from '../engine/generate.js';
+import { planRunCache } from '../engine/plan-run-cache.js';
 import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { ModelLoadError } from '../engine/engine-errors.js';
-import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
+import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
 import { encodePrompt } from './model/load-tokenizer.js';
-import { openModel } from './model/open-model.js';
+import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 
 export type { GenerationObserver } from '../engine/generation-observer.js';
@@ -24,12 +25,12 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const loadStart = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
-  const model = await openModel(folder, {
-    executionProvider: settings.executionProvider,
-    ...(settings.onnxFile === undefined ? {} : { onnxFile: settings.onnxFile }),
-  });
+  const files = readModelFiles(folder, settings.onnxFile);
+  const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId);
+  // Refuse what the preflight refuses before loading the graph (seconds for a large model).
+  const { preflight } = planRunCache(files.config, settings, promptTokenIds.length);
+  const model = await openModelSession(files, settings.executionProvider);
   try {
-    const promptTokenIds = encodePrompt(model.tokenizer, settings.prompt, model.specialTokens.bosTokenId);
     const loadMs = performance.now() - loadStart;
     const outcome = await generate({
       session: model.session,
@@ -43,7 +44,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       sampleMemory: processMemory,
       observer,
     });
-    const diagnostics: ModelDiagnostic[] = [...model.diagnostics];
+    const diagnostics: ModelDiagnostic[] = [...model.diagnostics, ...contextWarnings(model.config.geometry.maxPositionEmbeddings, promptTokenIds.length, settings.maxNewTokens)];
     return {
       ...outcome,
       settings,
@@ -52,10 +53,20 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       ortVersion: ortVersion(),
       timings: { loadMs, ...outcome.timings },
       diagnostics,
+      ...(preflight === null ? {} : { preflightDiagnostics: preflight.diagnostics }),
     };
   } finally {
     await model.dispose();
   }
+}
+
+/** Graphs do not enforce max_position_embeddings (stories260k's README); past it, quality is undefined. */
+function contextWarnings(maxPositions: number | null, promptLength: number, maxNewTokens: number): ModelDiagnostic[] {
+  if (maxPositions === null || promptLength + maxNewTokens <= maxPositions) return [];
+  return [modelWarning('prompt-too-long',
+    `the prompt (${promptLength} tokens) plus up to ${maxNewTokens} new tokens can exceed max_position_embeddings = ${maxPositions}; ` +
+    'the graph runs past it, but the model was not trained for those positions.',
+    `Keep prompt + maxNewTokens within ${maxPositions}.`)];
 }
 
 function processMemory(): ProcessMemory {

@@ -128,7 +128,6 @@ export const OnnxDataType = {
   FLOAT: 1,
   INT64: 7,
   BOOL: 9,
-  FLOAT16: 10,
 } as const;
 export type OnnxDataType = (typeof OnnxDataType)[keyof typeof OnnxDataType];
 

@@ -10,7 +10,7 @@ import type { ModelIdentity } from '../../engine/generation-result.js';
 import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
-import { createOrtDecoderSession } from '../ort/ort-decoder-session.js';
+import { leaseDecoderSession } from '../ort/session-cache.js';
 import { sha256File, sha256Text } from './file-digest.js';
 import { loadTokenizer, type ModelTokenizer } from './load-tokenizer.js';
 import { chooseVariant, findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
@@ -27,6 +27,7 @@ export interface OpenedModel {
   readonly identity: ModelIdentity;
   /** warnings and notes of the checks (errors were thrown) */
   readonly diagnostics: readonly ModelDiagnostic[];
+  /** hands the session back (app/node/ort/session-cache.ts keeps the last one warm for the next run) */
   dispose(): Promise<void>;
 }
 
@@ -35,21 +36,47 @@ export interface OpenModelOptions {
   readonly executionProvider: ExecutionProviderName;
 }
 
+/** A model folder's files, read and checked, before any session exists (cheap: no graph is loaded). */
+export interface ModelFiles {
+  readonly folder: ModelFolder;
+  readonly variant: OnnxVariant;
+  readonly onnxPath: string;
+  readonly config: ModelConfig;
+  readonly configBytes: Uint8Array;
+  readonly tokenizer: ModelTokenizer;
+  readonly specialTokens: SpecialTokens;
+}
+
 /**
- * Opens a model folder for a run. Every problem that can be known before the first step stops here
- * with a ModelLoadError / TokenizerError / ConfigError whose message says what to do: a missing folder
- * or config.json, an unreadable graph, a graph that contradicts config.json, a missing tokenizer.
+ * Reads a model folder for a run: folder layout, graph choice, config.json, generation_config.json and
+ * the tokenizer. Throws ModelLoadError / TokenizerError / ConfigError with a fix.
  */
-export async function openModel(path: string, options: OpenModelOptions): Promise<OpenedModel> {
+export function readModelFiles(path: string, onnxFile?: string): ModelFiles {
   const folder = findModelFolder(path);
-  const variant = chooseVariant(folder, options.onnxFile);
+  const variant = chooseVariant(folder, onnxFile);
   const configBytes = readFileSync(folder.configPath);
   const config = parseModelConfig(configBytes.toString('utf8'), `${basename(folder.folder)}/config.json`);
   const specialTokens = readSpecialTokens(readOptionalJson(folder.generationConfigPath), [config.text, config.root]);
   const tokenizer = loadTokenizer(folder);
   const onnxPath = join(folder.folder, variant.file);
   checkNotLfsPointer(onnxPath, variant.file);
-  const session = await createOrtDecoderSession(onnxPath, { executionProvider: options.executionProvider, displayName: variant.file });
+  return { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens };
+}
+
+/**
+ * Opens a model folder for a run. Every problem that can be known before the first step stops here
+ * with a ModelLoadError / TokenizerError / ConfigError whose message says what to do: a missing folder
+ * or config.json, an unreadable graph, a graph that contradicts config.json, a missing tokenizer.
+ */
+export async function openModel(path: string, options: OpenModelOptions): Promise<OpenedModel> {
+  return openModelSession(readModelFiles(path, options.onnxFile), options.executionProvider);
+}
+
+/** Creates the session for files read by `readModelFiles` and checks the graph against config.json. */
+export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName): Promise<OpenedModel> {
+  const { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
+  const lease = await leaseDecoderSession(onnxPath, { executionProvider, displayName: variant.file });
+  const session = lease.session;
   try {
     const { io, diagnostics } = checkGraph(session.inputs, session.outputs, config, variant.file);
     if (io === null || diagnostics.some((d) => d.severity === 'error')) {
@@ -69,9 +96,9 @@ export async function openModel(path: string, options: OpenModelOptions): Promis
       numLayers: config.geometry.numLayers,
       kvDtype: io.kvDtype ?? 'float32',
     };
-    return { folder, variant, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => session.dispose() };
+    return { folder, variant, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => lease.release() };
   } catch (error) {
-    await session.dispose();
+    await lease.release();
     throw error;
   }
 }

@@ -27,6 +27,10 @@ export async function createOrtDecoderSession(onnxPath: string, options: OrtDeco
   try {
     session = await ort.InferenceSession.create(onnxPath, {
       executionProviders: [ep],
+      // A memory pattern is planned for one set of input shapes; a decoder's past grows every step, so
+      // the pattern never repeats and re-planning costs a fresh session ~10-20% of its decode speed on
+      // stories260k (measured; the arena itself stays on). generation-speed.md: match the minimal loop.
+      enableMemPattern: false,
       ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
     });
   } catch (error) {

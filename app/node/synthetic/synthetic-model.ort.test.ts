@@ -176,6 +176,14 @@ describe('synthetic model in onnxruntime-node (CPU)', () => {
     expect(new Set(ids.slice(16)).size).toBeGreaterThanOrEqual(5);
     const text = tokenizer.decode(ids);
     expect(text).toMatch(/^[\t\n\x20-\x7e]+$/);
-    expect(argmax([0, 2, 1])).toBe(1);
+  });
+
+  it('keeps muted tokens (specials, unprintable bytes) out of reach of sampling too', async () => {
+    const step = await runStep(model, { ids: [SEQUENCE] });
+    const row = lastLogits(step, SEQUENCE.length);
+    const muted = new Set(model.geometry.mutedTokenIds);
+    expect(muted.has(2)).toBe(true); // </s>
+    const top = row[argmax(row)];
+    for (const id of muted) expect(row[id], `token ${id}`).toBeLessThan(top - 50);
   });
 });

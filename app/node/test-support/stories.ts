@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../cache/cache-config.js';
@@ -46,5 +46,13 @@ export function storiesSettings(overrides: Partial<RunSettings> = {}): RunSettin
 export function copyOfStories(): { readonly dir: string; readonly remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'kvscope-stories-'));
   cpSync(storiesDir(), dir, { recursive: true });
+  makeWritable(dir);
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The shared files are read-only, and cpSync keeps their modes. */
+function makeWritable(path: string): void {
+  const isDirectory = statSync(path).isDirectory();
+  chmodSync(path, isDirectory ? 0o755 : 0o644);
+  if (isDirectory) for (const entry of readdirSync(path)) makeWritable(join(path, entry));
 }

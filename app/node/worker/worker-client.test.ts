@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunSettings, StepMetrics } from '../../engine/types.js';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
 import { RunError } from '../../protocol/run-error.js';
+import { hasShared } from '../golden.js';
+import { README_FIRST_16, storiesDir } from '../test-support/stories.js';
 import { ExclusiveGate } from './exclusive-gate.js';
 import type { RunHandle } from '../../protocol/run-handle.js';
 import { liveGenerationWorkers, startRun, type StartRunOptions } from './worker-client.js';
@@ -59,18 +61,27 @@ describe('startRun with a fake engine in a real worker thread', () => {
   });
 
   it('stops within one step of a cancel and resolves with stopReason cancelled', async () => {
-    let seen = 0;
-    const handle = track(startRun(settings('slow', 10_000), {
-      onMetrics: (batch) => {
-        seen += batch.length;
-        if (seen >= 3) handle.cancel();
-      },
-    }, FAKE));
-    const result = await handle.done;
-    expect(result.stopReason).toBe('cancelled');
-    // 20 ms steps, 80 ms batches: the cancel lands a few steps after the third, far from 10 000.
-    expect(result.generatedTokenIds.length).toBeLessThan(30);
-    expect(result.steps).toHaveLength(result.generatedTokenIds.length);
+    // `steps` yields only through setImmediate between steps, as onnxruntime-node's session.run
+    // does: the cancel message must still get through. A million steps would take minutes.
+    for (const prompt of ['steps', 'slow']) {
+      let seen = 0;
+      let stepsAtCancel = -1;
+      const handle = track(startRun(settings(prompt, 1_000_000), {
+        onMetrics: (batch) => {
+          seen += batch.length;
+          if (seen >= 3 && stepsAtCancel < 0) {
+            stepsAtCancel = seen;
+            handle.cancel();
+          }
+        },
+      }, FAKE));
+      const result = await handle.done;
+      expect(result.stopReason, prompt).toBe('cancelled');
+      expect(result.steps).toHaveLength(result.generatedTokenIds.length);
+      // Only the steps made while the cancel crossed over: a few 20 ms steps, or some thousands of
+      // microsecond steps, never the million.
+      expect(result.generatedTokenIds.length - stepsAtCancel, prompt).toBeLessThanOrEqual(prompt === 'slow' ? 5 : 10_000);
+    }
   });
 
   it('turns a thrown error into a typed RunError without a stack trace', async () => {
@@ -116,7 +127,7 @@ describe('startRun with a fake engine in a real worker thread', () => {
     }
   });
 
-  it('ends a run whose worker is terminated from outside, and a run that is disposed', async () => {
+  it('ends a run that is disposed before it finishes, and terminates its worker', async () => {
     const disposed = track(startRun(settings('slow', 10_000), {}, FAKE));
     await new Promise((r) => setTimeout(r, 100));
     disposed.dispose();
@@ -147,5 +158,34 @@ describe('startRun with a fake engine in a real worker thread', () => {
     const b = track(startRun(settings('steps', 3), {}, { ...FAKE, webgpuGate: gate }));
     expect(gate.pending).toBe(0);
     await Promise.all([a.done, b.done]);
+  });
+});
+
+describe.skipIf(!hasShared())('startRun with the real engine on stories260k', () => {
+  const stories = (maxNewTokens: number): RunSettings => ({ ...settings('', maxNewTokens), model: storiesDir() });
+
+  it("reproduces the README's greedy ids through the worker thread", async () => {
+    const streamed: number[] = [];
+    const handle = track(startRun(stories(16), { onText: (_delta, ids) => void streamed.push(...ids) }));
+    const result = await handle.done;
+    expect(result.promptTokenIds).toEqual([1]);
+    expect(result.generatedTokenIds).toEqual(README_FIRST_16);
+    expect(result.text.startsWith('Once upon a time')).toBe(true);
+    expect(result.model.onnxSha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('cancels a real run between two session.run calls', async () => {
+    let cancelledAfter = -1;
+    const handle = track(startRun(stories(340), {
+      onMetrics: (steps) => {
+        if (cancelledAfter >= 0) return;
+        cancelledAfter = steps.at(-1)!.step;
+        handle.cancel();
+      },
+    }));
+    const result = await handle.done;
+    expect(result.stopReason).toBe('cancelled');
+    expect(cancelledAfter).toBeGreaterThanOrEqual(0);
+    expect(result.generatedTokenIds.length).toBeLessThan(340);
   });
 });

@@ -1,5 +1,5 @@
-import { ValType, f32x4, f64x2, get, i16x8, i32, i32x4, i8x16, ifElse, seq, set, v128 } from './wasm-builder.js';
-import type { Code, Local , FunctionBuilder} from './wasm-builder.js';
+import { ValType, f32x4, f64x2, get, i16x8, i32, i32x4, i8x16, ifElse, seq, set, v128 } from '../../wasm/wasm-encoder.js';
+import type { Code, FunctionBuilder, Local } from '../../wasm/wasm-encoder.js';
 import { POW_TABLES, POW_TABLE_BITS, SHRINK_WEIGHT, SHRINK_ZERO_BELOW } from './shrink.js';
 import { COMBINED_BITS, COMBINED_FIRST_EXPONENT, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA } from './kernel-layout.js';
 
@@ -106,7 +106,7 @@ function powVector(L: ElementLocals): Code {
       set(L.entries1, entry(low + 1)),
       set(L.r, f64x2.mul(d, v128.shuffle(get(L.entries0), get(L.entries1), HIGH_HALF))),
       set(L.r2, f64x2.mul(get(L.r), get(L.r))),
-      f64x2.demoteZeroToF32x4(f64x2.mul(scaled, series)),
+      f32x4.demoteF64x2Zero(f64x2.mul(scaled, series)),
     );
   };
   const lanes = (combined: boolean): Code[] => [
@@ -152,5 +152,5 @@ export function storeCodes(L: ElementLocals, addr: Code): Code {
   const q = f32x4.pmin(f32x4.pmax(f32x4.nearest(f32x4.add(f32x4.mul(get(L.w), get(L.sv)), get(L.zv))), ZERO), get(L.maxCode));
   const ints = i32x4.truncSatF32x4U(q);
   const shorts = i16x8.narrowI32x4U(ints, ints);
-  return v128.store32Lane0(addr, i8x16.narrowI16x8U(shorts, shorts));
+  return v128.store32Lane(addr, i8x16.narrowI16x8U(shorts, shorts), 0);
 }

@@ -1,5 +1,5 @@
-import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i16x8, i32, i32x4, i8x16, ifThen, loop, seq, set, v128 } from './wasm-builder.js';
-import type { Code, Local } from './wasm-builder.js';
+import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i16x8, i32, i32x4, i8x16, ifThen, loop, seq, set, v128 } from '../../wasm/wasm-encoder.js';
+import type { Code, Local } from '../../wasm/wasm-encoder.js';
 import { ZERO, elementLocals, initElement, storeCodes } from './kernel-element.js';
 
 /**

@@ -1,21 +1,25 @@
-import { encodeModule } from './wasm-builder.js';
+import { encodeModule } from '../../wasm/wasm-encoder.js';
 import { POW_TABLES, POW_TABLE_BITS } from './shrink.js';
 import { COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA } from './kernel-layout.js';
-import { ilpColumns, stepContiguous, stepStrided } from './kernel-step.js';
+import { combineColumns, ilpColumns, stepContiguous, stepStrided } from './kernel-step.js';
 import { codesContiguous, codesStrided, dequantize, packPlanes, rangeContiguous, rangeStrided } from './kernel-io.js';
 
 /**
- * The HQQ WebAssembly module: its bytes (assembled at runtime by wasm-builder.ts, so nothing binary
- * is shipped) and the power tables it expects in memory (kernel-layout.ts).
+ * The HQQ WebAssembly module: its bytes (assembled at runtime by app/wasm/wasm-encoder.ts, so nothing
+ * binary is shipped) and the power tables it expects in memory (kernel-layout.ts). The module imports
+ * `env.memory`; with `maxPages` it imports a shared memory, which helper threads can use too.
  */
-export function hqqKernelModuleBytes(): Uint8Array {
-  return encodeModule([
-    stepContiguous(), stepStrided(), ilpColumns(), codesContiguous(), codesStrided(),
+export function hqqKernelModuleBytes(maxPages?: number): Uint8Array {
+  const functions = [
+    stepContiguous(), stepStrided(), combineColumns(), ilpColumns(), codesContiguous(), codesStrided(),
     rangeContiguous(), rangeStrided(), packPlanes(), dequantize(),
-  ], 1);
+  ].map((f) => f.build());
+  return encodeModule(functions, maxPages === undefined
+    ? { import: ['env', 'memory'], pages: 1 }
+    : { import: ['env', 'memory'], pages: 1, maxPages, shared: true });
 }
 
-export function writePowTables(memory: ArrayBuffer): void {
+export function writePowTables(memory: ArrayBufferLike): void {
   const { mantissa, exponent } = POW_TABLES;
   new Float64Array(memory, TABLE_MANTISSA, mantissa.length).set(mantissa);
   new Float64Array(memory, TABLE_EXPONENT, exponent.length).set(exponent);

@@ -1,13 +1,17 @@
-import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i32, ifElse, ifThen, loop, seq, set, v128 } from './wasm-builder.js';
-import type { Code, Local } from './wasm-builder.js';
-import { ERROR_OUT, ERROR_STATE, GROUP_STATE } from './kernel-layout.js';
+import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i32, ifElse, ifThen, loop, seq, set, v128 } from '../../wasm/wasm-encoder.js';
+import type { Code, Local } from '../../wasm/wasm-encoder.js';
+import { ERROR_LEVELS_AT, GROUP_SLOTS_AT } from './kernel-layout.js';
 import { ZERO, element, elementLocals, initElement } from './kernel-element.js';
-import { SLOTS, accumulate, accumulateAt, cascadePush, combineLevels, pushLevel, slotAddress, zeroLevels } from './kernel-sums.js';
+import { SLOTS, accumulate, accumulateAt, cascadePush, combineLevels, pushLevel, slotOffset, zeroLevels } from './kernel-sums.js';
 
 /**
  * The optimizer-step kernels (one `optimize_weights_proximal_legacy_step`, spec §3.2 step 3): the
  * element work of kernel-element.ts plus torch's sums (kernel-sums.ts) of c per group and of a over
- * the whole tensor, per thread chunk ("half": torch-sum.ts `fullSumChunks`).
+ * the whole tensor, per torch thread chunk ("half": torch-sum.ts `fullSumChunks`).
+ *
+ * Every step kernel works on a range of the tensor with its own scratch (`pState`) and writes its
+ * chunk sums of a at `pErrorOut`, so one call can cover the whole tensor, or two threads can each
+ * take one torch chunk (optimize-wasm.ts): the same operations either way, so the same bits.
  */
 const I = ValType.I32;
 const V = ValType.V128;
@@ -22,14 +26,16 @@ function increment(local: Local, by: Code = i32.const(1)): Code {
 }
 
 /**
- * Axis 1 (contiguous groups of g = 32·m < 512 elements; N a multiple of 64): params (pW, pS, pZ,
- * runs, runsPerGroup, runsPerHalf, errorLevelPower, maxCode f32, groupSize f32). A "run" is one torch
- * row of 32 elements, for the group mean and for the error mean alike. Writes every group's new z
- * and every half's error sum (ERROR_OUT).
+ * Axis 1 (contiguous groups of g = 32·m < 512 elements): params (pW, pS, pZ, runs, runsPerGroup,
+ * runsPerHalf, errorLevelPower, maxCode f32, groupSize f32, pState, pErrorOut). A "run" is one torch
+ * row of 32 elements, for the group mean and for the error mean alike; the range starts at a group
+ * and a chunk boundary. Writes every group's new z (f32 at pZ) and every chunk's error sum (f32 at
+ * pErrorOut, in order).
  */
 export function stepContiguous(): FunctionBuilder {
-  const fb = new FunctionBuilder('stepContiguous', [I, I, I, I, I, I, I, ValType.F32, ValType.F32], []);
-  const [pW, pS, pZ, runs, runsPerGroup, runsPerHalf, power, maxCode, groupSize] = params(fb, 9) as [Local, Local, Local, Local, Local, Local, Local, Local, Local];
+  const fb = new FunctionBuilder('stepContiguous', [I, I, I, I, I, I, I, ValType.F32, ValType.F32, I, I]);
+  const [pW, pS, pZ, runs, runsPerGroup, runsPerHalf, power, maxCode, groupSize, state, pErrorOut] =
+    params(fb, 11) as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
   const L = elementLocals(fb);
   const ptr = fb.local(I);
   const run = fb.local(I);
@@ -46,28 +52,28 @@ export function stepContiguous(): FunctionBuilder {
     body.push(
       set(L.w, v128.load(get(ptr), v * 16)),
       element(L),
-      accumulate(slotAddress(GROUP_STATE, 0, v), get(L.c)),
-      accumulate(slotAddress(ERROR_STATE, 0, v), get(L.a)),
+      accumulate(state, slotOffset(GROUP_SLOTS_AT, 0, v), get(L.c)),
+      accumulate(state, slotOffset(ERROR_LEVELS_AT, 0, v), get(L.a)),
     );
   }
   const finishGroup = seq(
-    f32.store(i32.add(get(pZ), i32.shl(get(group), i32.const(2))), f32.div(combineLevels(GROUP_STATE, 1), get(groupSize))),
-    zeroLevels(GROUP_STATE, 1),
+    f32.store(i32.add(get(pZ), i32.shl(get(group), i32.const(2))), f32.div(combineLevels(state, GROUP_SLOTS_AT, 1), get(groupSize))),
+    zeroLevels(state, GROUP_SLOTS_AT, 1),
     increment(group),
     set(runInGroup, i32.const(0)),
     ifThen(i32.ltU(get(run), get(runs)), loadGroup),
   );
   const finishHalf = seq(
-    f32.store(i32.add(i32.const(ERROR_OUT), i32.shl(get(half), i32.const(2))), combineLevels(ERROR_STATE, 4)),
-    zeroLevels(ERROR_STATE, 4),
+    f32.store(i32.add(get(pErrorOut), i32.shl(get(half), i32.const(2))), combineLevels(state, ERROR_LEVELS_AT, 4)),
+    zeroLevels(state, ERROR_LEVELS_AT, 4),
     increment(half),
     set(runInHalf, i32.const(0)),
   );
   fb.emit(
     initElement(L, maxCode),
     set(mask, i32.sub(i32.shl(i32.const(1), get(power)), i32.const(1))),
-    zeroLevels(ERROR_STATE, 4),
-    zeroLevels(GROUP_STATE, 1),
+    zeroLevels(state, ERROR_LEVELS_AT, 4),
+    zeroLevels(state, GROUP_SLOTS_AT, 1),
     set(ptr, get(pW)),
     loadGroup,
     block(loop(
@@ -76,7 +82,7 @@ export function stepContiguous(): FunctionBuilder {
       increment(run),
       increment(runInGroup),
       increment(runInHalf),
-      cascadePush(runInHalf, mask, power, (level) => pushLevel(ERROR_STATE, level)),
+      cascadePush(runInHalf, mask, power, (level) => pushLevel(state, ERROR_LEVELS_AT, level)),
       ifThen(i32.eq(get(runInGroup), get(runsPerGroup)), finishGroup),
       ifThen(i32.eq(get(runInHalf), get(runsPerHalf)), finishHalf),
       brIf(0, i32.ltU(get(run), get(runs))),
@@ -86,39 +92,33 @@ export function stepContiguous(): FunctionBuilder {
 }
 
 /**
- * Axis 0 (groups are the columns of `[rows, cols]`; cols a multiple of 4, N a multiple of 64):
- * params (pW, pS, pZ, pColumns, rows, cols, vectorsPerHalf, errorLevelPower, columnLevelPower,
- * maxCode f32). Sweeps the grid in flat order. Per column it keeps the 4-level `multi_row_sum`
- * cascade at pColumns + level·cols·4 and leaves each column's cascade total at level 0; the columns
- * torch sums with `row_sum` are redone by `ilpColumns`.
+ * Axis 0 (groups are the columns of `[rows, cols]`; cols a multiple of 4): params (pW, pS, pZ,
+ * pBlocks, rows, cols, vectorsPerHalf, errorLevelPower, blockPower, maxCode f32, pState, pErrorOut).
+ * Sweeps `rows` rows from pW in flat order, starting at a torch chunk boundary and at a multiple of
+ * 2^blockPower rows. `multi_row_sum` sums each column in blocks of 2^blockPower rows and then the
+ * block sums; this kernel writes each block's column sums as one row of `cols` floats from pBlocks
+ * (the last block may be partial), and `combineColumns` adds the blocks up in torch's order.
  */
 export function stepStrided(): FunctionBuilder {
-  const fb = new FunctionBuilder('stepStrided', [I, I, I, I, I, I, I, I, I, ValType.F32], []);
-  const [pW, pS, pZ, pColumns, rows, cols, vectorsPerHalf, power, columnPower, maxCode] = params(fb, 10) as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
+  const fb = new FunctionBuilder('stepStrided', [I, I, I, I, I, I, I, I, I, ValType.F32, I, I]);
+  const [pW, pS, pZ, pBlocks, rows, cols, vectorsPerHalf, power, blockPower, maxCode, state, pErrorOut] =
+    params(fb, 12) as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
   const L = elementLocals(fb);
   const ptr = fb.local(I);
   const offset = fb.local(I);
   const rowBytes = fb.local(I);
   const row = fb.local(I);
+  const blockRow = fb.local(I);
+  const end = fb.local(I);
   const vector = fb.local(I);
   const run = fb.local(I);
   const half = fb.local(I);
   const mask = fb.local(I);
-  const columnMask = fb.local(I);
 
-  const columnAt = (level: number): Code => i32.add(i32.add(get(pColumns), get(offset)), i32.mul(get(rowBytes), i32.const(level)));
-  const overColumns = (...inner: Code[]): Code => seq(
-    set(offset, i32.const(0)),
-    block(loop(brIf(1, i32.geU(get(offset), get(rowBytes))), ...inner, increment(offset, i32.const(16)), br(0))),
-  );
-  const pushColumns = (level: number): Code => overColumns(
-    accumulateAt(columnAt(level), v128.load(columnAt(level - 1))),
-    v128.store(columnAt(level - 1), ZERO),
-  );
-  const errorSlot = i32.add(i32.const(ERROR_STATE), i32.shl(i32.and(get(vector), i32.const(SLOTS - 1)), i32.const(4)));
+  const errorSlot = i32.add(get(state), i32.shl(i32.and(get(vector), i32.const(SLOTS - 1)), i32.const(4)));
   const finishHalf = seq(
-    f32.store(i32.add(i32.const(ERROR_OUT), i32.shl(get(half), i32.const(2))), combineLevels(ERROR_STATE, 4)),
-    zeroLevels(ERROR_STATE, 4),
+    f32.store(i32.add(get(pErrorOut), i32.shl(get(half), i32.const(2))), combineLevels(state, ERROR_LEVELS_AT, 4)),
+    zeroLevels(state, ERROR_LEVELS_AT, 4),
     increment(half),
     set(vector, i32.const(0)),
   );
@@ -126,34 +126,80 @@ export function stepStrided(): FunctionBuilder {
     initElement(L, maxCode),
     set(rowBytes, i32.shl(get(cols), i32.const(2))),
     set(mask, i32.sub(i32.shl(i32.const(1), get(power)), i32.const(1))),
-    set(columnMask, i32.sub(i32.shl(i32.const(1), get(columnPower)), i32.const(1))),
-    zeroLevels(ERROR_STATE, 4),
-    overColumns(...[0, 1, 2, 3].map((level) => v128.store(columnAt(level), ZERO))),
+    zeroLevels(state, ERROR_LEVELS_AT, 4),
+    // zero the block rows this call writes: ⌈rows / 2^blockPower⌉ of them
+    set(ptr, get(pBlocks)),
+    set(end, i32.add(get(pBlocks), i32.mul(get(rowBytes),
+      i32.shrU(i32.sub(i32.add(get(rows), i32.shl(i32.const(1), get(blockPower))), i32.const(1)), get(blockPower))))),
+    block(loop(brIf(1, i32.geU(get(ptr), get(end))), v128.store(get(ptr), ZERO), increment(ptr, i32.const(16)), br(0))),
     set(ptr, get(pW)),
     block(loop(
+      set(blockRow, i32.add(get(pBlocks), i32.mul(i32.shrU(get(row), get(blockPower)), get(rowBytes)))),
       set(offset, i32.const(0)),
       block(loop(
         set(L.w, v128.load(i32.add(get(ptr), get(offset)))),
         set(L.sv, v128.load(i32.add(get(pS), get(offset)))),
         set(L.zv, v128.load(i32.add(get(pZ), get(offset)))),
         element(L),
-        accumulateAt(columnAt(0), get(L.c)),
+        accumulateAt(i32.add(get(blockRow), get(offset)), get(L.c)),
         accumulateAt(errorSlot, get(L.a)),
         increment(vector),
         ifThen(i32.eqz(i32.and(get(vector), i32.const(SLOTS - 1))),
           set(run, i32.shrU(get(vector), i32.const(3))),
-          cascadePush(run, mask, power, (level) => pushLevel(ERROR_STATE, level)),
+          cascadePush(run, mask, power, (level) => pushLevel(state, ERROR_LEVELS_AT, level)),
           ifThen(i32.eq(get(vector), get(vectorsPerHalf)), finishHalf)),
         increment(offset, i32.const(16)),
         brIf(0, i32.ltU(get(offset), get(rowBytes))),
       )),
       increment(ptr, get(rowBytes)),
       increment(row),
-      cascadePush(row, columnMask, columnPower, pushColumns),
       brIf(0, i32.ltU(get(row), get(rows))),
     )),
-    overColumns(v128.store(columnAt(0), f32x4.add(f32x4.add(f32x4.add(
-      v128.load(columnAt(0)), v128.load(columnAt(1))), v128.load(columnAt(2))), v128.load(columnAt(3))))),
+  );
+  return fb;
+}
+
+/**
+ * `multi_row_sum`'s cascade over the block sums of `stepStrided`, four columns at a time: params
+ * (pBlocks, pSums, cols, fullBlocks, partial, power). Block k is added into level 1; every 2^power
+ * blocks level 1 moves into level 2, every 2^(2·power) blocks level 2 into level 3; the total is
+ * ((partial block + L1) + L2) + L3 (torch-sum.ts `cascadeSum`). Writes the column sums at pSums.
+ */
+export function combineColumns(): FunctionBuilder {
+  const fb = new FunctionBuilder('combineColumns', [I, I, I, I, I, I]);
+  const [pBlocks, pSums, cols, fullBlocks, partial, power] = params(fb, 6) as [Local, Local, Local, Local, Local, Local];
+  const rowBytes = fb.local(I);
+  const offset = fb.local(I);
+  const ptr = fb.local(I);
+  const k = fb.local(I);
+  const mask = fb.local(I);
+  const levels = [fb.local(V), fb.local(V), fb.local(V), fb.local(V)] as const;
+  const [l0, l1, l2, l3] = levels;
+  fb.emit(
+    set(rowBytes, i32.shl(get(cols), i32.const(2))),
+    set(mask, i32.sub(i32.shl(i32.const(1), get(power)), i32.const(1))),
+    block(loop(
+      brIf(1, i32.geU(get(offset), get(rowBytes))),
+      set(l1, ZERO), set(l2, ZERO), set(l3, ZERO),
+      set(ptr, i32.add(get(pBlocks), get(offset))),
+      set(k, i32.const(0)),
+      block(loop(
+        brIf(1, i32.geU(get(k), get(fullBlocks))),
+        set(l1, f32x4.add(get(l1), v128.load(get(ptr)))),
+        increment(k),
+        ifThen(i32.eqz(i32.and(get(k), get(mask))),
+          set(l2, f32x4.add(get(l2), get(l1))), set(l1, ZERO),
+          ifThen(i32.eqz(i32.and(get(k), i32.shl(get(mask), get(power)))),
+            set(l3, f32x4.add(get(l3), get(l2))), set(l2, ZERO))),
+        increment(ptr, get(rowBytes)),
+        br(0),
+      )),
+      set(l0, ZERO),
+      ifThen(get(partial), set(l0, v128.load(get(ptr)))),
+      v128.store(i32.add(get(pSums), get(offset)), f32x4.add(f32x4.add(f32x4.add(get(l0), get(l1)), get(l2)), get(l3))),
+      increment(offset, i32.const(16)),
+      br(0),
+    )),
   );
   return fb;
 }
@@ -164,7 +210,7 @@ export function stepStrided(): FunctionBuilder {
  * pSums, rows, cols, begin, end, levelPower, maxCode f32).
  */
 export function ilpColumns(): FunctionBuilder {
-  const fb = new FunctionBuilder('ilpColumns', [I, I, I, I, I, I, I, I, I, ValType.F32], []);
+  const fb = new FunctionBuilder('ilpColumns', [I, I, I, I, I, I, I, I, I, ValType.F32]);
   const [pW, pS, pZ, pSums, rows, cols, begin, end, power, maxCode] = params(fb, 10) as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
   const L = elementLocals(fb);
   const column = fb.local(I);

@@ -1,5 +1,5 @@
-import { f32, f32x4, get, i32, ifThen, seq, v128 } from './wasm-builder.js';
-import type { Code, Local } from './wasm-builder.js';
+import { f32, f32x4, get, i32, ifThen, seq, v128 } from '../../wasm/wasm-encoder.js';
+import type { Code, Local } from '../../wasm/wasm-encoder.js';
 import { ZERO } from './kernel-element.js';
 
 /**
@@ -7,16 +7,20 @@ import { ZERO } from './kernel-element.js';
  * elements: 4 AVX2 vectors × 8 lanes, i.e. 8 v128 slots (slot v holds elements 4v..4v+3). Slots are
  * added row after row (`multi_row_sum`, levels of 2^power rows), then combined: the 4 AVX2
  * accumulators in order (`row_sum`), then the 8 lanes left to right (`vectorized_inner_sum`).
- * Slot state lives in memory at fixed offsets: one level is 8 slots = 128 bytes.
+ * Slot state lives in the calling thread's scratch (kernel-layout.ts `threadState`), addressed as
+ * `state + at`: one level is 8 slots = 128 bytes.
  */
 export const SLOTS = 8;
 const LEVEL_BYTES = SLOTS * 16;
 
-const at = (base: number, level: number, slot: number): number => base + level * LEVEL_BYTES + slot * 16;
+/** Byte offset of slot `slot` of level `level` of the sums at `at`. */
+export function slotOffset(at: number, level: number, slot: number): number {
+  return at + level * LEVEL_BYTES + slot * 16;
+}
 
-/** memory[addr] += value, addr a constant */
-export function accumulate(addr: number, value: Code): Code {
-  return v128.store(i32.const(0), f32x4.add(v128.load(i32.const(0), addr), value), addr);
+/** memory[state + offset] += value */
+export function accumulate(state: Local, offset: number, value: Code): Code {
+  return v128.store(get(state), f32x4.add(v128.load(get(state), offset), value), offset);
 }
 
 /** memory[addr] += value, addr computed */
@@ -24,20 +28,20 @@ export function accumulateAt(addr: Code, value: Code): Code {
   return v128.store(addr, f32x4.add(v128.load(addr), value));
 }
 
-export function zeroLevels(base: number, levels: number): Code {
+export function zeroLevels(state: Local, at: number, levels: number): Code {
   const parts: Code[] = [];
   for (let level = 0; level < levels; level++) {
-    for (let s = 0; s < SLOTS; s++) parts.push(v128.store(i32.const(0), ZERO, at(base, level, s)));
+    for (let s = 0; s < SLOTS; s++) parts.push(v128.store(get(state), ZERO, slotOffset(at, level, s)));
   }
   return seq(...parts);
 }
 
-/** level += level − 1; level − 1 = 0, for the 8 slots of the levels at `base` */
-export function pushLevel(base: number, level: number): Code {
+/** level += level − 1; level − 1 = 0, for the 8 slots of the levels at `at` */
+export function pushLevel(state: Local, at: number, level: number): Code {
   const parts: Code[] = [];
   for (let s = 0; s < SLOTS; s++) {
-    parts.push(accumulate(at(base, level, s), v128.load(i32.const(0), at(base, level - 1, s))));
-    parts.push(v128.store(i32.const(0), ZERO, at(base, level - 1, s)));
+    parts.push(accumulate(state, slotOffset(at, level, s), v128.load(get(state), slotOffset(at, level - 1, s))));
+    parts.push(v128.store(get(state), ZERO, slotOffset(at, level - 1, s)));
   }
   return seq(...parts);
 }
@@ -67,18 +71,13 @@ export function combineSlots(slots: readonly Code[]): Code {
   return sum;
 }
 
-/** The float32 total of `levels` cascade levels at `base`: per slot ((L0 + L1) + L2) + L3, then combined. */
-export function combineLevels(base: number, levels: number): Code {
+/** The float32 total of `levels` cascade levels at `at`: per slot ((L0 + L1) + L2) + L3, then combined. */
+export function combineLevels(state: Local, at: number, levels: number): Code {
   const slots: Code[] = [];
   for (let s = 0; s < SLOTS; s++) {
-    let slot = v128.load(i32.const(0), at(base, 0, s));
-    for (let level = 1; level < levels; level++) slot = f32x4.add(slot, v128.load(i32.const(0), at(base, level, s)));
+    let slot = v128.load(get(state), slotOffset(at, 0, s));
+    for (let level = 1; level < levels; level++) slot = f32x4.add(slot, v128.load(get(state), slotOffset(at, level, s)));
     slots.push(slot);
   }
   return combineSlots(slots);
-}
-
-/** Byte offset of slot `slot` of level `level` of the state at `base`. */
-export function slotAddress(base: number, level: number, slot: number): number {
-  return at(base, level, slot);
 }

@@ -1,7 +1,8 @@
 import type { HqqGrid } from './grid.js';
 import type { OptimizerEngine } from './optimizer.js';
-import { DYNAMIC_BASE, ERROR_OUT } from './kernel-layout.js';
+import { DYNAMIC_BASE, ERROR_OUT, threadState } from './kernel-layout.js';
 import { MAX_KERNEL_BYTES, alignBytes, hqqKernels } from './kernels.js';
+import type { HqqKernelCall } from './kernels.js';
 import { packCodes, packedByteLength } from './bitpack.js';
 import { cascadeLevelPower, columnSumKinds, combineChunkSums, fullSumChunks } from './torch-sum.js';
 import { checkFinite } from './validate.js';
@@ -15,7 +16,14 @@ import { checkFinite } from './validate.js';
  * - both: N a multiple of 64, so each thread chunk of the error mean is whole 32-element rows.
  *
  * Anything else (and runtimes without WebAssembly SIMD or synchronous compilation) uses the JS engine.
- * Memory layout from DYNAMIC_BASE: W (N f32) | s | z | axis 0: 4 cascade levels × columns | codes (N u8) | packed.
+ *
+ * With a helper thread (kernels.ts `setHqqThreadPool`), each step runs as two kernel calls, one per
+ * torch thread chunk of the error mean: axis 1 when the chunk boundary falls between groups, axis 0
+ * when it falls between blocks of torch's column cascade (kernel-step.ts `stepStrided`). Each call
+ * sums exactly what one call over the whole tensor sums, in the same order, so the bits are the same.
+ *
+ * Memory layout from DYNAMIC_BASE: W (N f32) | s | z | block sums (axis 0; also min/max) | column
+ * sums | codes (N u8) | packed.
  */
 const fround = Math.fround;
 /** Rows of torch's per-thread accumulators: 4 AVX2 vectors × 8 lanes. */
@@ -28,23 +36,38 @@ export function wasmEngineSupports(grid: HqqGrid): boolean {
   return grid.cols % 4 === 0 && grid.cols > 1;
 }
 
+/** Whether a step of this layout can be split between two threads (see the file comment). */
+export function wasmStepSplits(grid: HqqGrid): boolean {
+  const chunks = fullSumChunks(grid.count);
+  if (chunks.length !== 2 || chunks[0]![1] * 2 !== grid.count) return false;
+  const half = grid.count / 2;
+  if (grid.axis === 1) return half % grid.groupSize === 0;
+  const blockRows = 1 << cascadeLevelPower(grid.rows);
+  return grid.rows % 2 === 0 && (grid.rows / 2) % blockRows === 0;
+}
+
 export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: number): OptimizerEngine | undefined {
   if (!wasmEngineSupports(grid)) return undefined;
   const k = hqqKernels();
   if (k === null) return undefined;
 
-  const { count: n, groups, rows, cols } = grid;
+  const { count: n, groups, rows, cols, groupSize } = grid;
+  const blockPower = cascadeLevelPower(rows);
+  const blockRows = 1 << blockPower;
+  const blockCount = Math.ceil(rows / blockRows);
   const pW = DYNAMIC_BASE;
   const pS = alignBytes(pW + n * 4);
   const pZ = alignBytes(pS + groups * 4);
-  const pColumns = alignBytes(pZ + groups * 4); // axis 0: 4 cascade levels × columns; also min/max
-  const pCodes = alignBytes(pColumns + 4 * groups * 4);
+  const pBlocks = alignBytes(pZ + groups * 4); // axis 0: block sums; min/max first
+  const pSums = alignBytes(pBlocks + Math.max(2, grid.axis === 0 ? blockCount : 0) * groups * 4);
+  const pCodes = alignBytes(pSums + groups * 4);
   const pPacked = alignBytes(pCodes + n);
   const buffer = k.reserve(alignBytes(pPacked + n));
   new Float32Array(buffer, pW, n).set(values);
   const s = new Float32Array(buffer, pS, groups);
   const z = new Float32Array(buffer, pZ, groups);
   const errorOut = new Float32Array(buffer, ERROR_OUT, 2);
+  const columnSums = new Float32Array(buffer, pSums, groups);
   let zero: Float32Array = new Float32Array(0);
 
   const chunks = fullSumChunks(n);
@@ -53,15 +76,36 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
   const total = fround(n);
   const readError = (): number => fround(combineChunkSums(chunks.map((_, i) => errorOut[i]!)) / total);
   const ilpRanges = grid.axis === 0 ? kindRanges(columnSumKinds(rows, cols)) : [];
-  const columnSums = new Float32Array(buffer, pColumns, groups);
-  const divisor = fround(grid.groupSize);
+  const divisor = fround(groupSize);
+  const threads = k.runner !== null && wasmStepSplits(grid) ? 2 : 1;
+
+  /** The step kernel call for thread t of `threads`. */
+  const stepCall = (t: number): HqqKernelCall => {
+    const share = n / threads; // elements per thread: whole chunks
+    if (grid.axis === 1) {
+      const firstGroup = (t * share) / groupSize;
+      return {
+        name: 'stepContiguous',
+        args: [pW + t * share * 4, pS + firstGroup * 4, pZ + firstGroup * 4, share / TORCH_ROW, groupSize / TORCH_ROW,
+          chunkLength / TORCH_ROW, errorPower, maxCode, groupSize, threadState(t), ERROR_OUT + 4 * t],
+      };
+    }
+    const rowShare = rows / threads;
+    return {
+      name: 'stepStrided',
+      args: [pW + t * share * 4, pS, pZ, pBlocks + ((t * rowShare) / blockRows) * cols * 4, rowShare, cols, chunkLength / 4,
+        errorPower, blockPower, maxCode, threadState(t), ERROR_OUT + 4 * t],
+    };
+  };
+  const local = stepCall(0);
+  const helperCalls = threads === 2 ? [stepCall(1)] : [];
 
   return {
     name: 'wasm',
     groupRanges() {
-      const pMin = pColumns;
-      const pMax = pColumns + groups * 4;
-      if (grid.axis === 1) k.rangeContiguous(pW, pMin, pMax, groups, grid.groupSize);
+      const pMin = pBlocks;
+      const pMax = pBlocks + groups * 4;
+      if (grid.axis === 1) k.rangeContiguous(pW, pMin, pMax, groups, groupSize);
       else k.rangeStrided(pW, pMin, pMax, rows, cols);
       const min = new Float32Array(buffer, pMin, groups).slice();
       const max = new Float32Array(buffer, pMax, groups).slice();
@@ -78,12 +122,11 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
       zero = z0;
     },
     step(): number {
-      if (grid.axis === 1) {
-        k.stepContiguous(pW, pS, pZ, n / TORCH_ROW, grid.groupSize / TORCH_ROW, chunkLength / TORCH_ROW, errorPower, maxCode, grid.groupSize);
-      } else {
-        k.stepStrided(pW, pS, pZ, pColumns, rows, cols, chunkLength / 4, errorPower, cascadeLevelPower(rows), maxCode);
+      k.parallel(helperCalls, () => k[local.name](...local.args));
+      if (grid.axis === 0) {
+        k.combineColumns(pBlocks, pSums, cols, Math.floor(rows / blockRows), rows % blockRows === 0 ? 0 : 1, blockPower);
         for (const [begin, end] of ilpRanges) {
-          k.ilpColumns(pW, pS, pZ, pColumns, rows, cols, begin, end, cascadeLevelPower(Math.floor(rows / 4)), maxCode);
+          k.ilpColumns(pW, pS, pZ, pSums, rows, cols, begin, end, cascadeLevelPower(Math.floor(rows / 4)), maxCode);
         }
         for (let c = 0; c < cols; c++) z[c] = columnSums[c]! / divisor;
       }
@@ -91,7 +134,7 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
       return readError();
     },
     packedCodes(nbits: number): Uint8Array {
-      if (grid.axis === 1) k.codesContiguous(pW, pS, pZ, pCodes, groups, grid.groupSize, maxCode);
+      if (grid.axis === 1) k.codesContiguous(pW, pS, pZ, pCodes, groups, groupSize, maxCode);
       else k.codesStrided(pW, pS, pZ, pCodes, rows, cols, maxCode);
       const planes = 8 / nbits;
       const planeBytes = n / planes;

@@ -29,6 +29,7 @@ export interface SyntheticGeometry {
   readonly slidingWindow: number | null;
   readonly layerTypes: readonly string[] | null;
   readonly outlierKeyChannels: ReadonlyArray<readonly number[]>;
+  readonly mutedTokenIds: readonly number[];
 }
 
 export interface SyntheticSession {
@@ -40,7 +41,7 @@ export interface SyntheticSession {
 export async function openSyntheticSession(kind: SyntheticModelKind): Promise<SyntheticSession> {
   const folder = await ensureSyntheticModel(kind, { cacheDir: testCacheDir() });
   const config = JSON.parse(readFileSync(join(folder, 'config.json'), 'utf8')) as Record<string, unknown>;
-  const synthetic = config['kvscope_synthetic'] as { outlier_key_channels: number[][] };
+  const synthetic = config['kvscope_synthetic'] as { outlier_key_channels: number[][]; muted_token_ids: number[] };
   const geometry: SyntheticGeometry = {
     numLayers: config['num_hidden_layers'] as number,
     numKeyValueHeads: config['num_key_value_heads'] as number,
@@ -49,6 +50,7 @@ export async function openSyntheticSession(kind: SyntheticModelKind): Promise<Sy
     slidingWindow: (config['sliding_window'] as number | undefined) ?? null,
     layerTypes: (config['layer_types'] as string[] | undefined) ?? null,
     outlierKeyChannels: synthetic.outlier_key_channels,
+    mutedTokenIds: synthetic.muted_token_ids,
   };
   // One intra-op thread: tests run in parallel forks, and results must not depend on thread count
   const session = await ort.InferenceSession.create(join(folder, 'onnx', 'model.onnx'), { intraOpNumThreads: 1 });

@@ -1,6 +1,12 @@
-import {
-  addTo, assembleModule, f32, forRange, i32, localRange, op, repeat, v128, vop, type Code, type ValueType, type WasmFunction,
-} from './wasm-assembler.js';
+import { addTo, encodeModule, forRange, ins, repeat, ValType, type Code, type WasmFunction } from '../../../wasm/wasm-encoder.js';
+
+type ValueType = ValType;
+const { I32: i32, F32: f32, V128: v128 } = ValType;
+
+/** `count` consecutive local indices from `first` */
+function localRange(first: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => first + i);
+}
 
 /**
  * 4×4 byte transpose: `[t0: d0 d1 d2 d3 | t1: … | t3: …]` ↔ `[d0: t0 t1 t2 t3 | d1: … | d3: …]`.
@@ -26,12 +32,12 @@ const TRANSPOSE_4X4 = [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15];
  * - dequantizeRows / dequantizeColumnQuads / dequantizeColumns: unpack, `scale·q − shift` in f32x4,
  *   ungroup into memory order.
  */
-export const SIMD_KERNELS_MODULE: Uint8Array = assembleModule(
+export const SIMD_KERNELS_MODULE: Uint8Array = encodeModule(
   (['float32', 'float16'] as const).flatMap((dtype) => [
     quantizeRows(dtype), quantizeColumns(dtype), quantizeColumnQuads(dtype),
     dequantizeRows(dtype), dequantizeColumns(dtype), dequantizeColumnQuads(dtype),
   ]),
-  1,
+  { export: 'memory', pages: 1 },
 );
 
 type KernelDtype = 'float32' | 'float16';
@@ -57,31 +63,31 @@ interface Rounding {
 function roundingFor(dtype: KernelDtype, firstLocal: number): Rounding {
   if (dtype === 'float32') return { locals: [], init: [], round: [] };
   const [x, r, one, bias, mask, abs, halfMax, minNormal, sign, inf, half] = localRange(firstLocal, 11);
-  const splat = (value: number, local: number): Code[] => [op.i32Const(value | 0), vop.i32x4Splat, op.localSet(local)];
+  const splat = (value: number, local: number): Code[] => [ins.i32Const(value | 0), ins.i32x4Splat, ins.localSet(local)];
   return {
     locals: Array<ValueType>(11).fill(v128),
     init: [
       ...splat(1, one), ...splat(0xfff, bias), ...splat(0xffffe000, mask), ...splat(0x7fffffff, abs),
       ...splat(0x477fe000, halfMax), ...splat(0x38800000, minNormal), ...splat(0x80000000, sign), ...splat(0x7f800000, inf),
-      op.f32Const(0.5), vop.f32x4Splat, op.localSet(half),
+      ins.f32Const(0.5), ins.f32x4Splat, ins.localSet(half),
     ],
     round: [
-      op.localSet(x),
+      ins.localSet(x),
       // normal range: bits + 0xfff + lsb, low 13 bits cleared
-      op.localGet(x), op.localGet(x), op.i32Const(13), vop.i32x4ShrU, op.localGet(one), vop.and, vop.i32x4Add,
-      op.localGet(bias), vop.i32x4Add, op.localGet(mask), vop.and, op.localSet(r),
+      ins.localGet(x), ins.localGet(x), ins.i32Const(13), ins.i32x4ShrU, ins.localGet(one), ins.v128And, ins.i32x4Add,
+      ins.localGet(bias), ins.i32x4Add, ins.localGet(mask), ins.v128And, ins.localSet(r),
       // above 65504 (and not NaN): ±Inf
-      op.localGet(x), op.localGet(sign), vop.and, op.localGet(inf), vop.or,
-      op.localGet(r),
-      op.localGet(r), op.localGet(abs), vop.and, op.localGet(halfMax), vop.i32x4GtS,
-      op.localGet(x), op.localGet(x), vop.f32x4Eq, vop.and,
-      vop.bitselect, op.localSet(r),
+      ins.localGet(x), ins.localGet(sign), ins.v128And, ins.localGet(inf), ins.v128Or,
+      ins.localGet(r),
+      ins.localGet(r), ins.localGet(abs), ins.v128And, ins.localGet(halfMax), ins.i32x4GtS,
+      ins.localGet(x), ins.localGet(x), ins.f32x4Eq, ins.v128And,
+      ins.v128Bitselect, ins.localSet(r),
       // below 2^-14: multiples of 2^-24, with x's sign
-      op.localGet(x), op.localGet(abs), vop.and, op.localGet(half), vop.f32x4Add, op.localGet(half), vop.f32x4Sub,
-      op.localGet(x), op.localGet(sign), vop.and, vop.or,
-      op.localGet(r),
-      op.localGet(x), op.localGet(abs), vop.and, op.localGet(minNormal), vop.i32x4LtS,
-      vop.bitselect,
+      ins.localGet(x), ins.localGet(abs), ins.v128And, ins.localGet(half), ins.f32x4Add, ins.localGet(half), ins.f32x4Sub,
+      ins.localGet(x), ins.localGet(sign), ins.v128And, ins.v128Or,
+      ins.localGet(r),
+      ins.localGet(x), ins.localGet(abs), ins.v128And, ins.localGet(minNormal), ins.i32x4LtS,
+      ins.v128Bitselect,
     ],
   };
 }
@@ -99,28 +105,28 @@ function moveQuadParams(
   const move = (t: number): Code[] =>
     toLibrary
       ? [
-        ...at(scale, arr), ...at(quadScale, q), op.f32Load(16 * t), op.f32Store(4 * t),
-        ...at(shift, arr), ...at(quadShift, q), op.f32Load(16 * t), op.f32Store(4 * t),
+        ...at(scale, arr), ...at(quadScale, q), ins.f32Load(16 * t), ins.f32Store(4 * t),
+        ...at(shift, arr), ...at(quadShift, q), ins.f32Load(16 * t), ins.f32Store(4 * t),
       ]
       : [
-        ...at(quadScale, q), ...at(scale, arr), op.f32Load(4 * t), op.f32Store(16 * t),
-        ...at(quadShift, q), ...at(shift, arr), op.f32Load(4 * t), op.f32Store(16 * t),
+        ...at(quadScale, q), ...at(scale, arr), ins.f32Load(4 * t), ins.f32Store(16 * t),
+        ...at(quadShift, q), ...at(shift, arr), ins.f32Load(4 * t), ins.f32Store(16 * t),
       ];
   return [
-    op.localGet(column), op.i32Const(4), op.i32Mul, op.localSet(arr),
-    op.i32Const(0), op.localSet(c),
+    ins.localGet(column), ins.i32Const(4), ins.i32Mul, ins.localSet(arr),
+    ins.i32Const(0), ins.localSet(c),
     ...forRange(c, channels, 1, [
       // q = (c >> 2)·64 + (c & 3)·4
-      op.localGet(c), op.i32Const(2), op.i32ShrU, op.i32Const(6), op.i32Shl,
-      op.localGet(c), op.i32Const(3), op.i32And, op.i32Const(2), op.i32Shl, op.i32Add, op.localSet(q),
+      ins.localGet(c), ins.i32Const(2), ins.i32ShrU, ins.i32Const(6), ins.i32Shl,
+      ins.localGet(c), ins.i32Const(3), ins.i32And, ins.i32Const(2), ins.i32Shl, ins.i32Add, ins.localSet(q),
       ...move(0), ...move(1), ...move(2), ...move(3),
-      ...addTo(arr, [...op.localGet(blocks), ...op.i32Const(4), ...op.i32Mul]),
+      ...addTo(arr, [...ins.localGet(blocks), ...ins.i32Const(4), ...ins.i32Mul]),
     ]),
   ];
 }
 
 function at(base: number, offset: number): Code[] {
-  return [op.localGet(base), op.localGet(offset), op.i32Add];
+  return [ins.localGet(base), ins.localGet(offset), ins.i32Add];
 }
 
 /**
@@ -132,10 +138,10 @@ function at(base: number, offset: number): Code[] {
  */
 function codes(value: readonly Code[], shift: readonly Code[], scale: readonly Code[], constants: CodeConstants, rounding: Rounding): Code[] {
   return [
-    ...value, ...shift, vop.f32x4Add, ...rounding.round, ...scale, vop.f32x4Div, ...rounding.round,
-    op.localGet(constants.qmax), vop.f32x4Pmin,
-    op.localGet(constants.roundingMagic), vop.f32x4Add,
-    op.localGet(constants.lowByte), vop.and,
+    ...value, ...shift, ins.f32x4Add, ...rounding.round, ...scale, ins.f32x4Div, ...rounding.round,
+    ins.localGet(constants.qmax), ins.f32x4Pmin,
+    ins.localGet(constants.roundingMagic), ins.f32x4Add,
+    ins.localGet(constants.lowByte), ins.v128And,
   ];
 }
 
@@ -144,9 +150,9 @@ interface CodeConstants { readonly qmax: number; readonly roundingMagic: number;
 
 function setCodeConstants(qmaxParam: number, constants: CodeConstants): Code[] {
   return [
-    op.localGet(qmaxParam), op.f32ConvertI32U, vop.f32x4Splat, op.localSet(constants.qmax),
-    op.f32Const(2 ** 23), vop.f32x4Splat, op.localSet(constants.roundingMagic),
-    op.i32Const(0xff), vop.i32x4Splat, op.localSet(constants.lowByte),
+    ins.localGet(qmaxParam), ins.f32ConvertI32U, ins.f32x4Splat, ins.localSet(constants.qmax),
+    ins.f32Const(2 ** 23), ins.f32x4Splat, ins.localSet(constants.roundingMagic),
+    ins.i32Const(0xff), ins.i32x4Splat, ins.localSet(constants.lowByte),
   ];
 }
 
@@ -157,18 +163,18 @@ function setCodeConstants(qmaxParam: number, constants: CodeConstants): Code[] {
  * One i32x4 min/max each, where WebAssembly's NaN-propagating f32x4.min/max cost several instructions.
  */
 function orderedKey(vector: readonly Code[]): Code[] {
-  return [...vector, ...vector, op.i32Const(31), vop.i32x4ShrS, op.i32Const(1), vop.i32x4ShrU, vop.xor];
+  return [...vector, ...vector, ins.i32Const(31), ins.i32x4ShrS, ins.i32Const(1), ins.i32x4ShrU, ins.v128Xor];
 }
 
 /** The f32 whose key is the min (or max) over the four lanes of a key vector. */
 function horizontalKey(vector: number, reduce: Code, key: number): Code[] {
   return [
-    op.localGet(vector), op.localGet(vector), op.localGet(vector),
-    vop.i8x16Shuffle([8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7]), reduce,
-    op.localTee(vector), op.localGet(vector), op.localGet(vector), vop.i8x16Shuffle([4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11]), reduce,
-    vop.i32x4ExtractLane(0), op.localTee(key),
-    op.localGet(key), op.i32Const(31), op.i32ShrS, op.i32Const(1), op.i32ShrU, op.i32Xor,
-    op.f32ReinterpretI32,
+    ins.localGet(vector), ins.localGet(vector), ins.localGet(vector),
+    ins.i8x16Shuffle([8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7]), reduce,
+    ins.localTee(vector), ins.localGet(vector), ins.localGet(vector), ins.i8x16Shuffle([4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11]), reduce,
+    ins.i32x4ExtractLane(0), ins.localTee(key),
+    ins.localGet(key), ins.i32Const(31), ins.i32ShrS, ins.i32Const(1), ins.i32ShrU, ins.i32Xor,
+    ins.f32ReinterpretI32,
   ];
 }
 
@@ -185,7 +191,7 @@ function quantizeRows(dtype: KernelDtype): WasmFunction {
   const constants: CodeConstants = { qmax: 21, roundingMagic: 22, lowByte: 23 };
   const rounding = roundingFor(dtype, 24);
   const code = (offset: number): Code[] =>
-    codes([op.localGet(p), vop.load(offset)], [op.localGet(vz)], [op.localGet(vs)], constants, rounding);
+    codes([ins.localGet(p), ins.v128Load(offset)], [ins.localGet(vz)], [ins.localGet(vs)], constants, rounding);
   return {
     name: kernelName('quantizeRows', dtype),
     params: [i32, i32, i32, i32, i32, i32, i32, i32],
@@ -195,42 +201,42 @@ function quantizeRows(dtype: KernelDtype): WasmFunction {
       ...rounding.init,
       ...setCodeConstants(qmax, constants),
       ...forRange(r, groups, 1, [
-        op.localGet(x), op.localGet(g), op.i32Const(4), op.i32Mul, op.i32Add, op.localSet(end),
-        op.localGet(x), vop.load(), op.localSet(v),
-        ...orderedKey([op.localGet(v)]), op.localTee(keyMin), op.localSet(keyMax),
-        op.localGet(x), op.i32Const(16), op.i32Add, op.localSet(p),
+        ins.localGet(x), ins.localGet(g), ins.i32Const(4), ins.i32Mul, ins.i32Add, ins.localSet(end),
+        ins.localGet(x), ins.v128Load(), ins.localSet(v),
+        ...orderedKey([ins.localGet(v)]), ins.localTee(keyMin), ins.localSet(keyMax),
+        ins.localGet(x), ins.i32Const(16), ins.i32Add, ins.localSet(p),
         ...forRange(p, end, 16, [
-          op.localGet(p), vop.load(), op.localSet(v),
-          ...orderedKey([op.localGet(v)]), op.localSet(v),
-          op.localGet(keyMin), op.localGet(v), vop.i32x4MinS, op.localSet(keyMin),
-          op.localGet(keyMax), op.localGet(v), vop.i32x4MaxS, op.localSet(keyMax),
+          ins.localGet(p), ins.v128Load(), ins.localSet(v),
+          ...orderedKey([ins.localGet(v)]), ins.localSet(v),
+          ins.localGet(keyMin), ins.localGet(v), ins.i32x4MinS, ins.localSet(keyMin),
+          ins.localGet(keyMax), ins.localGet(v), ins.i32x4MaxS, ins.localSet(keyMax),
         ]),
-        ...horizontalKey(keyMin, vop.i32x4MinS, key), op.localSet(lo),
-        ...horizontalKey(keyMax, vop.i32x4MaxS, key), op.localSet(hi),
-        ...nonFinite([op.localGet(lo)], [op.localGet(hi)], op.f32Sub, op.f32Add), op.localTee(s), op.localGet(s), op.f32Ne,
-        op.localGet(flag), op.i32Or, op.localSet(flag),
+        ...horizontalKey(keyMin, ins.i32x4MinS, key), ins.localSet(lo),
+        ...horizontalKey(keyMax, ins.i32x4MaxS, key), ins.localSet(hi),
+        ...nonFinite([ins.localGet(lo)], [ins.localGet(hi)], ins.f32Sub, ins.f32Add), ins.localTee(s), ins.localGet(s), ins.f32Ne,
+        ins.localGet(flag), ins.i32Or, ins.localSet(flag),
         // MaxOptimizer in T: scale = (max − min) / qmax, shift = −min (splatted: the codes need vectors anyway)
-        op.localGet(hi), vop.f32x4Splat, op.localGet(lo), vop.f32x4Splat, vop.f32x4Sub, ...rounding.round,
-        op.localGet(constants.qmax), vop.f32x4Div, ...rounding.round, op.localSet(vs),
-        op.localGet(lo), vop.f32x4Splat, vop.f32x4Neg, op.localSet(vz),
-        op.localGet(scaleOut), op.localGet(vs), vop.f32x4ExtractLane(0), op.f32Store(),
-        op.localGet(shiftOut), op.localGet(vz), vop.f32x4ExtractLane(0), op.f32Store(),
-        op.localGet(x), op.localSet(p),
+        ins.localGet(hi), ins.f32x4Splat, ins.localGet(lo), ins.f32x4Splat, ins.f32x4Sub, ...rounding.round,
+        ins.localGet(constants.qmax), ins.f32x4Div, ...rounding.round, ins.localSet(vs),
+        ins.localGet(lo), ins.f32x4Splat, ins.f32x4Neg, ins.localSet(vz),
+        ins.localGet(scaleOut), ins.localGet(vs), ins.f32x4ExtractLane(0), ins.f32Store(),
+        ins.localGet(shiftOut), ins.localGet(vz), ins.f32x4ExtractLane(0), ins.f32Store(),
+        ins.localGet(x), ins.localSet(p),
         ...forRange(p, end, 64, [
-          op.localGet(dst),
-          op.localGet(dst), vop.load(),
-          ...code(0), ...code(16), vop.i16x8NarrowI32x4S,
-          ...code(32), ...code(48), vop.i16x8NarrowI32x4S,
-          vop.i8x16NarrowI16x8U,
-          op.localGet(bitShift), vop.i8x16Shl,
-          vop.or, vop.store(),
-          ...addTo(dst, op.i32Const(16)),
+          ins.localGet(dst),
+          ins.localGet(dst), ins.v128Load(),
+          ...code(0), ...code(16), ins.i16x8NarrowI32x4S,
+          ...code(32), ...code(48), ins.i16x8NarrowI32x4S,
+          ins.i8x16NarrowI16x8U,
+          ins.localGet(bitShift), ins.i8x16Shl,
+          ins.v128Or, ins.v128Store(),
+          ...addTo(dst, ins.i32Const(16)),
         ]),
-        op.localGet(end), op.localSet(x),
-        ...addTo(scaleOut, op.i32Const(4)),
-        ...addTo(shiftOut, op.i32Const(4)),
+        ins.localGet(end), ins.localSet(x),
+        ...addTo(scaleOut, ins.i32Const(4)),
+        ...addTo(shiftOut, ins.i32Const(4)),
       ]),
-      op.localGet(flag),
+      ins.localGet(flag),
     ],
   };
 }
@@ -244,8 +250,8 @@ function quantizeColumns(dtype: KernelDtype): WasmFunction {
   const constants: CodeConstants = { qmax: 31, roundingMagic: 32, lowByte: 33 };
   const rounding = roundingFor(dtype, 34);
   const orLane = (lane: number): Code[] => [
-    op.localGet(dst), op.localGet(dst), op.i32Load8U(), op.localGet(c), vop.i32x4ExtractLane(lane), op.i32Or, op.i32Store8(),
-    ...addTo(dst, op.localGet(blocks)),
+    ins.localGet(dst), ins.localGet(dst), ins.i32Load8U(), ins.localGet(c), ins.i32x4ExtractLane(lane), ins.i32Or, ins.i32Store8(),
+    ...addTo(dst, ins.localGet(blocks)),
   ];
   return {
     name: kernelName('quantizeColumns', dtype),
@@ -255,76 +261,76 @@ function quantizeColumns(dtype: KernelDtype): WasmFunction {
     body: [
       ...rounding.init,
       ...setCodeConstants(qmax, constants),
-      op.localGet(qmax), op.f32ConvertI32U, vop.f32x4Splat, op.localSet(qf),
-      op.localGet(channels), op.i32Const(4), op.i32Mul, op.localSet(rowBytes),
-      op.localGet(scratch), op.localGet(rowBytes), op.i32Add, op.localSet(scratchHigh),
-      op.localGet(channels), op.localGet(blocks), op.i32Mul, op.localSet(cols),
-      op.localGet(a0), op.localSet(column),
+      ins.localGet(qmax), ins.f32ConvertI32U, ins.f32x4Splat, ins.localSet(qf),
+      ins.localGet(channels), ins.i32Const(4), ins.i32Mul, ins.localSet(rowBytes),
+      ins.localGet(scratch), ins.localGet(rowBytes), ins.i32Add, ins.localSet(scratchHigh),
+      ins.localGet(channels), ins.localGet(blocks), ins.i32Mul, ins.localSet(cols),
+      ins.localGet(a0), ins.localSet(column),
       ...forRange(a, blockCount, 1, [
         // per-channel min key (scratch) and max key (scratchHigh) over the block's g rows
-        op.i32Const(0), op.localSet(d),
+        ins.i32Const(0), ins.localSet(d),
         ...forRange(d, rowBytes, 16, [
-          ...at(x, d), vop.load(), op.localSet(v),
-          ...orderedKey([op.localGet(v)]), op.localSet(v),
-          ...at(scratch, d), op.localGet(v), vop.store(),
-          ...at(scratchHigh, d), op.localGet(v), vop.store(),
+          ...at(x, d), ins.v128Load(), ins.localSet(v),
+          ...orderedKey([ins.localGet(v)]), ins.localSet(v),
+          ...at(scratch, d), ins.localGet(v), ins.v128Store(),
+          ...at(scratchHigh, d), ins.localGet(v), ins.v128Store(),
         ]),
-        op.localGet(x), op.localGet(rowBytes), op.i32Add, op.localSet(row),
-        op.i32Const(1), op.localSet(j),
+        ins.localGet(x), ins.localGet(rowBytes), ins.i32Add, ins.localSet(row),
+        ins.i32Const(1), ins.localSet(j),
         ...forRange(j, g, 1, [
-          op.i32Const(0), op.localSet(d),
+          ins.i32Const(0), ins.localSet(d),
           ...forRange(d, rowBytes, 16, [
-            ...at(row, d), vop.load(), op.localSet(v),
-            ...orderedKey([op.localGet(v)]), op.localSet(v),
-            ...at(scratch, d), ...at(scratch, d), vop.load(), op.localGet(v), vop.i32x4MinS, vop.store(),
-            ...at(scratchHigh, d), ...at(scratchHigh, d), vop.load(), op.localGet(v), vop.i32x4MaxS, vop.store(),
+            ...at(row, d), ins.v128Load(), ins.localSet(v),
+            ...orderedKey([ins.localGet(v)]), ins.localSet(v),
+            ...at(scratch, d), ...at(scratch, d), ins.v128Load(), ins.localGet(v), ins.i32x4MinS, ins.v128Store(),
+            ...at(scratchHigh, d), ...at(scratchHigh, d), ins.v128Load(), ins.localGet(v), ins.i32x4MaxS, ins.v128Store(),
           ]),
-          ...addTo(row, op.localGet(rowBytes)),
+          ...addTo(row, ins.localGet(rowBytes)),
         ]),
         // MaxOptimizer per channel, in place: scratch ← scale, scratchHigh ← shift
-        op.i32Const(0), op.localSet(d),
+        ins.i32Const(0), ins.localSet(d),
         ...forRange(d, rowBytes, 16, [
-          ...orderedKey([...at(scratch, d), vop.load()]), op.localSet(lo),
-          ...orderedKey([...at(scratchHigh, d), vop.load()]), op.localSet(hi),
-          ...nonFinite([op.localGet(lo)], [op.localGet(hi)], vop.f32x4Sub, vop.f32x4Add), op.localTee(v), op.localGet(v), vop.f32x4Ne,
-          vop.anyTrue, op.localGet(flag), op.i32Or, op.localSet(flag),
-          ...at(scratch, d), op.localGet(hi), op.localGet(lo), vop.f32x4Sub, ...rounding.round, op.localGet(qf), vop.f32x4Div,
-          ...rounding.round, vop.store(),
-          ...at(scratchHigh, d), op.localGet(lo), vop.f32x4Neg, vop.store(),
+          ...orderedKey([...at(scratch, d), ins.v128Load()]), ins.localSet(lo),
+          ...orderedKey([...at(scratchHigh, d), ins.v128Load()]), ins.localSet(hi),
+          ...nonFinite([ins.localGet(lo)], [ins.localGet(hi)], ins.f32x4Sub, ins.f32x4Add), ins.localTee(v), ins.localGet(v), ins.f32x4Ne,
+          ins.v128AnyTrue, ins.localGet(flag), ins.i32Or, ins.localSet(flag),
+          ...at(scratch, d), ins.localGet(hi), ins.localGet(lo), ins.f32x4Sub, ...rounding.round, ins.localGet(qf), ins.f32x4Div,
+          ...rounding.round, ins.v128Store(),
+          ...at(scratchHigh, d), ins.localGet(lo), ins.f32x4Neg, ins.v128Store(),
         ]),
         // scale/shift of channel d go to column d·A + a
-        op.localGet(column), op.i32Const(4), op.i32Mul, op.localSet(p),
-        op.i32Const(0), op.localSet(d),
+        ins.localGet(column), ins.i32Const(4), ins.i32Mul, ins.localSet(p),
+        ins.i32Const(0), ins.localSet(d),
         ...forRange(d, rowBytes, 4, [
-          ...at(scaleOut, p), ...at(scratch, d), op.f32Load(), op.f32Store(),
-          ...at(shiftOut, p), ...at(scratchHigh, d), op.f32Load(), op.f32Store(),
-          ...addTo(p, [...op.localGet(blocks), ...op.i32Const(4), ...op.i32Mul]),
+          ...at(scaleOut, p), ...at(scratch, d), ins.f32Load(), ins.f32Store(),
+          ...at(shiftOut, p), ...at(scratchHigh, d), ins.f32Load(), ins.f32Store(),
+          ...addTo(p, [...ins.localGet(blocks), ...ins.i32Const(4), ...ins.i32Mul]),
         ]),
         // codes: row j of the block goes to packed row j mod rowDim, bit slot bits·⌊j / rowDim⌋
-        op.i32Const(0), op.localSet(rowInBlock),
-        op.i32Const(0), op.localSet(bitShift),
-        op.localGet(x), op.localSet(row),
-        op.i32Const(0), op.localSet(j),
+        ins.i32Const(0), ins.localSet(rowInBlock),
+        ins.i32Const(0), ins.localSet(bitShift),
+        ins.localGet(x), ins.localSet(row),
+        ins.i32Const(0), ins.localSet(j),
         ...forRange(j, g, 1, [
-          op.localGet(packed), op.localGet(rowInBlock), op.localGet(cols), op.i32Mul, op.i32Add, op.localGet(column), op.i32Add,
-          op.localSet(dst),
-          op.i32Const(0), op.localSet(d),
+          ins.localGet(packed), ins.localGet(rowInBlock), ins.localGet(cols), ins.i32Mul, ins.i32Add, ins.localGet(column), ins.i32Add,
+          ins.localSet(dst),
+          ins.i32Const(0), ins.localSet(d),
           ...forRange(d, rowBytes, 16, [
-            ...codes([...at(row, d), vop.load()], [...at(scratchHigh, d), vop.load()], [...at(scratch, d), vop.load()], constants, rounding),
-            op.localGet(bitShift), vop.i32x4Shl, op.localSet(c),
+            ...codes([...at(row, d), ins.v128Load()], [...at(scratchHigh, d), ins.v128Load()], [...at(scratch, d), ins.v128Load()], constants, rounding),
+            ins.localGet(bitShift), ins.i32x4Shl, ins.localSet(c),
             ...orLane(0), ...orLane(1), ...orLane(2), ...orLane(3),
           ]),
-          ...addTo(row, op.localGet(rowBytes)),
-          ...addTo(rowInBlock, op.i32Const(1)),
-          op.localGet(rowInBlock), op.localGet(rowDim), op.i32Eq, op.if,
-          op.i32Const(0), op.localSet(rowInBlock),
-          ...addTo(bitShift, op.localGet(bits)),
-          op.end,
+          ...addTo(row, ins.localGet(rowBytes)),
+          ...addTo(rowInBlock, ins.i32Const(1)),
+          ins.localGet(rowInBlock), ins.localGet(rowDim), ins.i32Eq, ins.if,
+          ins.i32Const(0), ins.localSet(rowInBlock),
+          ...addTo(bitShift, ins.localGet(bits)),
+          ins.end,
         ]),
-        op.localGet(row), op.localSet(x),
-        ...addTo(column, op.i32Const(1)),
+        ins.localGet(row), ins.localSet(x),
+        ...addTo(column, ins.i32Const(1)),
       ]),
-      op.localGet(flag),
+      ins.localGet(flag),
     ],
   };
 }
@@ -335,8 +341,8 @@ function dequantizeRows(dtype: KernelDtype): WasmFunction {
   const [vs, vz, vm, b, h] = [10, 11, 12, 13, 14];
   const rounding = roundingFor(dtype, 15);
   const value = (widen: Code, offset: number): Code[] => [
-    op.localGet(out), op.localGet(h), widen, vop.f32x4ConvertI32x4S,
-    op.localGet(vs), vop.f32x4Mul, ...rounding.round, op.localGet(vz), vop.f32x4Sub, ...rounding.round, vop.store(offset),
+    ins.localGet(out), ins.localGet(h), widen, ins.f32x4ConvertI32x4S,
+    ins.localGet(vs), ins.f32x4Mul, ...rounding.round, ins.localGet(vz), ins.f32x4Sub, ...rounding.round, ins.v128Store(offset),
   ];
   return {
     name: kernelName('dequantizeRows', dtype),
@@ -345,21 +351,21 @@ function dequantizeRows(dtype: KernelDtype): WasmFunction {
     locals: [i32, i32, v128, v128, v128, v128, v128, ...rounding.locals],
     body: [
       ...rounding.init,
-      op.localGet(mask), vop.i8x16Splat, op.localSet(vm),
+      ins.localGet(mask), ins.i8x16Splat, ins.localSet(vm),
       ...forRange(r, groups, 1, [
-        op.localGet(scale), op.f32Load(), vop.f32x4Splat, op.localSet(vs),
-        op.localGet(shift), op.f32Load(), vop.f32x4Splat, op.localSet(vz),
-        op.localGet(packed), op.localGet(g), op.i32Add, op.localSet(end),
+        ins.localGet(scale), ins.f32Load(), ins.f32x4Splat, ins.localSet(vs),
+        ins.localGet(shift), ins.f32Load(), ins.f32x4Splat, ins.localSet(vz),
+        ins.localGet(packed), ins.localGet(g), ins.i32Add, ins.localSet(end),
         ...forRange(packed, end, 16, [
-          op.localGet(packed), vop.load(), op.localGet(bitShift), vop.i8x16ShrU, op.localGet(vm), vop.and, op.localSet(b),
-          op.localGet(b), vop.i16x8ExtendLowI8x16U, op.localSet(h),
-          ...value(vop.i32x4ExtendLowI16x8U, 0), ...value(vop.i32x4ExtendHighI16x8U, 16),
-          op.localGet(b), vop.i16x8ExtendHighI8x16U, op.localSet(h),
-          ...value(vop.i32x4ExtendLowI16x8U, 32), ...value(vop.i32x4ExtendHighI16x8U, 48),
-          ...addTo(out, op.i32Const(64)),
+          ins.localGet(packed), ins.v128Load(), ins.localGet(bitShift), ins.i8x16ShrU, ins.localGet(vm), ins.v128And, ins.localSet(b),
+          ins.localGet(b), ins.i16x8ExtendLowI8x16U, ins.localSet(h),
+          ...value(ins.i32x4ExtendLowI16x8U, 0), ...value(ins.i32x4ExtendHighI16x8U, 16),
+          ins.localGet(b), ins.i16x8ExtendHighI8x16U, ins.localSet(h),
+          ...value(ins.i32x4ExtendLowI16x8U, 32), ...value(ins.i32x4ExtendHighI16x8U, 48),
+          ...addTo(out, ins.i32Const(64)),
         ]),
-        ...addTo(scale, op.i32Const(4)),
-        ...addTo(shift, op.i32Const(4)),
+        ...addTo(scale, ins.i32Const(4)),
+        ...addTo(shift, ins.i32Const(4)),
       ]),
     ],
   };
@@ -372,7 +378,7 @@ function dequantizeColumns(dtype: KernelDtype): WasmFunction {
     [13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23];
   const [q, vm] = [24, 25];
   const rounding = roundingFor(dtype, 26);
-  const nextByte: Code[] = [op.localGet(src), op.i32Load8U(), ...addTo(src, op.localGet(blocks))];
+  const nextByte: Code[] = [ins.localGet(src), ins.i32Load8U(), ...addTo(src, ins.localGet(blocks))];
   return {
     name: kernelName('dequantizeColumns', dtype),
     params: [i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32],
@@ -380,46 +386,46 @@ function dequantizeColumns(dtype: KernelDtype): WasmFunction {
     locals: [i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, v128, v128, ...rounding.locals],
     body: [
       ...rounding.init,
-      op.localGet(mask), vop.i32x4Splat, op.localSet(vm),
-      op.localGet(channels), op.i32Const(4), op.i32Mul, op.localSet(rowBytes),
-      op.localGet(scratch), op.localGet(rowBytes), op.i32Add, op.localSet(scratchHigh),
-      op.localGet(channels), op.localGet(blocks), op.i32Mul, op.localSet(cols),
-      op.localGet(a0), op.localSet(column),
+      ins.localGet(mask), ins.i32x4Splat, ins.localSet(vm),
+      ins.localGet(channels), ins.i32Const(4), ins.i32Mul, ins.localSet(rowBytes),
+      ins.localGet(scratch), ins.localGet(rowBytes), ins.i32Add, ins.localSet(scratchHigh),
+      ins.localGet(channels), ins.localGet(blocks), ins.i32Mul, ins.localSet(cols),
+      ins.localGet(a0), ins.localSet(column),
       ...forRange(a, blockCount, 1, [
         // gather this block's per-channel scale and shift (columns d·A + a) into scratch
-        op.localGet(column), op.i32Const(4), op.i32Mul, op.localSet(p),
-        op.i32Const(0), op.localSet(d),
+        ins.localGet(column), ins.i32Const(4), ins.i32Mul, ins.localSet(p),
+        ins.i32Const(0), ins.localSet(d),
         ...forRange(d, rowBytes, 4, [
-          ...at(scratch, d), ...at(scale, p), op.f32Load(), op.f32Store(),
-          ...at(scratchHigh, d), ...at(shift, p), op.f32Load(), op.f32Store(),
-          ...addTo(p, [...op.localGet(blocks), ...op.i32Const(4), ...op.i32Mul]),
+          ...at(scratch, d), ...at(scale, p), ins.f32Load(), ins.f32Store(),
+          ...at(scratchHigh, d), ...at(shift, p), ins.f32Load(), ins.f32Store(),
+          ...addTo(p, [...ins.localGet(blocks), ...ins.i32Const(4), ...ins.i32Mul]),
         ]),
-        op.i32Const(0), op.localSet(rowInBlock),
-        op.i32Const(0), op.localSet(bitShift),
-        op.i32Const(0), op.localSet(j),
+        ins.i32Const(0), ins.localSet(rowInBlock),
+        ins.i32Const(0), ins.localSet(bitShift),
+        ins.i32Const(0), ins.localSet(j),
         ...forRange(j, g, 1, [
-          op.localGet(packed), op.localGet(rowInBlock), op.localGet(cols), op.i32Mul, op.i32Add, op.localGet(column), op.i32Add,
-          op.localSet(src),
-          op.i32Const(0), op.localSet(d),
+          ins.localGet(packed), ins.localGet(rowInBlock), ins.localGet(cols), ins.i32Mul, ins.i32Add, ins.localGet(column), ins.i32Add,
+          ins.localSet(src),
+          ins.i32Const(0), ins.localSet(d),
           ...forRange(d, rowBytes, 16, [
-            ...nextByte, vop.i32x4Splat,
-            ...nextByte, vop.i32x4ReplaceLane(1),
-            ...nextByte, vop.i32x4ReplaceLane(2),
-            ...nextByte, vop.i32x4ReplaceLane(3),
-            op.localGet(bitShift), vop.i32x4ShrU, op.localGet(vm), vop.and, op.localSet(q),
-            op.localGet(out),
-            op.localGet(q), vop.f32x4ConvertI32x4S, ...at(scratch, d), vop.load(), vop.f32x4Mul, ...rounding.round,
-            ...at(scratchHigh, d), vop.load(), vop.f32x4Sub, ...rounding.round,
-            vop.store(),
-            ...addTo(out, op.i32Const(16)),
+            ...nextByte, ins.i32x4Splat,
+            ...nextByte, ins.i32x4ReplaceLane(1),
+            ...nextByte, ins.i32x4ReplaceLane(2),
+            ...nextByte, ins.i32x4ReplaceLane(3),
+            ins.localGet(bitShift), ins.i32x4ShrU, ins.localGet(vm), ins.v128And, ins.localSet(q),
+            ins.localGet(out),
+            ins.localGet(q), ins.f32x4ConvertI32x4S, ...at(scratch, d), ins.v128Load(), ins.f32x4Mul, ...rounding.round,
+            ...at(scratchHigh, d), ins.v128Load(), ins.f32x4Sub, ...rounding.round,
+            ins.v128Store(),
+            ...addTo(out, ins.i32Const(16)),
           ]),
-          ...addTo(rowInBlock, op.i32Const(1)),
-          op.localGet(rowInBlock), op.localGet(rowDim), op.i32Eq, op.if,
-          op.i32Const(0), op.localSet(rowInBlock),
-          ...addTo(bitShift, op.localGet(bits)),
-          op.end,
+          ...addTo(rowInBlock, ins.i32Const(1)),
+          ins.localGet(rowInBlock), ins.localGet(rowDim), ins.i32Eq, ins.if,
+          ins.i32Const(0), ins.localSet(rowInBlock),
+          ...addTo(bitShift, ins.localGet(bits)),
+          ins.end,
         ]),
-        ...addTo(column, op.i32Const(1)),
+        ...addTo(column, ins.i32Const(1)),
       ]),
     ],
   };
@@ -441,10 +447,10 @@ function quantizeColumnQuads(dtype: KernelDtype): WasmFunction {
   const constants: CodeConstants = { qmax: 44, roundingMagic: 45, lowByte: 46 };
   const rounding = roundingFor(dtype, 47);
   const codeOf = (blockOffset: Code[], t4: number): Code[] => codes(
-    [op.localGet(xj), ...blockOffset, vop.load()], [op.localGet(zp), vop.load(16 * t4)], [op.localGet(sp), vop.load(16 * t4)], constants, rounding,
+    [ins.localGet(xj), ...blockOffset, ins.v128Load()], [ins.localGet(zp), ins.v128Load(16 * t4)], [ins.localGet(sp), ins.v128Load(16 * t4)], constants, rounding,
   );
   const storeLane = (lane: number): Code[] => [
-    op.localGet(dst), op.localGet(acc), vop.i32x4ExtractLane(lane), op.i32Store(), ...addTo(dst, op.localGet(blocks)),
+    ins.localGet(dst), ins.localGet(acc), ins.i32x4ExtractLane(lane), ins.i32Store(), ...addTo(dst, ins.localGet(blocks)),
   ];
   return {
     name: kernelName('quantizeColumnQuads', dtype),
@@ -454,86 +460,86 @@ function quantizeColumnQuads(dtype: KernelDtype): WasmFunction {
     body: [
       ...rounding.init,
       ...setCodeConstants(qmax, constants),
-      op.localGet(qmax), op.f32ConvertI32U, vop.f32x4Splat, op.localSet(qf),
-      op.localGet(channels), op.i32Const(4), op.i32Mul, op.localSet(rowBytes),
-      op.localGet(rowBytes), op.localGet(g), op.i32Mul, op.localSet(blockBytes),
-      op.localGet(blockBytes), op.i32Const(2), op.i32Mul, op.localSet(block2),
-      op.localGet(blockBytes), op.i32Const(3), op.i32Mul, op.localSet(block3),
-      op.localGet(rowBytes), op.localGet(rowDim), op.i32Mul, op.localSet(stepBytes),
-      op.localGet(scratch), op.localGet(rowBytes), op.i32Add, op.localSet(maxKeys),
-      op.localGet(maxKeys), op.localGet(rowBytes), op.i32Add, op.localSet(quadScale),
-      op.localGet(quadScale), op.localGet(rowBytes), op.i32Const(4), op.i32Mul, op.i32Add, op.localSet(quadShift),
-      op.localGet(channels), op.localGet(blocks), op.i32Mul, op.localSet(cols),
-      op.localGet(a0), op.localSet(column),
+      ins.localGet(qmax), ins.f32ConvertI32U, ins.f32x4Splat, ins.localSet(qf),
+      ins.localGet(channels), ins.i32Const(4), ins.i32Mul, ins.localSet(rowBytes),
+      ins.localGet(rowBytes), ins.localGet(g), ins.i32Mul, ins.localSet(blockBytes),
+      ins.localGet(blockBytes), ins.i32Const(2), ins.i32Mul, ins.localSet(block2),
+      ins.localGet(blockBytes), ins.i32Const(3), ins.i32Mul, ins.localSet(block3),
+      ins.localGet(rowBytes), ins.localGet(rowDim), ins.i32Mul, ins.localSet(stepBytes),
+      ins.localGet(scratch), ins.localGet(rowBytes), ins.i32Add, ins.localSet(maxKeys),
+      ins.localGet(maxKeys), ins.localGet(rowBytes), ins.i32Add, ins.localSet(quadScale),
+      ins.localGet(quadScale), ins.localGet(rowBytes), ins.i32Const(4), ins.i32Mul, ins.i32Add, ins.localSet(quadShift),
+      ins.localGet(channels), ins.localGet(blocks), ins.i32Mul, ins.localSet(cols),
+      ins.localGet(a0), ins.localSet(column),
       ...forRange(quad, quadCount, 1, [
-        op.localGet(x), op.localSet(blockX),
+        ins.localGet(x), ins.localSet(blockX),
         ...repeat(t, 4, [
           // min/max keys of block t over its g rows
-          op.i32Const(0), op.localSet(d),
+          ins.i32Const(0), ins.localSet(d),
           ...forRange(d, rowBytes, 16, [
-            ...orderedKey([...at(blockX, d), vop.load()]), op.localSet(v),
-            ...at(scratch, d), op.localGet(v), vop.store(),
-            ...at(maxKeys, d), op.localGet(v), vop.store(),
+            ...orderedKey([...at(blockX, d), ins.v128Load()]), ins.localSet(v),
+            ...at(scratch, d), ins.localGet(v), ins.v128Store(),
+            ...at(maxKeys, d), ins.localGet(v), ins.v128Store(),
           ]),
-          op.localGet(blockX), op.localGet(rowBytes), op.i32Add, op.localSet(row),
-          op.i32Const(1), op.localSet(j),
+          ins.localGet(blockX), ins.localGet(rowBytes), ins.i32Add, ins.localSet(row),
+          ins.i32Const(1), ins.localSet(j),
           ...forRange(j, g, 1, [
-            op.i32Const(0), op.localSet(d),
+            ins.i32Const(0), ins.localSet(d),
             ...forRange(d, rowBytes, 16, [
-              ...orderedKey([...at(row, d), vop.load()]), op.localSet(v),
-              ...at(scratch, d), ...at(scratch, d), vop.load(), op.localGet(v), vop.i32x4MinS, vop.store(),
-              ...at(maxKeys, d), ...at(maxKeys, d), vop.load(), op.localGet(v), vop.i32x4MaxS, vop.store(),
+              ...orderedKey([...at(row, d), ins.v128Load()]), ins.localSet(v),
+              ...at(scratch, d), ...at(scratch, d), ins.v128Load(), ins.localGet(v), ins.i32x4MinS, ins.v128Store(),
+              ...at(maxKeys, d), ...at(maxKeys, d), ins.v128Load(), ins.localGet(v), ins.i32x4MaxS, ins.v128Store(),
             ]),
-            ...addTo(row, op.localGet(rowBytes)),
+            ...addTo(row, ins.localGet(rowBytes)),
           ]),
           // MaxOptimizer for block t, into the quad scratch at c·64 + t·16
-          op.i32Const(0), op.localSet(d),
+          ins.i32Const(0), ins.localSet(d),
           ...forRange(d, rowBytes, 16, [
-            ...orderedKey([...at(scratch, d), vop.load()]), op.localSet(lo),
-            ...orderedKey([...at(maxKeys, d), vop.load()]), op.localSet(hi),
-            ...nonFinite([op.localGet(lo)], [op.localGet(hi)], vop.f32x4Sub, vop.f32x4Add), op.localTee(v), op.localGet(v), vop.f32x4Ne,
-            vop.anyTrue, op.localGet(flag), op.i32Or, op.localSet(flag),
-            op.localGet(d), op.i32Const(2), op.i32Shl, op.localGet(t), op.i32Const(4), op.i32Shl, op.i32Add, op.localSet(q),
-            ...at(quadScale, q), op.localGet(hi), op.localGet(lo), vop.f32x4Sub, ...rounding.round, op.localGet(qf), vop.f32x4Div,
-            ...rounding.round, vop.store(),
-            ...at(quadShift, q), op.localGet(lo), vop.f32x4Neg, vop.store(),
+            ...orderedKey([...at(scratch, d), ins.v128Load()]), ins.localSet(lo),
+            ...orderedKey([...at(maxKeys, d), ins.v128Load()]), ins.localSet(hi),
+            ...nonFinite([ins.localGet(lo)], [ins.localGet(hi)], ins.f32x4Sub, ins.f32x4Add), ins.localTee(v), ins.localGet(v), ins.f32x4Ne,
+            ins.v128AnyTrue, ins.localGet(flag), ins.i32Or, ins.localSet(flag),
+            ins.localGet(d), ins.i32Const(2), ins.i32Shl, ins.localGet(t), ins.i32Const(4), ins.i32Shl, ins.i32Add, ins.localSet(q),
+            ...at(quadScale, q), ins.localGet(hi), ins.localGet(lo), ins.f32x4Sub, ...rounding.round, ins.localGet(qf), ins.f32x4Div,
+            ...rounding.round, ins.v128Store(),
+            ...at(quadShift, q), ins.localGet(lo), ins.f32x4Neg, ins.v128Store(),
           ]),
-          ...addTo(blockX, op.localGet(blockBytes)),
+          ...addTo(blockX, ins.localGet(blockBytes)),
         ]),
         ...moveQuadParams({ c, q, arr, channels, blocks, column }, quadScale, quadShift, scaleOut, shiftOut, true),
         // codes, one packed row at a time
-        op.i32Const(0), op.localSet(pr),
+        ins.i32Const(0), ins.localSet(pr),
         ...forRange(pr, rowDim, 1, [
-          op.localGet(packed), op.localGet(pr), op.localGet(cols), op.i32Mul, op.i32Add, op.localGet(column), op.i32Add, op.localSet(dst),
-          op.i32Const(0), op.localSet(d),
+          ins.localGet(packed), ins.localGet(pr), ins.localGet(cols), ins.i32Mul, ins.i32Add, ins.localGet(column), ins.i32Add, ins.localSet(dst),
+          ins.i32Const(0), ins.localSet(d),
           ...forRange(d, rowBytes, 16, [
-            op.i32Const(0), vop.i32x4Splat, op.localSet(acc),
-            op.localGet(pr), op.localSet(j),
-            op.i32Const(0), op.localSet(bitShift),
-            op.localGet(x), op.localGet(pr), op.localGet(rowBytes), op.i32Mul, op.i32Add, op.localGet(d), op.i32Add, op.localSet(xj),
-            op.localGet(d), op.i32Const(2), op.i32Shl, op.localTee(sp), op.localGet(quadShift), op.i32Add, op.localSet(zp),
-            ...addTo(sp, op.localGet(quadScale)),
-            op.block, op.loop,
-            op.localGet(j), op.localGet(g), op.i32GeU, op.brIf(1),
-            op.localGet(acc),
-            ...codeOf([], 0), ...codeOf([op.localGet(blockBytes), op.i32Add], 1), vop.i16x8NarrowI32x4S,
-            ...codeOf([op.localGet(block2), op.i32Add], 2), ...codeOf([op.localGet(block3), op.i32Add], 3), vop.i16x8NarrowI32x4S,
-            vop.i8x16NarrowI16x8U,
-            op.localTee(v), op.localGet(v), vop.i8x16Shuffle(TRANSPOSE_4X4),
-            op.localGet(bitShift), vop.i8x16Shl,
-            vop.or, op.localSet(acc),
-            ...addTo(j, op.localGet(rowDim)),
-            ...addTo(bitShift, op.localGet(bits)),
-            ...addTo(xj, op.localGet(stepBytes)),
-            op.br(0),
-            op.end, op.end,
+            ins.i32Const(0), ins.i32x4Splat, ins.localSet(acc),
+            ins.localGet(pr), ins.localSet(j),
+            ins.i32Const(0), ins.localSet(bitShift),
+            ins.localGet(x), ins.localGet(pr), ins.localGet(rowBytes), ins.i32Mul, ins.i32Add, ins.localGet(d), ins.i32Add, ins.localSet(xj),
+            ins.localGet(d), ins.i32Const(2), ins.i32Shl, ins.localTee(sp), ins.localGet(quadShift), ins.i32Add, ins.localSet(zp),
+            ...addTo(sp, ins.localGet(quadScale)),
+            ins.block, ins.loop,
+            ins.localGet(j), ins.localGet(g), ins.i32GeU, ins.brIf(1),
+            ins.localGet(acc),
+            ...codeOf([], 0), ...codeOf([ins.localGet(blockBytes), ins.i32Add], 1), ins.i16x8NarrowI32x4S,
+            ...codeOf([ins.localGet(block2), ins.i32Add], 2), ...codeOf([ins.localGet(block3), ins.i32Add], 3), ins.i16x8NarrowI32x4S,
+            ins.i8x16NarrowI16x8U,
+            ins.localTee(v), ins.localGet(v), ins.i8x16Shuffle(TRANSPOSE_4X4),
+            ins.localGet(bitShift), ins.i8x16Shl,
+            ins.v128Or, ins.localSet(acc),
+            ...addTo(j, ins.localGet(rowDim)),
+            ...addTo(bitShift, ins.localGet(bits)),
+            ...addTo(xj, ins.localGet(stepBytes)),
+            ins.br(0),
+            ins.end, ins.end,
             ...storeLane(0), ...storeLane(1), ...storeLane(2), ...storeLane(3),
           ]),
         ]),
-        op.localGet(blockX), op.localSet(x),
-        ...addTo(column, op.i32Const(4)),
+        ins.localGet(blockX), ins.localSet(x),
+        ...addTo(column, ins.i32Const(4)),
       ]),
-      op.localGet(flag),
+      ins.localGet(flag),
     ],
   };
 }
@@ -547,14 +553,14 @@ function dequantizeColumnQuads(dtype: KernelDtype): WasmFunction {
   const [w, b, h, vm] = [33, 34, 35, 36];
   const rounding = roundingFor(dtype, 37);
   const nextWord = (lane: number): Code[] => [
-    op.localGet(src), op.i32Load(), lane === 0 ? vop.i32x4Splat : vop.i32x4ReplaceLane(lane), ...addTo(src, op.localGet(blocks)),
+    ins.localGet(src), ins.i32Load(), lane === 0 ? ins.i32x4Splat : ins.i32x4ReplaceLane(lane), ...addTo(src, ins.localGet(blocks)),
   ];
   const value = (widen: Code, t: number, blockOffset: Code[]): Code[] => [
-    op.localGet(outj), ...blockOffset,
-    op.localGet(h), widen, vop.f32x4ConvertI32x4S,
-    op.localGet(sp), vop.load(16 * t), vop.f32x4Mul, ...rounding.round,
-    op.localGet(zp), vop.load(16 * t), vop.f32x4Sub, ...rounding.round,
-    vop.store(),
+    ins.localGet(outj), ...blockOffset,
+    ins.localGet(h), widen, ins.f32x4ConvertI32x4S,
+    ins.localGet(sp), ins.v128Load(16 * t), ins.f32x4Mul, ...rounding.round,
+    ins.localGet(zp), ins.v128Load(16 * t), ins.f32x4Sub, ...rounding.round,
+    ins.v128Store(),
   ];
   return {
     name: kernelName('dequantizeColumnQuads', dtype),
@@ -563,47 +569,47 @@ function dequantizeColumnQuads(dtype: KernelDtype): WasmFunction {
     locals: [...Array<ValueType>(20).fill(i32), ...Array<ValueType>(4).fill(v128), ...rounding.locals],
     body: [
       ...rounding.init,
-      op.localGet(mask), vop.i8x16Splat, op.localSet(vm),
-      op.localGet(channels), op.i32Const(4), op.i32Mul, op.localSet(rowBytes),
-      op.localGet(rowBytes), op.localGet(g), op.i32Mul, op.localSet(blockBytes),
-      op.localGet(blockBytes), op.i32Const(2), op.i32Mul, op.localSet(block2),
-      op.localGet(blockBytes), op.i32Const(3), op.i32Mul, op.localSet(block3),
-      op.localGet(rowBytes), op.localGet(rowDim), op.i32Mul, op.localSet(stepBytes),
-      op.localGet(scratch), op.localGet(rowBytes), op.i32Const(4), op.i32Mul, op.i32Add, op.localSet(quadShift),
-      op.localGet(channels), op.localGet(blocks), op.i32Mul, op.localSet(cols),
-      op.localGet(a0), op.localSet(column),
+      ins.localGet(mask), ins.i8x16Splat, ins.localSet(vm),
+      ins.localGet(channels), ins.i32Const(4), ins.i32Mul, ins.localSet(rowBytes),
+      ins.localGet(rowBytes), ins.localGet(g), ins.i32Mul, ins.localSet(blockBytes),
+      ins.localGet(blockBytes), ins.i32Const(2), ins.i32Mul, ins.localSet(block2),
+      ins.localGet(blockBytes), ins.i32Const(3), ins.i32Mul, ins.localSet(block3),
+      ins.localGet(rowBytes), ins.localGet(rowDim), ins.i32Mul, ins.localSet(stepBytes),
+      ins.localGet(scratch), ins.localGet(rowBytes), ins.i32Const(4), ins.i32Mul, ins.i32Add, ins.localSet(quadShift),
+      ins.localGet(channels), ins.localGet(blocks), ins.i32Mul, ins.localSet(cols),
+      ins.localGet(a0), ins.localSet(column),
       ...forRange(quad, quadCount, 1, [
         ...moveQuadParams({ c, q, arr, channels, blocks, column }, scratch, quadShift, scale, shift, false),
-        op.i32Const(0), op.localSet(pr),
+        ins.i32Const(0), ins.localSet(pr),
         ...forRange(pr, rowDim, 1, [
-          op.localGet(packed), op.localGet(pr), op.localGet(cols), op.i32Mul, op.i32Add, op.localGet(column), op.i32Add, op.localSet(src),
-          op.i32Const(0), op.localSet(d),
+          ins.localGet(packed), ins.localGet(pr), ins.localGet(cols), ins.i32Mul, ins.i32Add, ins.localGet(column), ins.i32Add, ins.localSet(src),
+          ins.i32Const(0), ins.localSet(d),
           ...forRange(d, rowBytes, 16, [
-            ...nextWord(0), ...nextWord(1), ...nextWord(2), ...nextWord(3), op.localTee(w), op.localGet(w),
-            vop.i8x16Shuffle(TRANSPOSE_4X4), op.localSet(w),
-            op.localGet(pr), op.localSet(j),
-            op.i32Const(0), op.localSet(bitShift),
-            op.localGet(out), op.localGet(pr), op.localGet(rowBytes), op.i32Mul, op.i32Add, op.localGet(d), op.i32Add, op.localSet(outj),
-            op.localGet(d), op.i32Const(2), op.i32Shl, op.localTee(sp), op.localGet(quadShift), op.i32Add, op.localSet(zp),
-            ...addTo(sp, op.localGet(scratch)),
-            op.block, op.loop,
-            op.localGet(j), op.localGet(g), op.i32GeU, op.brIf(1),
-            op.localGet(w), op.localGet(bitShift), vop.i8x16ShrU, op.localGet(vm), vop.and, op.localSet(b),
-            op.localGet(b), vop.i16x8ExtendLowI8x16U, op.localSet(h),
-            ...value(vop.i32x4ExtendLowI16x8U, 0, []),
-            ...value(vop.i32x4ExtendHighI16x8U, 1, [op.localGet(blockBytes), op.i32Add]),
-            op.localGet(b), vop.i16x8ExtendHighI8x16U, op.localSet(h),
-            ...value(vop.i32x4ExtendLowI16x8U, 2, [op.localGet(block2), op.i32Add]),
-            ...value(vop.i32x4ExtendHighI16x8U, 3, [op.localGet(block3), op.i32Add]),
-            ...addTo(j, op.localGet(rowDim)),
-            ...addTo(bitShift, op.localGet(bits)),
-            ...addTo(outj, op.localGet(stepBytes)),
-            op.br(0),
-            op.end, op.end,
+            ...nextWord(0), ...nextWord(1), ...nextWord(2), ...nextWord(3), ins.localTee(w), ins.localGet(w),
+            ins.i8x16Shuffle(TRANSPOSE_4X4), ins.localSet(w),
+            ins.localGet(pr), ins.localSet(j),
+            ins.i32Const(0), ins.localSet(bitShift),
+            ins.localGet(out), ins.localGet(pr), ins.localGet(rowBytes), ins.i32Mul, ins.i32Add, ins.localGet(d), ins.i32Add, ins.localSet(outj),
+            ins.localGet(d), ins.i32Const(2), ins.i32Shl, ins.localTee(sp), ins.localGet(quadShift), ins.i32Add, ins.localSet(zp),
+            ...addTo(sp, ins.localGet(scratch)),
+            ins.block, ins.loop,
+            ins.localGet(j), ins.localGet(g), ins.i32GeU, ins.brIf(1),
+            ins.localGet(w), ins.localGet(bitShift), ins.i8x16ShrU, ins.localGet(vm), ins.v128And, ins.localSet(b),
+            ins.localGet(b), ins.i16x8ExtendLowI8x16U, ins.localSet(h),
+            ...value(ins.i32x4ExtendLowI16x8U, 0, []),
+            ...value(ins.i32x4ExtendHighI16x8U, 1, [ins.localGet(blockBytes), ins.i32Add]),
+            ins.localGet(b), ins.i16x8ExtendHighI8x16U, ins.localSet(h),
+            ...value(ins.i32x4ExtendLowI16x8U, 2, [ins.localGet(block2), ins.i32Add]),
+            ...value(ins.i32x4ExtendHighI16x8U, 3, [ins.localGet(block3), ins.i32Add]),
+            ...addTo(j, ins.localGet(rowDim)),
+            ...addTo(bitShift, ins.localGet(bits)),
+            ...addTo(outj, ins.localGet(stepBytes)),
+            ins.br(0),
+            ins.end, ins.end,
           ]),
         ]),
-        op.localGet(out), op.localGet(block3), op.i32Add, op.localGet(blockBytes), op.i32Add, op.localSet(out),
-        ...addTo(column, op.i32Const(4)),
+        ins.localGet(out), ins.localGet(block3), ins.i32Add, ins.localGet(blockBytes), ins.i32Add, ins.localSet(out),
+        ...addTo(column, ins.i32Const(4)),
       ]),
     ],
   };

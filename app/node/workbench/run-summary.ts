@@ -1,0 +1,29 @@
+import type { RunSummary } from '../../protocol/workbench-api.js';
+import type { RunRecord } from '../../record/run-record.js';
+
+/** One line of the run history: what ran, how fast, and what its cache cost against the fp16 baseline. */
+export function summarizeRun(record: RunRecord): RunSummary {
+  const quantized = record.settings.cacheMode === 'quantized';
+  return {
+    id: record.id,
+    createdAt: record.createdAt,
+    modelName: modelName(record),
+    cacheMode: record.settings.cacheMode,
+    backend: quantized ? String(record.settings.quantization.backend) : null,
+    nbits: quantized ? record.settings.quantization.nbits : null,
+    executionProvider: record.executionProvider,
+    tokens: record.generatedTokenIds.length,
+    decodeTokensPerSecond: record.timings.decodeTokensPerSecond,
+    totalKvBytes: record.kvBytesTotal.totalBytes,
+    fp16BaselineBytes: record.kvBytesTotal.fp16BaselineBytes,
+    stopReason: record.stopReason,
+  };
+}
+
+/** `synthetic` for the built-in models (their folder is a cache path nobody chose), else the folder's name. */
+function modelName(record: RunRecord): string {
+  const model = record.settings.model;
+  if (model === 'synthetic' || model === 'synthetic-hybrid') return model;
+  const parts = record.model.folder.split(/[\\/]/).filter((part) => part.length > 0);
+  return parts.at(-1) ?? record.model.folder;
+}

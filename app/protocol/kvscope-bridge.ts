@@ -1,0 +1,32 @@
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { RunSettings } from '../engine/types.js';
+import type { ApiErrorMessage, ApiRequestType, ApiResultMessage } from './api-messages.js';
+import type { ModelSource, RunEventHandlers, WorkbenchCommand } from './workbench-api.js';
+
+/**
+ * What the Electron preload exposes as `window.kvscope` (contextBridge): one function per capability
+ * (STYLE.md §3), never ipcRenderer. Each call resolves with the host's reply envelope rather than
+ * rejecting, because an Error crossing contextBridge loses its own fields (`code`, `fix`); the
+ * renderer's adapter (renderer/api/bridge-api.ts) turns an `error` reply into an ApiError.
+ */
+export interface KvscopeBridge {
+  readonly host: 'electron';
+  readonly protocolVersion: number;
+  environment(): Promise<BridgeReply<'environment'>>;
+  openModel(source: ModelSource, onnxFile?: string): Promise<BridgeReply<'open-model'>>;
+  pickModelFolder(): Promise<BridgeReply<'pick-model-folder'>>;
+  preflight(model: ModelSource, settings: QuantizedCacheSettings, options?: { sequenceLengths?: number[] }): Promise<BridgeReply<'preflight'>>;
+  /** The handlers are registered before the request goes out, so no event can arrive unrouted. */
+  startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<BridgeReply<'start-run'>>;
+  cancelRun(runId: string): Promise<BridgeReply<'cancel-run'>>;
+  listRuns(): Promise<BridgeReply<'list-runs'>>;
+  loadRun(runId: string): Promise<BridgeReply<'load-run'>>;
+  deleteRun(runId: string): Promise<BridgeReply<'delete-run'>>;
+  exportRun(runId: string, format: 'json' | 'csv'): Promise<BridgeReply<'export-run'>>;
+  recentModels(): Promise<BridgeReply<'recent-models'>>;
+  /** menu commands and dropped folders; returns an unsubscribe function */
+  onCommand(listener: (command: WorkbenchCommand) => void): () => void;
+}
+
+/** The host's reply to one request of type `T`. */
+export type BridgeReply<T extends ApiRequestType> = ApiResultMessage<T> | ApiErrorMessage;

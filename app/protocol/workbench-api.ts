@@ -1,0 +1,107 @@
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { ModelConfig } from '../config/model-config.js';
+import type { PreflightResult } from '../preflight/run-preflight.js';
+import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
+import type { ExecutionProviderName, RunSettings, StepMetrics } from '../engine/types.js';
+import type { GenerationResult } from '../engine/generation-result.js';
+import type { RunRecord } from '../record/run-record.js';
+import type { RunErrorPayload } from './messages.js';
+
+/**
+ * Everything the renderer may ask of the engine. Two implementations: the Electron preload
+ * (contextBridge, one function per capability) and the serve-mode WebSocket client. The renderer
+ * depends on this interface only (STYLE.md §3). Every value crossing it is plain, structured-clone
+ * and JSON safe; the host validates every request it receives.
+ */
+export interface WorkbenchApi {
+  /** which front end this is: features such as native dialogs differ */
+  readonly host: 'electron' | 'browser';
+  environment(): Promise<WorkbenchEnvironment>;
+  /** Opens a model folder (or a config.json / .onnx inside one) or an embedded synthetic model. Never throws for a bad model: problems come back as diagnostics. */
+  openModel(source: ModelSource, onnxFile?: string): Promise<ModelSummary>;
+  /** Native folder picker (Electron); null when cancelled or unsupported (browser: the UI asks for a path instead). */
+  pickModelFolder(): Promise<string | null>;
+  /** transformers' verdict plus what it misses, for this model and these settings */
+  preflight(model: ModelSource, settings: QuantizedCacheSettings, options?: { sequenceLengths?: number[] }): Promise<PreflightResult>;
+  /** Starts a run in the generation worker; events arrive through `handlers` until `done` or `error`. */
+  startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
+  cancelRun(runId: string): Promise<void>;
+  /** Saved runs, newest first. */
+  listRuns(): Promise<RunSummary[]>;
+  loadRun(runId: string): Promise<RunRecord>;
+  deleteRun(runId: string): Promise<void>;
+  /** The export's file name and content; Electron also offers a save dialog (`saved` is then the path written, or null when cancelled). */
+  exportRun(runId: string, format: 'json' | 'csv'): Promise<RunExport>;
+  recentModels(): Promise<ModelSource[]>;
+  /** Application menu commands and dropped folders (Electron); a no-op subscription in the browser. Returns an unsubscribe function. */
+  onCommand(listener: (command: WorkbenchCommand) => void): () => void;
+}
+
+export type ModelSource =
+  | { readonly kind: 'folder'; readonly path: string }
+  | { readonly kind: 'synthetic' | 'synthetic-hybrid' };
+
+export interface WorkbenchEnvironment {
+  readonly kvscopeVersion: string;
+  readonly ortVersion: string;
+  readonly platform: string;
+  readonly executionProviders: readonly { readonly name: ExecutionProviderName; readonly available: boolean; readonly reason?: string }[];
+  /** the model `npm start` opens first */
+  readonly defaultModel: ModelSource;
+}
+
+export interface ModelSummary {
+  readonly source: ModelSource;
+  /** a name for titles and lists: folder name or `synthetic` */
+  readonly displayName: string;
+  /** the model folder on disk (for synthetic models, where the builder put it) */
+  readonly folder: string | null;
+  /** every graph file found, relative to the folder, and the one checked */
+  readonly onnxFiles: readonly string[];
+  readonly onnxFile: string | null;
+  /** null when config.json could not be read (see diagnostics) */
+  readonly config: ModelConfig | null;
+  readonly kvDtype: 'float32' | 'float16' | null;
+  /** folder, tokenizer and graph-vs-config findings; errors mean no run can start */
+  readonly diagnostics: readonly ModelDiagnostic[];
+  readonly ok: boolean;
+}
+
+export interface RunEventHandlers {
+  onText(delta: string, tokenIds: readonly number[]): void;
+  onMetrics(steps: readonly StepMetrics[]): void;
+  onDone(result: GenerationResult, savedRunId: string | null): void;
+  onError(error: RunErrorPayload): void;
+}
+
+export interface RunTicket { readonly runId: string }
+
+export interface RunSummary {
+  readonly id: string;
+  readonly createdAt: string;
+  readonly modelName: string;
+  readonly cacheMode: RunSettings['cacheMode'];
+  readonly backend: string | null;
+  readonly nbits: number | null;
+  readonly executionProvider: ExecutionProviderName;
+  readonly tokens: number;
+  readonly decodeTokensPerSecond: number;
+  readonly totalKvBytes: number;
+  readonly fp16BaselineBytes: number;
+  readonly stopReason: GenerationResult['stopReason'];
+}
+
+export interface RunExport {
+  readonly fileName: string;
+  readonly mimeType: string;
+  readonly content: string;
+  readonly saved: string | null;
+}
+
+export type WorkbenchCommand =
+  | { readonly type: 'open-model' }
+  | { readonly type: 'open-recent'; readonly source: ModelSource }
+  | { readonly type: 'model-dropped'; readonly path: string }
+  | { readonly type: 'run' }
+  | { readonly type: 'stop' }
+  | { readonly type: 'export'; readonly format: 'json' | 'csv' };

@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { decodeOnnxModel, OnnxDataType, type OnnxModel } from './onnx-schema.js';
+import { buildSyntheticModel, SYNTHETIC_ONNX_PATH, type SyntheticModelFolder } from './synthetic-model.js';
+import { SYNTHETIC_FORMAT_VERSION, type SyntheticModelKind } from './synthetic-spec.js';
+
+/**
+ * sha256 of onnx/model.onnx per format version. A generator change that moves these must bump
+ * SYNTHETIC_FORMAT_VERSION (cached folders are keyed by it, so users get the new model) and record
+ * the new hashes here.
+ */
+const PINNED_ONNX_SHA256: Record<number, Record<SyntheticModelKind, string>> = {
+  1: {
+    'synthetic': 'a79fc584bb05de2c2838913d8d747faf81de3a97e562c9c45facbefcce7b8f7e',
+    'synthetic-hybrid': '086ca66411c9f23747922f624751cae2f47af3113ccd57529d8e8b6eaedbf3da',
+  },
+};
+
+/** The ops a Llama export uses: all in the default domain, all run by ORT's CPU and WebGPU EPs. */
+const STANDARD_OPS = new Set([
+  'Add', 'And', 'Cast', 'Concat', 'Cos', 'Div', 'Gather', 'Greater', 'LessOrEqual', 'MatMul', 'Mul', 'Neg', 'Pow',
+  'Range', 'Reciprocal', 'ReduceMean', 'Reshape', 'Shape', 'Sigmoid', 'Sin', 'Softmax', 'Split', 'Sqrt', 'Squeeze',
+  'Sub', 'Tile', 'Transpose', 'Unsqueeze', 'Where',
+]);
+
+const built = new Map<SyntheticModelKind, { folder: SyntheticModelFolder; ms: number }>();
+function build(kind: SyntheticModelKind): { folder: SyntheticModelFolder; ms: number } {
+  const cached = built.get(kind);
+  if (cached !== undefined) return cached;
+  const start = performance.now();
+  const folder = buildSyntheticModel(kind);
+  const result = { folder, ms: performance.now() - start };
+  built.set(kind, result);
+  return result;
+}
+
+function onnxBytes(kind: SyntheticModelKind): Uint8Array {
+  const file = build(kind).folder.files.find((candidate) => candidate.path === SYNTHETIC_ONNX_PATH);
+  if (file === undefined || typeof file.content === 'string') throw new Error('no onnx/model.onnx');
+  return file.content;
+}
+
+function decoded(kind: SyntheticModelKind): OnnxModel {
+  return decodeOnnxModel(onnxBytes(kind));
+}
+
+const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+describe('buildSyntheticModel', () => {
+  it('writes the Hugging Face folder layout in a few seconds', () => {
+    const { folder, ms } = build('synthetic');
+    expect(folder.files.map((file) => file.path)).toEqual([
+      'config.json', 'generation_config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx',
+    ]);
+    expect(ms).toBeLessThan(5000);
+    // 23.5M float32 parameters
+    expect(onnxBytes('synthetic').byteLength).toBeGreaterThan(94e6);
+    expect(onnxBytes('synthetic').byteLength).toBeLessThan(96e6);
+  });
+
+  it('is deterministic: the bytes pinned for this format version, on any machine, in any run', () => {
+    expect({
+      'synthetic': sha256(onnxBytes('synthetic')),
+      'synthetic-hybrid': sha256(onnxBytes('synthetic-hybrid')),
+    }, 'the generator changed: bump SYNTHETIC_FORMAT_VERSION and pin the new hashes').toEqual(PINNED_ONNX_SHA256[SYNTHETIC_FORMAT_VERSION]);
+  });
+
+  it('is an opset-17 graph of standard ops, with no KV expansion and no casts on the cache', () => {
+    const model = decoded('synthetic');
+    expect(model.irVersion).toBe(8);
+    expect(model.opsetImport).toEqual([{ version: 17 }]);
+    const ops = model.graph.node.map((node) => node.opType);
+    expect(ops.filter((op) => !STANDARD_OPS.has(op))).toEqual([]);
+    expect(model.graph.node.every((node) => node.domain === undefined || node.domain === '')).toBe(true);
+    expect(ops).not.toContain('Expand');
+    // int64 → float for RoPE positions, int64 → bool for the padding mask: nothing else
+    expect(ops.filter((op) => op === 'Cast')).toHaveLength(2);
+    // the present.* outputs come straight from a Concat of the past input and the new keys/values
+    for (const node of model.graph.node.filter((candidate) => candidate.output[0]?.startsWith('present.'))) {
+      expect(node.opType).toBe('Concat');
+      expect(node.input[0]).toMatch(/^past_key_values\.\d+\.(key|value)$/);
+    }
+  });
+
+  it('holds 23.5M float32 parameters under HF names, with the mask built once per layer kind', () => {
+    const model = decoded('synthetic-hybrid');
+    const parameters = model.graph.initializer
+      .filter((tensor) => tensor.dataType === OnnxDataType.FLOAT && tensor.dims.length > 0 && tensor.dims.reduce((a, b) => a * b, 1) > 64);
+    const count = parameters.reduce((sum, tensor) => sum + tensor.dims.reduce((a, b) => a * b, 1), 0);
+    expect(count).toBe(512 * 512 * 2 + 8 * (512 * 512 * 2 + 512 * 256 * 2 + 3 * 512 * 1376 + 2 * 512) + 512 + 512);
+    const names = new Set(parameters.map((tensor) => tensor.name));
+    expect(names).toContain('model.embed_tokens.weight');
+    expect(names).toContain('model.layers.7.self_attn.k_proj.weight.T');
+    expect(names).toContain('lm_head.weight.T');
+    // one causal mask and one sliding-window mask, shared by the layers of each kind
+    expect(model.graph.node.filter((node) => node.opType === 'LessOrEqual')).toHaveLength(2);
+    expect(model.graph.node.filter((node) => node.opType === 'Greater')).toHaveLength(1);
+    expect(decoded('synthetic').graph.node.filter((node) => node.opType === 'Greater')).toHaveLength(0);
+  });
+});

@@ -1,0 +1,365 @@
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
+import type { ModelConfig } from '../../app/config/model-config.js';
+import type { GenerationResult } from '../../app/engine/generation-result.js';
+import type { StepMetrics } from '../../app/engine/types.js';
+import type { Diagnostic } from '../../app/preflight/diagnostic.js';
+import { runPreflight } from '../../app/preflight/run-preflight.js';
+import type { RunErrorPayload } from '../../app/protocol/messages.js';
+import type { ModelSource, WorkbenchApi, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
+import type { RunRecord } from '../../app/record/run-record.js';
+import { downloadText } from '../platform/download.js';
+import { fromRunError, fromThrown, type ErrorInfo } from '../store/error-info.js';
+import { modelArgument, sameSource } from '../store/model-slice.js';
+import { isRunActive } from '../store/run-slice.js';
+import { toRunSettings } from '../store/settings-slice.js';
+import type { WorkbenchStore } from '../store/workbench-store.js';
+import { buffersForRecord, buffersForRun, type RunBuffers } from './live-buffers.js';
+
+export interface ControllerOptions {
+  /** the inline preflight waits this long after the last edit */
+  readonly preflightDelayMs?: number;
+  /** saves a download in the browser (tests replace it) */
+  readonly download?: (fileName: string, mimeType: string, content: string) => void;
+}
+
+/**
+ * Everything the workbench does with the engine, framework-free: it calls the WorkbenchApi, writes
+ * lifecycle state to the store, and streams metrics and text into buffers outside React (STYLE.md
+ * §11). Components call its methods and select state; they never call the API themselves.
+ */
+export class WorkbenchController {
+  readonly api: WorkbenchApi;
+  readonly store: WorkbenchStore;
+  readonly #preflightDelayMs: number;
+  readonly #download: (fileName: string, mimeType: string, content: string) => void;
+  readonly #disposers: (() => void)[] = [];
+  #live: { readonly serial: number; readonly buffers: RunBuffers } | null = null;
+  readonly #saved = new Map<string, RunBuffers>();
+  #preflightTimer: ReturnType<typeof setTimeout> | undefined;
+  #cancelRequested = false;
+  #disposed = false;
+
+  constructor(api: WorkbenchApi, store: WorkbenchStore, options: ControllerOptions = {}) {
+    this.api = api;
+    this.store = store;
+    this.#preflightDelayMs = options.preflightDelayMs ?? 200;
+    this.#download = options.download ?? downloadText;
+  }
+
+  /** Loads the environment, opens its default model and the run history, and listens for menu commands. */
+  async start(): Promise<void> {
+    this.#disposers.push(this.api.onCommand((command) => void this.handleCommand(command)));
+    this.#disposers.push(this.store.subscribe((state, previous) => {
+      if (state.form !== previous.form || state.model.summary !== previous.model.summary) this.#schedulePreflight();
+    }));
+    const history = this.refreshHistory();
+    const recent = this.#refreshRecent();
+    try {
+      const environment = await this.api.environment();
+      this.store.getState().environmentLoaded(environment);
+      const form = this.store.getState().form;
+      const current = environment.executionProviders.find((ep) => ep.name === form.executionProvider);
+      if (current !== undefined && !current.available) {
+        const available = environment.executionProviders.find((ep) => ep.available);
+        if (available !== undefined) this.store.getState().updateForm({ executionProvider: available.name });
+      }
+      await this.openModel(environment.defaultModel);
+    } catch (error) {
+      const info = fromThrown(error, 'internal', 'Check that the kvscope host is running, then reload the window.');
+      this.store.getState().environmentFailed(info);
+      this.#notifyError('The workbench could not reach its engine', info);
+    }
+    await Promise.all([history, recent]);
+  }
+
+  dispose(): void {
+    this.#disposed = true;
+    clearTimeout(this.#preflightTimer);
+    for (const dispose of this.#disposers.splice(0)) dispose();
+  }
+
+  // ---- model -------------------------------------------------------------------------------
+
+  async openModel(source: ModelSource, onnxFile?: string): Promise<void> {
+    const state = this.store.getState();
+    state.modelLoading(source);
+    try {
+      const summary = await this.api.openModel(source, onnxFile);
+      if (!sameSource(this.store.getState().model.source, source)) return; // another model was asked for meanwhile
+      this.store.getState().modelLoaded(summary, summary.config === null ? null : layerVerdict(summary.config));
+    } catch (error) {
+      const info = fromThrown(error, 'invalid-input', 'Choose a folder that holds config.json, an onnx/ graph and tokenizer.json.');
+      this.store.getState().modelFailed(source, info);
+    }
+    await this.#refreshRecent();
+  }
+
+  /** The browser's path field (and a dropped file:// URI). */
+  async openFolderPath(path: string): Promise<void> {
+    const trimmed = path.trim();
+    if (trimmed.length === 0) {
+      this.store.getState().modelFailed({ kind: 'folder', path: '' }, {
+        code: 'invalid-input', message: 'No folder path was given.', fix: 'Type the absolute path of a model folder (the one holding config.json).',
+      });
+      return;
+    }
+    await this.openModel({ kind: 'folder', path: trimmed });
+  }
+
+  /** Ctrl/Cmd+O: the native picker in Electron; the path field in the browser. */
+  async openModelDialog(): Promise<void> {
+    if (this.api.host !== 'electron') {
+      this.store.getState().requestFocus('model-path');
+      return;
+    }
+    try {
+      const path = await this.api.pickModelFolder();
+      if (path !== null) await this.openModel({ kind: 'folder', path });
+    } catch (error) {
+      this.#notifyError('The folder picker failed', fromThrown(error));
+    }
+  }
+
+  async selectOnnxFile(onnxFile: string): Promise<void> {
+    const source = this.store.getState().model.source;
+    if (source !== null) await this.openModel(source, onnxFile);
+  }
+
+  // ---- runs --------------------------------------------------------------------------------
+
+  /** The live run's buffers, when `serial` names the live run. */
+  liveBuffers(serial: number): RunBuffers | null {
+    return this.#live !== null && this.#live.serial === serial ? this.#live.buffers : null;
+  }
+
+  async startRun(): Promise<void> {
+    const state = this.store.getState();
+    if (isRunActive(state.run.status)) return;
+    const summary = state.model.summary;
+    if (state.model.status !== 'ready' || summary === null || state.model.source === null) {
+      this.#notifyError('No model to run', { code: 'invalid-input', message: 'Open a model before starting a run.', fix: 'Pick a synthetic model or open a model folder (Ctrl+O).' });
+      return;
+    }
+    if (!summary.ok) {
+      const first = summary.diagnostics.find((d) => d.severity === 'error');
+      this.#notifyError('This model cannot run', {
+        code: first?.code ?? 'invalid-input',
+        message: first?.message ?? 'The model checks found errors.',
+        ...(first?.fix !== undefined ? { fix: first.fix } : {}),
+      });
+      return;
+    }
+    const settings = toRunSettings(state.form, modelArgument(state.model.source), summary.onnxFile);
+    const serial = state.runStarting(settings);
+    const buffers = buffersForRun(settings, summary);
+    this.#live = { serial, buffers };
+    this.#cancelRequested = false;
+    state.setView('live');
+
+    let streaming = false;
+    const markStreaming = (): void => {
+      if (streaming) return;
+      streaming = true;
+      this.store.getState().runStreaming(serial);
+    };
+    const isCurrent = (): boolean => this.#live?.serial === serial;
+    try {
+      const ticket = await this.api.startRun(settings, {
+        onText: (delta: string, tokenIds: readonly number[]) => {
+          if (!isCurrent()) return;
+          buffers.text.append(delta, tokenIds);
+          markStreaming();
+        },
+        onMetrics: (steps: readonly StepMetrics[]) => {
+          if (!isCurrent()) return;
+          buffers.metrics.append(steps);
+          markStreaming();
+        },
+        onDone: (result: GenerationResult, savedRunId: string | null) => {
+          this.store.getState().runFinished(serial, result, savedRunId);
+          void this.refreshHistory();
+        },
+        onError: (error: RunErrorPayload) => {
+          this.store.getState().runFailed(serial, fromRunError(error));
+        },
+      });
+      this.store.getState().runStarted(serial, ticket.runId);
+      if (this.#cancelRequested && isRunActive(this.store.getState().run.status)) await this.api.cancelRun(ticket.runId);
+    } catch (error) {
+      this.store.getState().runFailed(serial, fromThrown(error, 'internal', 'Check the settings and try again; if it keeps failing, restart kvscope.'));
+    }
+  }
+
+  /** Esc: asks the engine to stop at the next step; the run then ends as `cancelled`. */
+  async cancelRun(): Promise<void> {
+    const run = this.store.getState().run;
+    if (!isRunActive(run.status)) return;
+    this.store.getState().runCancelling(run.serial);
+    if (run.runId === null) {
+      this.#cancelRequested = true; // the ticket has not arrived yet; cancel when it does
+      return;
+    }
+    try {
+      await this.api.cancelRun(run.runId);
+    } catch (error) {
+      this.#notifyError('The run could not be cancelled', fromThrown(error));
+    }
+  }
+
+  // ---- history -----------------------------------------------------------------------------
+
+  async refreshHistory(): Promise<void> {
+    this.store.getState().historyLoading();
+    try {
+      this.store.getState().historyLoaded(await this.api.listRuns());
+    } catch (error) {
+      this.store.getState().historyFailed(fromThrown(error));
+    }
+  }
+
+  async openSavedRun(runId: string): Promise<void> {
+    this.store.getState().savedRunLoading(runId);
+    try {
+      const record = await this.api.loadRun(runId);
+      this.#saved.set(runId, buffersForRecord(record));
+      this.store.getState().savedRunLoaded(record);
+    } catch (error) {
+      this.store.getState().savedRunFailed(runId, fromThrown(error, 'invalid-input', 'The record may be from a newer kvscope or damaged; delete it or open it with the version that wrote it.'));
+    }
+  }
+
+  /** A saved run's buffers (built once from its record). */
+  savedBuffers(record: RunRecord): RunBuffers {
+    let buffers = this.#saved.get(record.id);
+    if (buffers === undefined) {
+      buffers = buffersForRecord(record);
+      this.#saved.set(record.id, buffers);
+    }
+    return buffers;
+  }
+
+  async compareRuns(): Promise<void> {
+    const ids = this.store.getState().compare.runIds;
+    if (ids.length !== 2) {
+      this.#notifyError('Pick two runs', { code: 'invalid-input', message: 'Comparing needs exactly two runs.', fix: 'Tick two runs in the history list, then press Compare.' });
+      return;
+    }
+    this.store.getState().compareLoading();
+    try {
+      const [a, b] = await Promise.all(ids.map((id) => this.api.loadRun(id)));
+      this.store.getState().compareLoaded([a!, b!]);
+    } catch (error) {
+      this.store.getState().compareFailed(fromThrown(error));
+    }
+  }
+
+  async deleteRun(runId: string): Promise<void> {
+    try {
+      await this.api.deleteRun(runId);
+      this.#saved.delete(runId);
+      this.store.getState().runDeleted(runId);
+      this.store.getState().pushNotice({ tone: 'info', title: `Deleted run ${runId}` });
+    } catch (error) {
+      this.#notifyError('The run could not be deleted', fromThrown(error));
+    }
+    await this.refreshHistory();
+  }
+
+  async exportRun(runId: string, format: 'json' | 'csv'): Promise<void> {
+    try {
+      const exported = await this.api.exportRun(runId, format);
+      if (exported.saved !== null) {
+        this.store.getState().pushNotice({ tone: 'success', title: `Exported ${format.toUpperCase()}`, text: `Saved to ${exported.saved}` });
+        return;
+      }
+      if (this.api.host === 'electron') return; // the save dialog was cancelled
+      this.#download(exported.fileName, exported.mimeType, exported.content);
+      this.store.getState().pushNotice({ tone: 'success', title: `Exported ${format.toUpperCase()}`, text: `Downloaded ${exported.fileName}` });
+    } catch (error) {
+      this.#notifyError('The export failed', fromThrown(error));
+    }
+  }
+
+  /** The menu's Export: the saved run on screen, else the live run once saved. */
+  async exportCurrent(format: 'json' | 'csv'): Promise<void> {
+    const state = this.store.getState();
+    const runId = state.view === 'saved' ? state.savedRun.runId : state.run.savedRunId;
+    if (runId === null) {
+      this.#notifyError('Nothing to export', { code: 'invalid-input', message: 'No saved run is on screen.', fix: 'Finish a run, or open one from the history, then export it.' });
+      return;
+    }
+    await this.exportRun(runId, format);
+  }
+
+  // ---- commands ----------------------------------------------------------------------------
+
+  /** Menu commands (Electron) and the keyboard shortcuts both land here. */
+  async handleCommand(command: WorkbenchCommand): Promise<void> {
+    if (this.#disposed) return;
+    switch (command.type) {
+      case 'open-model': return this.openModelDialog();
+      case 'open-recent': return this.openModel(command.source);
+      case 'model-dropped': return this.openModel({ kind: 'folder', path: command.path });
+      case 'run': return this.startRun();
+      case 'stop': return this.cancelRun();
+      case 'export': return this.exportCurrent(command.format);
+      default: {
+        const unknown: never = command;
+        this.#notifyError('Unknown command', { code: 'protocol', message: `The host sent a command this window does not know: ${JSON.stringify(unknown)}.`, fix: 'Restart kvscope so that the window and the host are the same version.' });
+      }
+    }
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  #notifyError(title: string, error: ErrorInfo): void {
+    this.store.getState().pushNotice({ tone: 'error', title, error });
+  }
+
+  async #refreshRecent(): Promise<void> {
+    try {
+      this.store.getState().recentModelsLoaded(await this.api.recentModels());
+    } catch {
+      // Recents are a convenience: a failure leaves the list as it was.
+    }
+  }
+
+  /** The inline preflight: the pure app/ preflight, debounced, for the model and cache settings on screen. */
+  #schedulePreflight(): void {
+    clearTimeout(this.#preflightTimer);
+    const state = this.store.getState();
+    const key = preflightKey(state.model.summary?.source ?? null, state.model.summary?.onnxFile ?? null, state.form);
+    if (state.preflight.key === key && state.preflight.status !== 'checking') return;
+    state.preflightChecking(key);
+    this.#preflightTimer = setTimeout(() => this.#runPreflight(key), this.#preflightDelayMs);
+  }
+
+  #runPreflight(key: string): void {
+    if (this.#disposed) return;
+    const state = this.store.getState();
+    const config = state.model.summary?.config ?? null;
+    if (config === null || state.form.cacheMode === 'dynamic') {
+      state.preflightDone(key, null);
+      return;
+    }
+    try {
+      state.preflightDone(key, runPreflight(config, state.form.quantization));
+    } catch (error) {
+      state.preflightFailed(key, fromThrown(error, 'invalid-input'));
+    }
+  }
+}
+
+function preflightKey(source: ModelSource | null, onnxFile: string | null, form: { cacheMode: string; quantization: object }): string {
+  return JSON.stringify([source, onnxFile, form.cacheMode, form.quantization]);
+}
+
+/** transformers' own verdict on the layer types (policy `all`), whatever the form's policy is. */
+export function layerVerdict(config: ModelConfig): Diagnostic | null {
+  try {
+    const result = runPreflight(config, { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, layerPolicy: 'all' });
+    return result.diagnostics.find((d) => d.code === 'unsupported-layer-types') ?? null;
+  } catch {
+    return null;
+  }
+}

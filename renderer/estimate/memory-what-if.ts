@@ -1,0 +1,192 @@
+import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
+import { flushSchedule } from '../../app/cache/flush-schedule.js';
+import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
+import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
+import { planCacheLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
+import type { ModelConfig } from '../../app/config/model-config.js';
+import type { CacheMode } from '../../app/engine/types.js';
+import { packedByteLength } from '../../app/quant/hqq/bitpack.js';
+import { paramShape } from '../../app/quant/hqq/grid.js';
+import { validateHqqParams } from '../../app/quant/hqq/validate.js';
+import { groupLayout, paramCount } from '../../app/quant/quanto/grouping.js';
+import { packedRowCount } from '../../app/quant/quanto/packing.js';
+import { validateQuantoParams } from '../../app/quant/quanto/params.js';
+import type { QuantParams, QuantizedTensor } from '../../app/quant/types.js';
+import type { KvDtype, KvShape } from '../../app/tensor/kv-tensor.js';
+
+/**
+ * The memory what-if: what the cache would store at a chosen context length, per layer type, before
+ * any run. Bytes come from app/cache/layer-memory.ts's `layerMemory` (the formula the engine reports
+ * with), fed with stores whose code and scale/zero arrays have the sizes the backends' own layout
+ * functions give (quanto `groupLayout` + `packedRowCount`, HQQ `validateHqqParams` + `packedByteLength`),
+ * and with the store/residual split that app/cache/flush-schedule.ts predicts. No formula is repeated
+ * here, so the estimate and a run's figures agree by construction.
+ */
+export interface WhatIfInput {
+  readonly config: ModelConfig;
+  readonly kvDtype: KvDtype;
+  readonly cacheMode: CacheMode;
+  readonly settings: QuantizedCacheSettings;
+  /** tokens of the prompt, quantized at once by the prefill (spec §1.3) */
+  readonly promptTokens: number;
+  /** tokens in the cache: prompt + generated */
+  readonly contextLength: number;
+}
+
+/** One group of layers of the same kind that get the same cache. */
+export interface WhatIfRow {
+  /** what the layers really are (`full_attention`, `sliding_attention`, `mamba`, …) */
+  readonly kind: string;
+  readonly plan: CacheLayerPlan;
+  readonly layers: readonly number[];
+  /** one layer's bytes; null where the layer keeps no KV cache or the backend refuses the shape */
+  readonly perLayer: LayerMemory | null;
+  /** the backend's refusal at this length, when there is one */
+  readonly error: string | null;
+}
+
+export interface WhatIfResult {
+  readonly rows: readonly WhatIfRow[];
+  /** field-wise sum over every layer */
+  readonly total: LayerMemory;
+  /** tokens a quantized layer holds in its store and in its full-precision residual */
+  readonly quantizedTokens: number;
+  readonly residualTokens: number;
+  /** residual flushes before reaching `contextLength` (single-token decoding) */
+  readonly flushes: number;
+}
+
+/** Context lengths above this are refused: the what-if allocates the stores' (lazily zeroed) arrays. */
+export const MAX_WHAT_IF_CONTEXT = 1 << 20;
+
+export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
+  const { config, settings } = input;
+  const contextLength = clampInteger(input.contextLength, 1, MAX_WHAT_IF_CONTEXT);
+  const promptTokens = clampInteger(input.promptTokens, 1, contextLength);
+  const schedule = flushSchedule(promptTokens, settings.residualLength, contextLength - promptTokens, 1);
+  const last = schedule.rows[schedule.rows.length - 1]!;
+  const plans = layerPlans(config, input.cacheMode, settings);
+  const geometry = pairGeometry(config, input.kvDtype);
+
+  const memoByPlan = new Map<CacheLayerPlan, { memory: LayerMemory | null; error: string | null }>();
+  const memoryFor = (plan: CacheLayerPlan): { memory: LayerMemory | null; error: string | null } => {
+    const cached = memoByPlan.get(plan);
+    if (cached !== undefined) return cached;
+    const computed = planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength);
+    memoByPlan.set(plan, computed);
+    return computed;
+  };
+
+  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; layers: number[] }>();
+  config.layers.layers.forEach((layer, index) => {
+    const plan = plans[index] ?? 'none';
+    const key = `${layer.actualKind}/${plan}`;
+    const group = groups.get(key) ?? { kind: layer.actualKind, plan, layers: [] };
+    group.layers.push(index);
+    groups.set(key, group);
+  });
+
+  let total = EMPTY_LAYER_MEMORY;
+  const rows: WhatIfRow[] = [];
+  for (const group of groups.values()) {
+    const { memory, error } = memoryFor(group.plan);
+    if (memory !== null) for (let i = 0; i < group.layers.length; i++) total = addLayerMemory(total, memory);
+    rows.push({ kind: group.kind, plan: group.plan, layers: group.layers, perLayer: memory, error });
+  }
+  const quantizing = input.cacheMode === 'quantized';
+  return {
+    rows,
+    total,
+    quantizedTokens: quantizing ? last.storeTokens : 0,
+    residualTokens: quantizing ? last.residualTokens : contextLength,
+    flushes: quantizing ? schedule.flushSteps.length : 0,
+  };
+}
+
+/**
+ * The plan a run would build (app/engine/plan-run-cache.ts): the layer policy over what each layer
+ * really is, and no cache where the layer keeps none (mamba, conv, shared-KV layers).
+ */
+function layerPlans(config: ModelConfig, cacheMode: CacheMode, settings: QuantizedCacheSettings): CacheLayerPlan[] {
+  const layers = config.layers.layers;
+  if (cacheMode === 'dynamic') return layers.map((layer) => (layer.hasKvCache ? 'dynamic' : 'none'));
+  let kinds: CacheLayerPlan[];
+  try {
+    kinds = planCacheLayers(config.layers.actualKinds, settings.layerPolicy);
+  } catch {
+    // An unknown layer type: the engine refuses it; the what-if keeps such layers full precision.
+    kinds = layers.map((layer) => (layer.actualKind === 'full_attention' ? 'quantized' : 'dynamic'));
+  }
+  return kinds.map((kind, index) => (layers[index]?.hasKvCache === false ? 'none' : kind));
+}
+
+/** K and V of one layer: `[1, kvHeads, seq, headDim]` in the model's KV dtype. */
+export function pairGeometry(config: ModelConfig, dtype: KvDtype): KvPairGeometry {
+  const side = { batch: 1, kvHeads: config.geometry.numKeyValueHeads, headDim: config.geometry.headDim, dtype };
+  return { key: side, value: side };
+}
+
+function planMemory(
+  plan: CacheLayerPlan, geometry: KvPairGeometry, settings: QuantizedCacheSettings,
+  storeTokens: number, residualTokens: number, contextLength: number,
+): { memory: LayerMemory | null; error: string | null } {
+  if (plan === 'none') return { memory: null, error: null };
+  if (plan === 'dynamic') {
+    return { memory: layerMemory({ geometry, quantizedTokens: 0, fullPrecisionTokens: contextLength, stores: [], workingBytes: 0 }), error: null };
+  }
+  try {
+    const stores = storesOfShape(settings, geometry, storeTokens);
+    return { memory: layerMemory({ geometry, quantizedTokens: storeTokens, fullPrecisionTokens: residualTokens, stores, workingBytes: 0 }), error: null };
+  } catch (error) {
+    return { memory: null, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** The key and value stores a quantized layer holds for `tokens` quantized tokens (none for 0). */
+export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number): QuantizedTensor[] {
+  if (tokens === 0) return [];
+  return [
+    storeOfShape(settings, settings.axisKey, geometry.key.kvHeads, tokens, geometry.key.headDim, geometry.key.dtype),
+    storeOfShape(settings, settings.axisValue, geometry.value.kvHeads, tokens, geometry.value.headDim, geometry.value.dtype),
+  ];
+}
+
+/**
+ * A store with the byte layout the backend would produce for a `[1, kvHeads, tokens, headDim]`
+ * tensor: packed codes and scale/zero arrays of the library's sizes (their contents are not read).
+ */
+function storeOfShape(settings: QuantizedCacheSettings, axis: number, kvHeads: number, tokens: number, headDim: number, dtype: KvDtype): QuantizedTensor {
+  const shape: KvShape = [1, kvHeads, tokens, headDim];
+  const params: QuantParams = { nbits: settings.nbits, axis, groupSize: settings.groupSize };
+  if (settings.backend === 'quanto') {
+    const checked = validateQuantoParams(params);
+    const layout = groupLayout(shape, checked.axis, checked.groupSize);
+    const groups = paramCount(layout);
+    return {
+      backend: 'quanto', params: checked, shape, dtype,
+      gridShape: [layout.rows, layout.cols],
+      // [ceil(rows / (8 / bits)), cols] bytes (quanto packing.ts)
+      packed: new Uint8Array(packedRowCount(layout.rows, checked.nbits) * layout.cols),
+      paramShape: layout.paramShape,
+      scale: new Float32Array(groups),
+      zero: new Float32Array(groups),
+    };
+  }
+  if (settings.backend === 'hqq') {
+    const grid = validateHqqParams(shape, params);
+    return {
+      backend: 'hqq', params, shape, dtype,
+      gridShape: [grid.rows, grid.cols],
+      packed: new Uint8Array(packedByteLength(grid.rows, grid.cols, params.nbits)),
+      paramShape: paramShape(grid),
+      scale: new Float32Array(grid.groups),
+      zero: new Float32Array(grid.groups),
+    };
+  }
+  throw new Error(`Unknown backend ${JSON.stringify(settings.backend)}: choose quanto or hqq.`);
+}
+
+function clampInteger(value: number, min: number, max: number): number {
+  if (!Number.isFinite(value)) return min;
+  return Math.min(max, Math.max(min, Math.floor(value)));
+}

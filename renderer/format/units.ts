@@ -1,0 +1,67 @@
+/**
+ * Number formatting for the UI: every figure that matters carries its unit (STYLE.md §12).
+ * Binary prefixes for bytes (KiB, MiB) as the CLI prints them.
+ */
+
+export interface ByteUnit {
+  readonly label: 'B' | 'KiB' | 'MiB' | 'GiB';
+  readonly bytes: number;
+}
+
+const BYTE_UNITS: readonly ByteUnit[] = [
+  { label: 'GiB', bytes: 1024 ** 3 },
+  { label: 'MiB', bytes: 1024 ** 2 },
+  { label: 'KiB', bytes: 1024 },
+  { label: 'B', bytes: 1 },
+];
+
+/** The largest unit in which `maxBytes` is at least 1 (a chart's axis unit, fixed for a run). */
+export function byteUnitFor(maxBytes: number): ByteUnit {
+  for (const unit of BYTE_UNITS) if (Math.abs(maxBytes) >= unit.bytes) return unit;
+  return BYTE_UNITS[BYTE_UNITS.length - 1]!;
+}
+
+/** `1.23 MiB`, `512 B`; three significant digits. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '–';
+  const unit = byteUnitFor(bytes);
+  const value = bytes / unit.bytes;
+  return unit.label === 'B' ? `${Math.round(value)} B` : `${significant(value, 3)} ${unit.label}`;
+}
+
+/** Three significant digits without exponent notation for ordinary magnitudes. */
+export function significant(value: number, digits = 3): string {
+  if (!Number.isFinite(value)) return '–';
+  if (value === 0) return '0';
+  const magnitude = Math.floor(Math.log10(Math.abs(value)));
+  const decimals = Math.max(0, digits - 1 - magnitude);
+  return value.toFixed(Math.min(decimals, 6));
+}
+
+/** Small errors (1e-2 … 1e-5) in scientific notation, as the CLI prints them. */
+export function formatError(value: number): string {
+  if (Number.isNaN(value)) return '–';
+  if (value === Infinity) return '∞';
+  if (value === 0) return '0';
+  return value.toExponential(2);
+}
+
+export function formatPercent(share: number): string {
+  if (!Number.isFinite(share)) return '–';
+  return `${(share * 100).toFixed(1)} %`;
+}
+
+export function formatTokensPerSecond(value: number): string {
+  return Number.isFinite(value) && value > 0 ? `${significant(value, 3)} tok/s` : '–';
+}
+
+export function formatMs(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return value >= 1000 ? `${significant(value / 1000, 3)} s` : `${significant(value, 3)} ms`;
+}
+
+/** Compression against a baseline: `2.91× smaller`. */
+export function formatRatio(baseline: number, actual: number): string {
+  if (!(baseline > 0) || !(actual > 0)) return '–';
+  return `${significant(baseline / actual, 3)}×`;
+}

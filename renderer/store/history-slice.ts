@@ -1,0 +1,77 @@
+import type { StateCreator } from 'zustand/vanilla';
+import type { RunSummary } from '../../app/protocol/workbench-api.js';
+import type { RunRecord } from '../../app/record/run-record.js';
+import type { ErrorInfo } from './error-info.js';
+import type { LoadStatus } from './model-slice.js';
+import type { WorkbenchState } from './workbench-state.js';
+
+export type MainView = 'live' | 'saved' | 'compare' | 'history';
+
+export interface SavedRunState {
+  readonly status: LoadStatus;
+  readonly runId: string | null;
+  readonly record: RunRecord | null;
+  readonly error: ErrorInfo | null;
+}
+
+export interface CompareState {
+  readonly status: LoadStatus;
+  /** the runs ticked for comparison, in the order ticked (two at most) */
+  readonly runIds: readonly string[];
+  readonly records: readonly [RunRecord, RunRecord] | null;
+  readonly error: ErrorInfo | null;
+}
+
+export interface HistorySlice {
+  readonly view: MainView;
+  readonly history: { readonly status: LoadStatus; readonly runs: readonly RunSummary[]; readonly error: ErrorInfo | null };
+  readonly savedRun: SavedRunState;
+  readonly compare: CompareState;
+  setView(view: MainView): void;
+  historyLoading(): void;
+  historyLoaded(runs: readonly RunSummary[]): void;
+  historyFailed(error: ErrorInfo): void;
+  savedRunLoading(runId: string): void;
+  savedRunLoaded(record: RunRecord): void;
+  savedRunFailed(runId: string, error: ErrorInfo): void;
+  /** ticks or unticks a run for comparison; a third tick replaces the oldest */
+  toggleCompare(runId: string): void;
+  compareLoading(): void;
+  compareLoaded(records: readonly [RunRecord, RunRecord]): void;
+  compareFailed(error: ErrorInfo): void;
+  runDeleted(runId: string): void;
+}
+
+export const INITIAL_SAVED_RUN: SavedRunState = { status: 'idle', runId: null, record: null, error: null };
+export const INITIAL_COMPARE: CompareState = { status: 'idle', runIds: [], records: null, error: null };
+
+export const createHistorySlice: StateCreator<WorkbenchState, [], [], HistorySlice> = (set) => ({
+  view: 'live',
+  history: { status: 'idle', runs: [], error: null },
+  savedRun: INITIAL_SAVED_RUN,
+  compare: INITIAL_COMPARE,
+  setView: (view) => set({ view }),
+  historyLoading: () => set((state) => ({ history: { ...state.history, status: 'loading' } })),
+  historyLoaded: (runs) => set((state) => ({
+    history: { status: 'ready', runs, error: null },
+    // ticks of runs that no longer exist go away
+    compare: { ...state.compare, runIds: state.compare.runIds.filter((id) => runs.some((run) => run.id === id)) },
+  })),
+  historyFailed: (error) => set((state) => ({ history: { ...state.history, status: 'error', error } })),
+  savedRunLoading: (runId) => set({ savedRun: { status: 'loading', runId, record: null, error: null }, view: 'saved' }),
+  savedRunLoaded: (record) => set((state) => (state.savedRun.runId === record.id ? { savedRun: { status: 'ready', runId: record.id, record, error: null } } : {})),
+  savedRunFailed: (runId, error) => set((state) => (state.savedRun.runId === runId ? { savedRun: { status: 'error', runId, record: null, error } } : {})),
+  toggleCompare: (runId) => set((state) => {
+    const ids = state.compare.runIds;
+    const runIds = ids.includes(runId) ? ids.filter((id) => id !== runId) : [...ids, runId].slice(-2);
+    return { compare: { ...state.compare, runIds } };
+  }),
+  compareLoading: () => set((state) => ({ compare: { ...state.compare, status: 'loading', error: null }, view: 'compare' })),
+  compareLoaded: (records) => set((state) => ({ compare: { ...state.compare, status: 'ready', records, error: null } })),
+  compareFailed: (error) => set((state) => ({ compare: { ...state.compare, status: 'error', records: null, error } })),
+  runDeleted: (runId) => set((state) => ({
+    history: { ...state.history, runs: state.history.runs.filter((run) => run.id !== runId) },
+    compare: { ...state.compare, runIds: state.compare.runIds.filter((id) => id !== runId), ...(state.compare.records?.some((r) => r.id === runId) ? { records: null, status: 'idle' as const } : {}) },
+    ...(state.savedRun.runId === runId ? { savedRun: INITIAL_SAVED_RUN, view: state.view === 'saved' ? ('history' as const) : state.view } : {}),
+  })),
+});
