@@ -52,4 +52,36 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // The renderer is browser code: it reaches the engine only through renderer/api (WorkbenchApi).
+    files: ['renderer/**/*.{ts,tsx}'],
+    ignores: ['renderer/**/*.test.{ts,tsx}', 'renderer/**/test-support/**', 'renderer/vite.config.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: nodePackages, message: 'renderer/ is browser code: ask the host through getWorkbenchApi() (renderer/api).' },
+          { group: ['electron', 'electron/*'], message: 'renderer/ never imports Electron: the preload exposes window.kvscope (STYLE.md §3).' },
+          { group: ['**/app/node/*', '**/app/node/**'], message: 'renderer/ may import only the browser-safe parts of app/.' },
+          { group: ['**/main/*', '**/main/**'], message: 'renderer/ may not import the hosts (main/).' },
+        ],
+      }],
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
+    },
+  },
+  {
+    // The preload is sandboxed: it can require only `electron` (and a few polyfills), not Node's
+    // modules, and it is bundled into one file. It talks to main through its two IPC channels only.
+    files: ['main/preload/**/*.ts'],
+    ignores: ['main/preload/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: nodePackages, message: 'A sandboxed preload cannot load Node modules.' },
+          { group: ['**/app/node/*', '**/app/node/**', '**/main/electron/**', '**/main/serve/**'], message: 'The preload is bundled alone; keep it to app/protocol and main/preload.' },
+        ],
+      }],
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
+    },
+  },
 );

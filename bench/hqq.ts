@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { goldenPath, hasShared } from '../app/node/golden.js';
-import { hqqQuantizer, quantizeHqq } from '../app/quant/hqq/hqq.js';
+import { createWasmThreadPool } from '../app/node/wasm-thread-pool.js';
+import { hqqQuantizer, quantizeHqq, setHqqThreadPool } from '../app/quant/hqq/hqq.js';
+import { hqqKernels } from '../app/quant/hqq/kernels.js';
 import type { EngineName } from '../app/quant/hqq/optimizer.js';
 import { normalSamples } from '../app/quant/hqq/normal-samples.js';
 import { kvTensor } from '../app/tensor/kv-tensor.js';
@@ -14,9 +16,10 @@ import type { BenchRow } from './types.js';
  * / 1e6. Quantize is the whole transformers call (validation, optimizer, packing, scale/zero cast);
  * dequantize writes into a preallocated output (`dequantizeInto`, as the cache uses it). Each figure
  * is the median of timed calls in interleaved rounds after warm-up calls, like the Python reference.
- * The reference figure is the faster of its two runs (A, B).
+ * The reference figure is the faster of its two runs (A, B). Like the reference (torch with 2 threads),
+ * the optimizer runs on 2 threads: this one and a worker_threads helper (app/node/wasm-thread-pool.ts).
  *
- * Run: `npx tsx bench/hqq.ts`
+ * Run: `npx tsx bench/hqq.ts` (`--threads=1` for the optimizer on this thread only)
  */
 interface Config { readonly nbits: 2 | 4 | 8; readonly axis: 0 | 1; readonly groupSize: number }
 
@@ -74,7 +77,22 @@ function seconds(run: () => unknown): number {
   return (performance.now() - t0) / 1e3;
 }
 
-export async function benchHqq(): Promise<BenchRow[]> {
+export interface HqqBenchOptions {
+  /** optimizer threads: 2 (default, a worker_threads helper) or 1 */
+  readonly threads?: 1 | 2;
+}
+
+export async function benchHqq(options: HqqBenchOptions = {}): Promise<BenchRow[]> {
+  const threads = options.threads ?? 2;
+  setHqqThreadPool(threads === 2 ? createWasmThreadPool(1) : null);
+  try {
+    return await benchRows(threads === 2 && hqqKernels()?.runner != null ? 2 : 1);
+  } finally {
+    setHqqThreadPool(null);
+  }
+}
+
+async function benchRows(threads: number): Promise<BenchRow[]> {
   const input = kvTensor(SHAPE, 'float32', normalSamples(SHAPE.reduce((a, b) => a * b, 1), 20251201));
   const bytes = input.data.byteLength;
   const out = new Float32Array(input.data.length);
@@ -99,7 +117,7 @@ export async function benchHqq(): Promise<BenchRow[]> {
   return CONFIGS.map((c, i) => {
     const reference = references.get(configName(c));
     const row: BenchRow = {
-      name: `${configName(c)} (${engines[i]})`,
+      name: `${configName(c)} (${engines[i]}${engines[i] === 'wasm' ? `, ${threads} thread${threads === 1 ? '' : 's'}` : ''})`,
       quantizeMBps: bytes / median(quantizeSeconds[i]!) / 1e6,
       dequantizeMBps: bytes / median(dequantizeSeconds[i]!) / 1e6,
     };
@@ -124,7 +142,8 @@ function formatTable(rows: readonly BenchRow[]): string {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const threads = process.argv.includes('--threads=1') ? 1 : 2;
   console.log(`HQQ port, input (${SHAPE.join(', ')}) float32, median of ${ROUNDS * QUANTIZE_CALLS_PER_ROUND} quantize and ` +
     `${ROUNDS * DEQUANTIZE_CALLS_PER_ROUND} dequantize calls per figure`);
-  console.log(formatTable(await benchHqq()));
+  console.log(formatTable(await benchHqq({ threads })));
 }

@@ -64,7 +64,8 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const reference = settings.reference ? new ReferenceLane(session, inputs, io.logits, laneOptions) : null;
   const logitsReader = new LogitsReader(io.logits);
   const sampler = createSampler(settings.sampling);
-  const stream = new TokenTextStream(request.decodeText);
+  // Detokenizing every step costs two tokenizer decodes (and their garbage): only for a listener.
+  const stream = observer.onText === undefined ? null : new TokenTextStream(request.decodeText);
   const memory = new ThrottledMemorySampler(request.sampleMemory, request.now);
   const eos = new Set(request.eosTokenIds);
   const now = request.now;
@@ -100,7 +101,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
           : await reference.step(stepTokens[0]!, logits, step);
       }
       generated.push(tokenId);
-      const delta = stream.push(tokenId);
+      const delta = stream?.push(tokenId) ?? '';
       if (delta !== '') observer.onText?.(delta, tokenId);
       const end = now();
       if (step === 0) prefillMs = end - start;
@@ -131,7 +132,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       if (generated.length >= settings.maxNewTokens) break;
       stepTokens = [tokenId];
     }
-    const tail = stream.flush();
+    const tail = stream?.flush() ?? '';
     if (tail !== '' && generated.length > 0) observer.onText?.(tail, generated[generated.length - 1]!);
     const kvBytes = lane.memory();
     const decodeTokens = Math.max(0, steps.length - 1);

@@ -6,13 +6,19 @@ import { int64Tensor, type HostTensor } from './host-tensor.js';
  * The non-cache inputs of one run: `input_ids` [1, n], `attention_mask` [1, past + n] of ones,
  * `position_ids` [1, n] = past…past+n-1 (HF's cumsum(mask) - 1 without padding), and
  * `num_logits_to_keep` = 1 so that a graph which supports it computes only the last row.
- * The mask is a view of one buffer of ones that grows by doubling, so decode steps allocate
- * nothing but the small id and position arrays.
+ * The mask is a view of one buffer of ones that grows by doubling, and a decode step's one-token id
+ * and position arrays are reused, so decode steps allocate no typed arrays (every allocation in the
+ * loop makes V8 scavenge sooner, and a scavenge while a step's present tensors are live promotes
+ * them: generation-speed.md). Reuse is safe because a session keeps no reference to its feeds once
+ * `run` resolves (DecoderSession's contract).
  */
 export class StepInputs {
   readonly #io: DecoderIo;
   readonly #logitsToKeepDims: readonly number[];
   #onesBuffer: BigInt64Array = new BigInt64Array(0);
+  readonly #oneId = new BigInt64Array(1);
+  readonly #onePosition = new BigInt64Array(1);
+  readonly #keepOne = BigInt64Array.of(1n);
 
   constructor(io: DecoderIo, inputs: readonly ValueInfo[]) {
     this.#io = io;
@@ -25,7 +31,7 @@ export class StepInputs {
   feeds(tokenIds: readonly number[], pastLength: number): Record<string, HostTensor> {
     const n = tokenIds.length;
     const feeds: Record<string, HostTensor> = {};
-    const ids = new BigInt64Array(n);
+    const ids = n === 1 ? this.#oneId : new BigInt64Array(n);
     for (let i = 0; i < n; i++) ids[i] = BigInt(tokenIds[i]!);
     feeds[this.#io.inputIds] = int64Tensor([1, n], ids);
     if (this.#io.attentionMask !== null) {
@@ -33,11 +39,11 @@ export class StepInputs {
       feeds[this.#io.attentionMask] = int64Tensor([1, total], this.#ones(total));
     }
     if (this.#io.positionIds !== null) {
-      const positions = new BigInt64Array(n);
+      const positions = n === 1 ? this.#onePosition : new BigInt64Array(n);
       for (let i = 0; i < n; i++) positions[i] = BigInt(pastLength + i);
       feeds[this.#io.positionIds] = int64Tensor([1, n], positions);
     }
-    if (this.#io.logitsToKeep !== null) feeds[this.#io.logitsToKeep] = int64Tensor(this.#logitsToKeepDims, BigInt64Array.of(1n));
+    if (this.#io.logitsToKeep !== null) feeds[this.#io.logitsToKeep] = int64Tensor(this.#logitsToKeepDims, this.#keepOne);
     return feeds;
   }
 

@@ -5,9 +5,14 @@ import type { KernelCall, WasmParallelRunner, WasmThreadPool } from '../wasm/was
 /**
  * app/wasm/wasm-threads.ts's thread pool on Node worker_threads. Each `attach` starts its own helper
  * threads, which instantiate the module with the (shared) imports and then wait on a shared control
- * block: `run` writes each helper's call there, wakes them with Atomics.notify, runs its own part and
- * blocks in Atomics.wait until every helper has answered. Synchronous, so a caller like the quantizer
- * keeps its synchronous API; one round trip costs tens of microseconds.
+ * block. `run` writes each helper's call there, wakes the helpers with Atomics.notify, runs its own
+ * part, and returns once every call is done. Synchronous, so a caller like the quantizer keeps its
+ * synchronous API; a round trip costs tens of microseconds.
+ *
+ * A call belongs to whoever claims it first for the current generation (compare-and-exchange): its
+ * helper, or the calling thread once its own part is done. So a helper the OS has not scheduled (a
+ * busy machine) never stalls the caller: the caller runs that call on its own instance of the module.
+ * Calls do the same work wherever they run, so results never depend on who ran what.
  *
  * Helpers are unref'd (they never keep the process alive) and stop with `close()`.
  */
@@ -15,13 +20,27 @@ const MAX_ARGS = 32;
 /** Control block (Int32Array): [0] generation (−1 = stop), then 8 int32 per helper from SLOT_BASE. */
 const SLOT_BASE = 16;
 const SLOT_INTS = 8;
+/** the last generation whose call the helper finished */
 const DONE = 0;
+/** export index of the call, −1 for none */
 const FUNCTION = 1;
 const ARG_COUNT = 2;
+/** 0 when the helper's call succeeded */
 const STATUS = 3;
+/** 1 once the helper has instantiated the module, −1 if it could not */
 const READY = 4;
+/** the last generation whose call someone claimed (the helper or the caller) */
+const CLAIM = 5;
 const ARGS_AT = 1024;
 const START_TIMEOUT_MS = 20_000;
+/** A claimed call that takes longer means a lost helper (a step of the largest tensor takes about a second). */
+const CALL_TIMEOUT_MS = 120_000;
+
+/** Claims slot `slot`'s call of `generation`: true for the one thread that gets it. */
+function claim(ctl: Int32Array, slot: number, generation: number): boolean {
+  const previous = Atomics.load(ctl, slot + CLAIM);
+  return previous !== generation && Atomics.compareExchange(ctl, slot + CLAIM, previous, generation) === previous;
+}
 
 /** The helper thread (CommonJS, evaluated): kept free of imports so it needs no loader. */
 const HELPER_SOURCE = `
@@ -30,6 +49,10 @@ const { module, imports, control, index, argsAt, maxArgs } = workerData;
 const ctl = new Int32Array(control);
 const slot = ${SLOT_BASE} + index * ${SLOT_INTS};
 const args = new Float64Array(control, argsAt + index * maxArgs * 8, maxArgs);
+const claim = (generation) => { // as claim() in wasm-thread-pool.ts
+  const previous = Atomics.load(ctl, slot + ${CLAIM});
+  return previous !== generation && Atomics.compareExchange(ctl, slot + ${CLAIM}, previous, generation) === previous;
+};
 let functions = [];
 try {
   const exports = new WebAssembly.Instance(module, imports).exports;
@@ -39,7 +62,7 @@ try {
   Atomics.store(ctl, slot + ${READY}, -1);
 }
 Atomics.notify(ctl, slot + ${READY});
-let seen = Atomics.load(ctl, 0);
+let seen = 0; // the generation before the first run (a run may already have started)
 while (Atomics.load(ctl, slot + ${READY}) === 1) {
   Atomics.wait(ctl, 0, seen);
   const generation = Atomics.load(ctl, 0);
@@ -47,13 +70,12 @@ while (Atomics.load(ctl, slot + ${READY}) === 1) {
   if (generation < 0) break;
   seen = generation;
   const fn = Atomics.load(ctl, slot + ${FUNCTION});
+  if (fn < 0 || !claim(generation)) continue; // no call, or the caller took it
   let status = 0;
-  if (fn >= 0) {
-    try {
-      functions[fn](...args.subarray(0, Atomics.load(ctl, slot + ${ARG_COUNT})));
-    } catch {
-      status = 1;
-    }
+  try {
+    functions[fn](...args.subarray(0, Atomics.load(ctl, slot + ${ARG_COUNT})));
+  } catch {
+    status = 1;
   }
   Atomics.store(ctl, slot + ${STATUS}, status);
   Atomics.store(ctl, slot + ${DONE}, generation);
@@ -61,10 +83,9 @@ while (Atomics.load(ctl, slot + ${READY}) === 1) {
 }
 `;
 
-/** Export names in the module's order: the helpers index functions the same way. */
-function exportNames(module: WasmModule): string[] {
-  const api = (globalThis as unknown as { WebAssembly: { Module: { exports(m: WasmModule): { name: string }[] } } }).WebAssembly;
-  return api.Module.exports(module).map((e) => e.name);
+interface WebAssemblyStatics {
+  Module: { exports(m: WasmModule): { name: string }[] };
+  Instance: new (module: WasmModule, imports: WasmImports) => { readonly exports: Record<string, unknown> };
 }
 
 export function createWasmThreadPool(helpers = 1): WasmThreadPool {
@@ -72,6 +93,7 @@ export function createWasmThreadPool(helpers = 1): WasmThreadPool {
     helpers,
     attach(module: WasmModule, imports: WasmImports): WasmParallelRunner | null {
       if (helpers < 1) return null;
+      const wasm = (globalThis as unknown as { WebAssembly: WebAssemblyStatics }).WebAssembly;
       const control = new SharedArrayBuffer(ARGS_AT + helpers * MAX_ARGS * 8);
       const ctl = new Int32Array(control);
       const workers: Worker[] = [];
@@ -80,7 +102,9 @@ export function createWasmThreadPool(helpers = 1): WasmThreadPool {
         Atomics.notify(ctl, 0);
         for (const worker of workers) void worker.terminate().catch(() => undefined);
       };
+      let local: Record<string, unknown>;
       try {
+        local = new wasm.Instance(module, imports).exports; // runs the calls the caller claims
         for (let index = 0; index < helpers; index++) {
           const worker = new Worker(HELPER_SOURCE, {
             eval: true,
@@ -100,51 +124,58 @@ export function createWasmThreadPool(helpers = 1): WasmThreadPool {
         stop();
         return null;
       }
-      const names = exportNames(module);
+      const names = wasm.Module.exports(module).map((e) => e.name);
       const args = Array.from({ length: helpers }, (_, i) => new Float64Array(control, ARGS_AT + i * MAX_ARGS * 8, MAX_ARGS));
       let generation = 0;
       let closed = false;
       return {
         helpers,
-        run(calls: readonly KernelCall[], local: () => void): void {
+        run(calls: readonly KernelCall[], work: () => void): void {
           if (closed) throw new Error('the thread pool runner is closed');
           if (calls.length > helpers) throw new Error(`${calls.length} calls for ${helpers} helper threads`);
-          generation = (generation + 1) & 0x3fffffff;
+          generation = generation === 0x3fffffff ? 1 : generation + 1; // never back to 0, the helpers' start
           for (let i = 0; i < helpers; i++) {
             const slot = SLOT_BASE + i * SLOT_INTS;
             const call = calls[i];
-            if (call === undefined) {
-              Atomics.store(ctl, slot + FUNCTION, -1);
-              continue;
+            const fn = call === undefined ? -1 : names.indexOf(call.name);
+            if (call !== undefined && (fn < 0 || call.args.length > MAX_ARGS || typeof local[call.name] !== 'function')) {
+              throw new Error(`cannot run ${call.name} on a helper thread`);
             }
-            const fn = names.indexOf(call.name);
-            if (fn < 0 || call.args.length > MAX_ARGS) throw new Error(`cannot run ${call.name} on a helper thread`);
-            args[i]!.set(call.args);
-            Atomics.store(ctl, slot + ARG_COUNT, call.args.length);
+            if (call !== undefined) args[i]!.set(call.args);
+            Atomics.store(ctl, slot + ARG_COUNT, call?.args.length ?? 0);
             Atomics.store(ctl, slot + FUNCTION, fn);
           }
           Atomics.store(ctl, 0, generation);
           Atomics.notify(ctl, 0);
           let failure: unknown;
           try {
-            local();
+            work();
           } catch (error) {
             failure = error;
           }
-          for (let i = 0; i < helpers; i++) {
-            const done = SLOT_BASE + i * SLOT_INTS + DONE;
-            for (let seen = Atomics.load(ctl, done); seen !== generation; seen = Atomics.load(ctl, done)) {
-              if (Atomics.wait(ctl, done, seen, START_TIMEOUT_MS) === 'timed-out' && Atomics.load(ctl, done) === seen) {
+          // every call is now claimed by its helper or here; calls no helper has started run here
+          const here = calls.map((_, i) => claim(ctl, SLOT_BASE + i * SLOT_INTS, generation));
+          for (let i = 0; i < calls.length && failure === undefined; i++) {
+            if (!here[i]) continue;
+            try {
+              (local[calls[i]!.name] as (...a: number[]) => void)(...calls[i]!.args);
+            } catch (error) {
+              failure = error;
+            }
+          }
+          for (let i = 0; i < calls.length; i++) {
+            if (here[i]) continue;
+            const slot = SLOT_BASE + i * SLOT_INTS;
+            for (let done = Atomics.load(ctl, slot + DONE); done !== generation; done = Atomics.load(ctl, slot + DONE)) {
+              if (Atomics.wait(ctl, slot + DONE, done, CALL_TIMEOUT_MS) === 'timed-out' && Atomics.load(ctl, slot + DONE) === done) {
                 closed = true;
                 stop();
                 throw new Error('a helper thread stopped answering');
               }
             }
+            if (failure === undefined && Atomics.load(ctl, slot + STATUS) !== 0) failure = new Error(`${calls[i]!.name} failed on a helper thread`);
           }
           if (failure !== undefined) throw failure;
-          for (let i = 0; i < calls.length; i++) {
-            if (Atomics.load(ctl, SLOT_BASE + i * SLOT_INTS + STATUS) !== 0) throw new Error(`${calls[i]!.name} failed on a helper thread`);
-          }
         },
         close(): void {
           if (closed) return;

@@ -96,16 +96,13 @@ export const ins = {
   // memory
   i32Load: access(0x28, 2),
   f32Load: access(0x2a, 2),
-  f64Load: access(0x2b, 3),
   i32Load8U: access(0x2d, 0),
   i32Store: access(0x36, 2),
   f32Store: access(0x38, 2),
-  f64Store: access(0x39, 3),
   i32Store8: access(0x3a, 0),
   // constants
   i32Const: (value: number): Code => [0x41, signedLeb(value)],
   f32Const: (value: number): Code => [0x43, littleEndian(new Float32Array([value]))],
-  f64Const: (value: number): Code => [0x44, littleEndian(new Float64Array([value]))],
   // i32
   i32Eqz: [0x45] as Code,
   i32Eq: [0x46] as Code,
@@ -123,24 +120,16 @@ export const ins = {
   i32Shl: [0x74] as Code,
   i32ShrS: [0x75] as Code,
   i32ShrU: [0x76] as Code,
-  // f32 / f64
+  // f32
   f32Ne: [0x5c] as Code,
-  f32Neg: [0x8c] as Code,
   f32Add: [0x92] as Code,
   f32Sub: [0x93] as Code,
-  f32Mul: [0x94] as Code,
   f32Div: [0x95] as Code,
   /** IEEE minimum / maximum: NaN propagates, −0 < +0 */
   f32Min: [0x96] as Code,
   f32Max: [0x97] as Code,
-  f64Add: [0xa0] as Code,
-  f64Sub: [0xa1] as Code,
-  f64Mul: [0xa2] as Code,
   // conversions
   f32ConvertI32U: [0xb3] as Code,
-  f64ConvertI32U: [0xb8] as Code,
-  f64PromoteF32: [0xbb] as Code,
-  i32ReinterpretF32: [0xbc] as Code,
   f32ReinterpretI32: [0xbe] as Code,
   // v128 memory, constants, shuffles
   v128Load: simdAccess(0x00, 4),
@@ -157,18 +146,13 @@ export const ins = {
   f32x4ExtractLane: simdLane(0x1f),
   f32x4ReplaceLane: simdLane(0x20),
   // comparisons (all-ones lanes where true)
-  i32x4Eq: simd(0x37) as Code,
   i32x4LtS: simd(0x39) as Code,
-  i32x4LtU: simd(0x3a) as Code,
   i32x4GtS: simd(0x3b) as Code,
   f32x4Eq: simd(0x41) as Code,
   f32x4Ne: simd(0x42) as Code,
-  f32x4Lt: simd(0x43) as Code,
   f32x4Ge: simd(0x46) as Code,
   // bitwise
-  v128Not: simd(0x4d) as Code,
   v128And: simd(0x4e) as Code,
-  v128AndNot: simd(0x4f) as Code,
   v128Or: simd(0x50) as Code,
   v128Xor: simd(0x51) as Code,
   v128Bitselect: simd(0x52) as Code,
@@ -182,7 +166,6 @@ export const ins = {
   v128Load64Zero: simdAccess(0x5d, 3),
   /** [f32(a0), f32(a1), 0, 0], round to nearest even */
   f32x4DemoteF64x2Zero: simd(0x5e) as Code,
-  f64x2PromoteLowF32x4: simd(0x5f) as Code,
   // i8x16 / i16x8
   i8x16NarrowI16x8U: simd(0x66) as Code,
   i8x16Shl: simd(0x6b) as Code,
@@ -192,7 +175,6 @@ export const ins = {
   i16x8ExtendLowI8x16U: simd(0x89) as Code,
   i16x8ExtendHighI8x16U: simd(0x8a) as Code,
   // i32x4
-  i32x4AllTrue: simd(0xa3) as Code,
   i32x4ExtendLowI16x8U: simd(0xa9) as Code,
   i32x4ExtendHighI16x8U: simd(0xaa) as Code,
   i32x4Shl: simd(0xab) as Code,
@@ -219,7 +201,6 @@ export const ins = {
   f32x4Pmax: simd(0xeb) as Code,
   // f64x2
   f64x2Add: simd(0xf0) as Code,
-  f64x2Sub: simd(0xf1) as Code,
   f64x2Mul: simd(0xf2) as Code,
   // conversions
   i32x4TruncSatF32x4U: simd(0xf9) as Code,
@@ -276,7 +257,6 @@ export const i32 = {
   shl: expr(ins.i32Shl),
   shrS: expr(ins.i32ShrS),
   shrU: expr(ins.i32ShrU),
-  reinterpretF32: expr(ins.i32ReinterpretF32),
 };
 
 export const f32 = {
@@ -284,26 +264,13 @@ export const f32 = {
   load: (addr: Code, offset = 0): Code => [addr, ins.f32Load(offset)],
   store: (addr: Code, value: Code, offset = 0): Code => [addr, value, ins.f32Store(offset)],
   ne: expr(ins.f32Ne),
-  neg: expr(ins.f32Neg),
   add: expr(ins.f32Add),
   sub: expr(ins.f32Sub),
-  mul: expr(ins.f32Mul),
   div: expr(ins.f32Div),
   min: expr(ins.f32Min),
   max: expr(ins.f32Max),
   convertI32U: expr(ins.f32ConvertI32U),
   reinterpretI32: expr(ins.f32ReinterpretI32),
-};
-
-export const f64 = {
-  const: ins.f64Const,
-  load: (addr: Code, offset = 0): Code => [addr, ins.f64Load(offset)],
-  store: (addr: Code, value: Code, offset = 0): Code => [addr, value, ins.f64Store(offset)],
-  add: expr(ins.f64Add),
-  sub: expr(ins.f64Sub),
-  mul: expr(ins.f64Mul),
-  convertI32U: expr(ins.f64ConvertI32U),
-  promoteF32: expr(ins.f64PromoteF32),
 };
 
 export const v128 = {
@@ -317,9 +284,7 @@ export const v128 = {
   store32Lane: (addr: Code, value: Code, lane: number, offset = 0): Code => [addr, value, ins.v128Store32Lane(lane, offset)],
   /** byte k of the result is byte `lanes[k]` of a ‖ b (0..31) */
   shuffle: (a: Code, b: Code, lanes: readonly number[]): Code => [a, b, ins.i8x16Shuffle(lanes)],
-  not: expr(ins.v128Not),
   and: expr(ins.v128And),
-  andNot: expr(ins.v128AndNot),
   or: expr(ins.v128Or),
   xor: expr(ins.v128Xor),
   /** bitselect(a, b, mask): bits of a where mask is 1, of b elsewhere */
@@ -328,7 +293,6 @@ export const v128 = {
   /** `bytes` must hold 16 bytes (little-endian lanes) */
   const: ins.v128Const,
   f32x4Const: (a: number, b: number, c: number, d: number): Code => ins.v128Const(littleEndian(new Float32Array([a, b, c, d]))),
-  f64x2Const: (a: number, b: number): Code => ins.v128Const(littleEndian(new Float64Array([a, b]))),
   i32x4Const: (a: number, b: number, c: number, d: number): Code => ins.v128Const(littleEndian(new Int32Array([a, b, c, d]))),
 };
 
@@ -338,7 +302,6 @@ export const f32x4 = {
   replaceLane: (v: Code, lane: number, value: Code): Code => [v, value, ins.f32x4ReplaceLane(lane)],
   eq: expr(ins.f32x4Eq),
   ne: expr(ins.f32x4Ne),
-  lt: expr(ins.f32x4Lt),
   ge: expr(ins.f32x4Ge),
   nearest: expr(ins.f32x4Nearest),
   abs: expr(ins.f32x4Abs),
@@ -358,9 +321,7 @@ export const f32x4 = {
 
 export const f64x2 = {
   add: expr(ins.f64x2Add),
-  sub: expr(ins.f64x2Sub),
   mul: expr(ins.f64x2Mul),
-  promoteLowF32x4: expr(ins.f64x2PromoteLowF32x4),
   /** exact */
   convertLowI32x4S: expr(ins.f64x2ConvertLowI32x4S),
 };
@@ -369,11 +330,8 @@ export const i32x4 = {
   splat: expr(ins.i32x4Splat),
   extractLane: (v: Code, lane: number): Code => [v, ins.i32x4ExtractLane(lane)],
   replaceLane: (v: Code, lane: number, value: Code): Code => [v, value, ins.i32x4ReplaceLane(lane)],
-  eq: expr(ins.i32x4Eq),
   ltS: expr(ins.i32x4LtS),
-  ltU: expr(ins.i32x4LtU),
   gtS: expr(ins.i32x4GtS),
-  allTrue: expr(ins.i32x4AllTrue),
   shl: expr(ins.i32x4Shl),
   shrS: expr(ins.i32x4ShrS),
   shrU: expr(ins.i32x4ShrU),

@@ -31,8 +31,9 @@ export interface WasmParallelRunner {
   readonly helpers: number;
   /**
    * Starts `calls[i]` on helper i (at most `helpers` calls), runs `local` on this thread meanwhile,
-   * and returns once all are done. Synchronous: the calling thread blocks until the helpers finish.
-   * Throws when a helper's call failed.
+   * and returns once all are done. A call its helper has not started by then may run on this thread
+   * instead: calls must not depend on where they run. Synchronous: the calling thread blocks until
+   * the helpers finish. Throws when a call failed.
    */
   run(calls: readonly KernelCall[], local: () => void): void;
   /** Stops the helpers; the runner is unusable afterwards. */

@@ -1,4 +1,4 @@
-export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless commands)
+export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless commands and the browser workbench)
 
 Usage:
   kvscope preflight --config <config.json | model folder> [cache options] [--json]
@@ -18,11 +18,28 @@ Usage:
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failed run.
 
+  kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR]
+      Serves the workbench to a browser on this machine and prints its URL (with a per-launch
+      token). Runs are saved in the same place as the desktop app's. Ctrl-C stops it.
+
   kvscope --version
   kvscope <command> --help
 `;
 
 export const COMMAND_HELP: Record<string, string> = {
+  serve: `kvscope serve [--port N] [--host H] [--data-dir DIR]
+
+  --port N          the port (default 4310; 0 picks any free port)
+  --host H          the address to listen on (default 127.0.0.1: this machine only). Another
+                    address makes the workbench reachable from other machines over plain HTTP.
+  --data-dir DIR    where runs and recent models are kept (default KVSCOPE_DATA_DIR, else the
+                    desktop app's folder: ~/.config/kvscope, ~/Library/Application Support/kvscope,
+                    %APPDATA%\\kvscope)
+
+Open the printed URL: it carries a token that changes at every launch; requests without it are
+refused (401), as are pages from other sites and other host names (403). The UI comes from
+out/renderer: run \`npm run build\` first. Ctrl-C stops the server and any runs in progress.
+`,
   preflight: `kvscope preflight --config <config.json | model folder> [options]
 
 Options (defaults are transformers' QuantizedCache defaults):

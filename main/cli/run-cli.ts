@@ -6,6 +6,8 @@ import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
+import { runServeCommand } from '../serve/serve-command.js';
+import { KVSCOPE_VERSION } from '../../app/version.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
@@ -67,6 +69,14 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       json: { type: 'boolean' },
     },
     run: (values, io) => runRunCommand(values, io, nodeRunRuntime(VERSION)),
+  },
+  serve: {
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+    run: (values, io) => runServeCommand(values, io),
   },
 };
 
@@ -138,4 +148,4 @@ function reportError(error: unknown, command: string, io: CliIo): ExitCode {
   return ExitCode.badInput;
 }
 
-export const VERSION = '0.1.0';
+export const VERSION = KVSCOPE_VERSION;

@@ -145,6 +145,8 @@ function serveHttp(request: IncomingMessage, response: ServerResponse, rendererD
   const file = resolveStaticPath(rendererDir, url.pathname);
   if (file === null) {
     if (url.pathname === '/' || url.pathname === '/index.html') return void notBuilt(response, rendererDir);
+    // Browsers ask for it unprompted; a 404 would be a console error in every page (and e2e log).
+    if (url.pathname === '/favicon.ico') return void response.writeHead(204, baseHeaders()).end();
     return void refuse(response, 404, `${url.pathname} is not part of the workbench.`);
   }
   const headers: Record<string, string> = {

@@ -32,8 +32,6 @@ export interface WebSocketWorkbenchApi extends WorkbenchApi {
   close(): void;
 }
 
-const OPEN = 1;
-
 /**
  * WorkbenchApi over the serve host's WebSocket (`kvscope serve`). `url` is the endpoint
  * (`ws://127.0.0.1:4310/api`) and `token` the per-launch token the server printed; an empty token
@@ -83,7 +81,7 @@ class WebSocketClient {
     };
   }
 
-  private async call<T extends ApiRequestType>(body: ApiRequestBody<T>, handlers?: RunEventHandlers): Promise<ApiResults[T]> {
+  private async call<T extends ApiRequestType>(body: ApiRequestBody<T> & { readonly type: T }, handlers?: RunEventHandlers): Promise<ApiResults[T]> {
     const socket = await this.connect();
     const id = this.nextId++;
     const request = { ...body, id } as ApiRequest;

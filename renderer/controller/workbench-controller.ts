@@ -20,7 +20,14 @@ export interface ControllerOptions {
   readonly preflightDelayMs?: number;
   /** saves a download in the browser (tests replace it) */
   readonly download?: (fileName: string, mimeType: string, content: string) => void;
+  /** the debounce timer (tests pass a manual one) */
+  readonly timers?: { setTimeout(callback: () => void, delayMs: number): unknown; clearTimeout(handle: unknown): void };
 }
+
+const globalTimers = {
+  setTimeout: (callback: () => void, delayMs: number): unknown => setTimeout(callback, delayMs),
+  clearTimeout: (handle: unknown): void => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
 
 /**
  * Everything the workbench does with the engine, framework-free: it calls the WorkbenchApi, writes
@@ -35,7 +42,8 @@ export class WorkbenchController {
   readonly #disposers: (() => void)[] = [];
   #live: { readonly serial: number; readonly buffers: RunBuffers } | null = null;
   readonly #saved = new Map<string, RunBuffers>();
-  #preflightTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #timers: NonNullable<ControllerOptions['timers']>;
+  #preflightTimer: unknown;
   #cancelRequested = false;
   #disposed = false;
 
@@ -44,6 +52,7 @@ export class WorkbenchController {
     this.store = store;
     this.#preflightDelayMs = options.preflightDelayMs ?? 200;
     this.#download = options.download ?? downloadText;
+    this.#timers = options.timers ?? globalTimers;
   }
 
   /** Loads the environment, opens its default model and the run history, and listens for menu commands. */
@@ -74,7 +83,7 @@ export class WorkbenchController {
 
   dispose(): void {
     this.#disposed = true;
-    clearTimeout(this.#preflightTimer);
+    this.#timers.clearTimeout(this.#preflightTimer);
     for (const dispose of this.#disposers.splice(0)) dispose();
   }
 
@@ -326,12 +335,12 @@ export class WorkbenchController {
 
   /** The inline preflight: the pure app/ preflight, debounced, for the model and cache settings on screen. */
   #schedulePreflight(): void {
-    clearTimeout(this.#preflightTimer);
+    this.#timers.clearTimeout(this.#preflightTimer);
     const state = this.store.getState();
     const key = preflightKey(state.model.summary?.source ?? null, state.model.summary?.onnxFile ?? null, state.form);
     if (state.preflight.key === key && state.preflight.status !== 'checking') return;
     state.preflightChecking(key);
-    this.#preflightTimer = setTimeout(() => this.#runPreflight(key), this.#preflightDelayMs);
+    this.#preflightTimer = this.#timers.setTimeout(() => this.#runPreflight(key), this.#preflightDelayMs);
   }
 
   #runPreflight(key: string): void {

@@ -65,3 +65,10 @@ export function formatRatio(baseline: number, actual: number): string {
   if (!(baseline > 0) || !(actual > 0)) return '–';
   return `${significant(baseline / actual, 3)}×`;
 }
+
+/** `2.91× smaller`, or `1.93× larger` when the cache outgrows its baseline (a float32 residual). */
+export function formatCompression(baselineBytes: number, storedBytes: number): string {
+  if (!(baselineBytes > 0) || !(storedBytes > 0)) return '–';
+  const ratio = baselineBytes / storedBytes;
+  return ratio >= 1 ? `${significant(ratio, 3)}× smaller` : `${significant(1 / ratio, 3)}× larger`;
+}

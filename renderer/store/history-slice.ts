@@ -69,9 +69,16 @@ export const createHistorySlice: StateCreator<WorkbenchState, [], [], HistorySli
   compareLoading: () => set((state) => ({ compare: { ...state.compare, status: 'loading', error: null }, view: 'compare' })),
   compareLoaded: (records) => set((state) => ({ compare: { ...state.compare, status: 'ready', records, error: null } })),
   compareFailed: (error) => set((state) => ({ compare: { ...state.compare, status: 'error', records: null, error } })),
-  runDeleted: (runId) => set((state) => ({
-    history: { ...state.history, runs: state.history.runs.filter((run) => run.id !== runId) },
-    compare: { ...state.compare, runIds: state.compare.runIds.filter((id) => id !== runId), ...(state.compare.records?.some((r) => r.id === runId) ? { records: null, status: 'idle' as const } : {}) },
-    ...(state.savedRun.runId === runId ? { savedRun: INITIAL_SAVED_RUN, view: state.view === 'saved' ? ('history' as const) : state.view } : {}),
-  })),
+  runDeleted: (runId) => set((state) => {
+    const compared = state.compare.records?.some((record) => record.id === runId) === true;
+    const opened = state.savedRun.runId === runId;
+    // a view showing the deleted run falls back to the history
+    const view = (opened && state.view === 'saved') || (compared && state.view === 'compare') ? 'history' : state.view;
+    return {
+      view,
+      history: { ...state.history, runs: state.history.runs.filter((run) => run.id !== runId) },
+      compare: { ...state.compare, runIds: state.compare.runIds.filter((id) => id !== runId), ...(compared ? { records: null, status: 'idle' as const } : {}) },
+      ...(opened ? { savedRun: INITIAL_SAVED_RUN } : {}),
+    };
+  }),
 });

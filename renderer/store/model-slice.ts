@@ -54,13 +54,12 @@ export function modelArgument(source: ModelSource): string {
 }
 
 export function sourceLabel(source: ModelSource): string {
-  if (source.kind === 'synthetic') return 'synthetic (embedded Llama)';
-  if (source.kind === 'synthetic-hybrid') return 'synthetic-hybrid (sliding + full attention)';
-  return source.path;
+  if (source.kind === 'folder') return source.path;
+  return source.kind === 'synthetic' ? 'synthetic (embedded Llama)' : 'synthetic-hybrid (sliding + full attention)';
 }
 
 export function sameSource(a: ModelSource | null, b: ModelSource | null): boolean {
   if (a === null || b === null) return a === b;
-  if (a.kind !== b.kind) return false;
-  return a.kind !== 'folder' || (b.kind === 'folder' && a.path === b.path);
+  if (a.kind === 'folder' || b.kind === 'folder') return a.kind === 'folder' && b.kind === 'folder' && a.path === b.path;
+  return a.kind === b.kind;
 }

@@ -45,6 +45,13 @@ class OrtDecoderSession implements DecoderSession {
   readonly executionProvider: ExecutionProviderName;
   readonly #name: string;
   #session: ort.InferenceSession | null;
+  /**
+   * The ORT tensor behind each output this session returned, for as long as the output lives. A
+   * decoder feeds most outputs straight back (present → past), and re-wrapping them costs an
+   * `ort.Tensor` per cache input per step: allocations that make V8 scavenge while the step's large
+   * present tensors are still live, which promotes them (generation-speed.md's GC finding).
+   */
+  readonly #wrappers = new WeakMap<HostTensor, ort.Tensor>();
 
   constructor(session: ort.InferenceSession, executionProvider: ExecutionProviderName, name: string) {
     this.#session = session;
@@ -58,10 +65,16 @@ class OrtDecoderSession implements DecoderSession {
     const session = this.#session;
     if (session === null) throw new GenerationError(`the session for ${this.#name} was disposed; open the model again.`);
     const ortFeeds: Record<string, ort.Tensor> = {};
-    for (const key of Object.keys(feeds)) {
+    const fresh: ort.Tensor[] = [];
+    for (const key in feeds) {
       const tensor = feeds[key]!;
-      // Wraps the typed array: onnxruntime-node reads it in place, no copy.
-      ortFeeds[key] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
+      let wrapper = this.#wrappers.get(tensor);
+      if (wrapper === undefined) {
+        // Wraps the typed array: onnxruntime-node reads it in place, no copy.
+        wrapper = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
+        fresh.push(wrapper);
+      }
+      ortFeeds[key] = wrapper;
     }
     let results: ort.InferenceSession.ReturnType;
     try {
@@ -70,16 +83,16 @@ class OrtDecoderSession implements DecoderSession {
       throw new GenerationError(`onnxruntime failed to run ${this.#name}: ${readableOrtMessage(error)}`,
         'Check that the graph and config.json belong together; run `kvscope preflight` on the folder.', error);
     } finally {
-      // Drop this step's input wrappers at once (the typed arrays stay with their owners).
-      for (const tensor of Object.values(ortFeeds)) tensor.dispose();
+      // Drop this step's own input wrappers at once (the typed arrays stay with their owners).
+      for (const wrapper of fresh) wrapper.dispose();
     }
     const outputs: Record<string, HostTensor> = {};
-    for (const key of Object.keys(results)) {
+    for (const key in results) {
       const tensor = results[key]!;
-      outputs[key] = hostTensor(tensor, key);
-      // The data now belongs to the HostTensor; the ORT wrapper goes right away (generation-speed.md:
-      // tensors kept reachable longer get promoted and cost GC pauses).
-      tensor.dispose();
+      const output = hostTensor(tensor, key);
+      outputs[key] = output;
+      // Kept only as long as the HostTensor is (a weak key): dropping the output drops both.
+      this.#wrappers.set(output, tensor);
     }
     return outputs;
   }
@@ -97,7 +110,8 @@ function valueInfo(metadata: ort.InferenceSession.ValueMetadata): ValueInfo {
 }
 
 function hostTensor(tensor: ort.Tensor, name: string): HostTensor {
-  const dims = [...tensor.dims];
+  // ORT's own dims array, never mutated (HostTensor dims are readonly)
+  const dims = tensor.dims;
   switch (tensor.type) {
     case 'float32': return { type: 'float32', dims, data: tensor.data as Float32Array };
     case 'float16': return { type: 'float16', dims, data: tensor.data as Uint16Array };

@@ -6,6 +6,11 @@ export interface WorkerLaunchOptions {
   readonly engineModule?: string;
   /** V8 heap limits of the worker; a run that exceeds them ends with `worker-crashed` */
   readonly resourceLimits?: ResourceLimits;
+  /**
+   * The built worker entry, for hosts whose own code is bundled (the Electron main process): there
+   * this module's URL is the bundle's, so the path below would point nowhere.
+   */
+  readonly workerEntry?: URL;
 }
 
 /**
@@ -21,6 +26,7 @@ export function launchGenerationWorker(options: WorkerLaunchOptions = {}): Worke
   const entry = new URL(`../../../workers/generation-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
   const workerData: GenerationWorkerData = options.engineModule !== undefined ? { engineModule: options.engineModule } : {};
   const common = { workerData, ...(options.resourceLimits !== undefined ? { resourceLimits: options.resourceLimits } : {}) };
+  if (options.workerEntry !== undefined) return new Worker(options.workerEntry, common);
   if (!fromSource) return new Worker(entry, common);
   const tsxApi = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;

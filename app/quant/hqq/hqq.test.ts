@@ -12,8 +12,9 @@ import { hqqQuantizer, quantizeHqq } from './hqq.js';
  * Golden parity against the real hqq 0.2.8.post1 run by transformers on CPU in float32
  * (../shared/golden, spec §6 item 4). Tolerances follow the golden README: scale bit-exact; at most
  * 1e-4 of the codes may differ, by ±1 (zero points come from float32 means whose order torch-sum.ts
- * reproduces, but torch's SLEEF `pow` is not bit-reproducible); dequantized values within one
- * quantization step; the optimizer may stop one step apart.
+ * reproduces, but kvscope's correctly rounded `pow` is one ulp from torch's SLEEF `pow` on ~2% of the
+ * residuals, sleef-reference.test.ts); dequantized values within one quantization step; the optimizer
+ * may stop one step apart.
  */
 interface GoldenFile {
   readonly file: string;

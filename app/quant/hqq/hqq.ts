@@ -12,6 +12,13 @@ import { dequantizeHqqInto } from './dequantize.js';
 import { validateHqqParams } from './validate.js';
 
 /**
+ * Lets the optimizer split each step with a helper thread from a host-provided pool (Node:
+ * app/node/wasm-thread-pool.ts `createWasmThreadPool(1)`); null goes back to one thread. The results
+ * are the same bits either way (optimize-wasm.ts).
+ */
+export { setHqqThreadPool } from './kernels.js';
+
+/**
  * The HQQ backend of transformers' `HQQQuantizedLayer` (spec §3.2, hqq 0.2.8.post1 semantics), as
  * called by transformers: `Quantizer.quantize(x, axis, nbits, group_size, compute_dtype=T,
  * optimize=True, round_zero=False, bitpack=True)`, then `Quantizer.cuda(...)` (casts scale and zero to

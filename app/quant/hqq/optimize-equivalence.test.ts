@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWasmThreadPool } from '../../node/wasm-thread-pool.js';
+import type { WasmThreadPool } from '../../wasm/wasm-threads.js';
+import { wasmApi } from '../../wasm/wasm-runtime.js';
+import { hqqKernels, setHqqThreadPool } from './kernels.js';
 import { kvTensor } from '../../tensor/kv-tensor.js';
 import type { KvDtype, KvShape } from '../../tensor/kv-tensor.js';
 import { roundToFloat16 } from '../../tensor/float16.js';
@@ -7,7 +11,7 @@ import { hqqQuantizer, quantizeHqq } from './hqq.js';
 import { normalSamples } from './normal-samples.js';
 import { SHRINK_EXPONENT, SHRINK_WEIGHT, shrinkPow } from './shrink.js';
 import { columnSums, fullSum, rowSums } from './torch-sum.js';
-import { wasmEngineSupports } from './optimize-wasm.js';
+import { wasmEngineSupports, wasmStepSplits } from './optimize-wasm.js';
 import { hqqGrid } from './grid.js';
 
 /**
@@ -150,3 +154,64 @@ describe('HQQ engines against a plain reference', () => {
     expect(SHRINK_EXPONENT).not.toBe(-0.3);
   });
 });
+
+/**
+ * A pool whose one "helper" is a second instance on this thread, run after the caller's part: the
+ * split arithmetic of optimize-wasm.ts without real threads.
+ */
+const sameThreadPool: WasmThreadPool = {
+  helpers: 1,
+  attach(module, imports) {
+    const exports = new (wasmApi()!).Instance(module, imports).exports;
+    return {
+      helpers: 1,
+      run(calls, local) {
+        local();
+        for (const call of calls) (exports[call.name] as (...args: number[]) => void)(...call.args);
+      },
+      close() {},
+    };
+  },
+};
+
+// two torch thread chunks (N > 32768): split unless the chunk boundary cuts a group or a column cascade block
+const splitCases: Case[] = [
+  { shape: [1, 3, 100, 128], nbits: 2, axis: 0, groupSize: 64, magnitude: 1, dtype: 'float32' },
+  { shape: [1, 3, 100, 128], nbits: 2, axis: 1, groupSize: 64, magnitude: 1, dtype: 'float32' },
+  { shape: [1, 2, 160, 128], nbits: 4, axis: 0, groupSize: 128, magnitude: 1, dtype: 'float32' },
+  { shape: [1, 2, 160, 128], nbits: 4, axis: 1, groupSize: 32, magnitude: 1, dtype: 'float32' },
+  { shape: [1, 2, 160, 128], nbits: 8, axis: 1, groupSize: 256, magnitude: 1, dtype: 'float32' },
+  { shape: [1, 2, 160, 128], nbits: 2, axis: 0, groupSize: 32, magnitude: 3e4, dtype: 'float32' },
+  { shape: [1, 2, 160, 128], nbits: 4, axis: 0, groupSize: 64, magnitude: 1, dtype: 'float16' },
+  // not split: 24 rows per chunk, blocks of 16 (axis 0); an odd number of groups (axis 1)
+  { shape: [1, 4, 96, 128], nbits: 2, axis: 0, groupSize: 48, magnitude: 1, dtype: 'float32' },
+  { shape: [1, 1, 301, 128], nbits: 8, axis: 1, groupSize: 128, magnitude: 1, dtype: 'float32' },
+];
+
+for (const [poolName, pool] of [['a second instance on this thread', sameThreadPool], ['a worker thread', createWasmThreadPool(1)]] as const) {
+  describe(`the WebAssembly engine with a helper: ${poolName}`, () => {
+    beforeAll(() => setHqqThreadPool(pool));
+    afterAll(() => setHqqThreadPool(null));
+
+    it('runs on shared memory with the helper attached', () => {
+      expect(hqqKernels()?.runner).not.toBeNull();
+      const splits = splitCases.map((c) => wasmStepSplits(hqqGrid(c.shape.reduce((a, b) => a * b, 1), c.groupSize, c.axis)));
+      expect(splits).toEqual([true, true, true, true, true, true, true, false, false]);
+    });
+
+    splitCases.forEach((c, index) => {
+      const label = `[${c.shape.join(',')}] ${c.dtype} ${c.nbits}-bit axis ${c.axis} g${c.groupSize} ×${c.magnitude}`;
+      it(label, () => {
+        const values = input(c, 2000 + index);
+        const x = kvTensor(c.shape, c.dtype, values);
+        const reference = referenceHqq(values, c.nbits, c.axis, c.groupSize);
+        const result = quantizeHqq(x, { nbits: c.nbits, axis: c.axis, groupSize: c.groupSize }, { engine: 'wasm' });
+        const storage = c.dtype === 'float16' ? roundToFloat16 : fround;
+        expect(result.stepErrors).toEqual(reference.stepErrors);
+        expect(Array.from(hqqQuantizer.unpackCodes(result.tensor))).toEqual(Array.from(reference.codes));
+        expect(Array.from(result.tensor.scale)).toEqual(Array.from(reference.scale, storage));
+        expect(Array.from(result.tensor.zero)).toEqual(Array.from(reference.zero, storage));
+      });
+    });
+  });
+}

@@ -3,7 +3,8 @@ import type { OptimizerEngine } from './optimizer.js';
 import { roundHalfEven } from '../rounding.js';
 import { packCodes } from './bitpack.js';
 import { groupRanges } from './init-params.js';
-import { SHRINK_ZERO_BELOW, shrink } from './shrink.js';
+import { SHRINK_ZERO_BELOW, shrink, shrinkPow } from './shrink.js';
+import type { ShrinkPower } from './shrink.js';
 import { columnSums, fullSum, rowSums } from './torch-sum.js';
 import { checkFinite } from './validate.js';
 
@@ -20,7 +21,8 @@ import { checkFinite } from './validate.js';
  */
 const fround = Math.fround;
 
-export function createJsEngine(values: Float32Array, grid: HqqGrid, maxCode: number): OptimizerEngine {
+/** `power` replaces kvscope's float32 power in tests (test-support/sleef-powf.ts). */
+export function createJsEngine(values: Float32Array, grid: HqqGrid, maxCode: number, power: ShrinkPower = shrinkPow): OptimizerEngine {
   const target = new Float32Array(grid.count); // W_q − (W − W_e)·s, summed per group
   const residual = new Float32Array(grid.count); // |W − W_r|, summed over everything
   const sums = new Float32Array(grid.groups);
@@ -37,7 +39,7 @@ export function createJsEngine(values: Float32Array, grid: HqqGrid, maxCode: num
     const e = fround(w - fround(fround(q - z) / s));
     const a = Math.abs(e);
     // below the threshold W_e = 0, so (W − W_e)·s is W·s (shrink.ts)
-    target[i] = a < SHRINK_ZERO_BELOW ? fround(q - ws) : fround(q - fround(fround(w - shrink(e)) * s));
+    target[i] = a < SHRINK_ZERO_BELOW ? fround(q - ws) : fround(q - fround(fround(w - shrink(e, power)) * s));
     residual[i] = a;
   };
   return {

@@ -10,8 +10,11 @@
  *
  * `pow` here is kvscope's own float32 power, not Math.pow: the same table-driven double-precision
  * algorithm runs in the JavaScript path and in the WebAssembly kernel, so both give identical bits.
- * It is correctly rounded except in rare ties of its ~1e-16 error, as close to torch (SLEEF's
- * `powf` u10) as Math.pow would be.
+ * It is correctly rounded except in rare ties of its ~1e-16 error. torch's power (SLEEF's AVX2
+ * `powf` u10) is not: it is one ulp off on about 2% of the residuals, which is what keeps 3 of the 36
+ * golden trajectories from being bit-exact (test-support/sleef-powf.ts emulates it; with it the
+ * JavaScript engine reproduces all 36, sleef-reference.test.ts). Emulating it in the SIMD kernel
+ * would need ~28 exactly rounded fused multiply-adds per power, which WebAssembly SIMD lacks.
  */
 const fround = Math.fround;
 
@@ -86,13 +89,17 @@ export function shrinkPow(x: number): number {
   return fround((MANTISSA[2 * j]! * EXPONENT[bits >>> MANTISSA_BITS]!) * series);
 }
 
+/** float32(x^SHRINK_EXPONENT) for x >= SHRINK_ZERO_BELOW */
+export type ShrinkPower = (x: number) => number;
+
 /**
  * The shrunk residual `shrink_lp_op(x)` for a float32 residual x, in float32 (0 below the threshold).
+ * `power` is kvscope's `shrinkPow` unless a test supplies another one (test-support/sleef-powf.ts).
  */
-export function shrink(x: number): number {
+export function shrink(x: number, power: ShrinkPower = shrinkPow): number {
   const magnitude = Math.abs(x);
   if (magnitude < SHRINK_ZERO_BELOW) return 0;
-  const out = fround(magnitude - fround(SHRINK_WEIGHT * shrinkPow(magnitude)));
+  const out = fround(magnitude - fround(SHRINK_WEIGHT * power(magnitude)));
   if (!(out > 0)) return 0;
   return x < 0 ? -out : out;
 }

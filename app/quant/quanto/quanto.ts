@@ -2,7 +2,7 @@ import { QuantizationError } from '../../errors.js';
 import { kvTensor, type KvDtype, type KvTensor } from '../../tensor/kv-tensor.js';
 import type { QuantParams, QuantizedTensor, Quantizer } from '../types.js';
 import { groupLayout, paramCount, type GroupLayout } from './grouping.js';
-import { roundToHalf } from './half-rounding.js';
+import { roundToFloat16 } from '../../tensor/float16.js';
 import type { RoundToDtype } from './max-optimizer.js';
 import { throwNonFiniteInput } from './non-finite.js';
 import { packedRowCount, unpackWeights } from './packing.js';
@@ -85,12 +85,9 @@ function quantizeCodes(x: KvTensor, layout: GroupLayout, params: QuantoParams): 
   return codes;
 }
 
-/**
- * torch computes in the tensor dtype and rounds after every elementwise op (spec §3.4). roundToHalf
- * equals app/tensor/float16.ts's roundToFloat16 on these op results, and is about 10× faster.
- */
+/** torch computes in the tensor dtype and rounds after every elementwise op (spec §3.4). */
 function rounderOf(dtype: KvDtype): RoundToDtype {
-  return dtype === 'float16' ? roundToHalf : Math.fround;
+  return dtype === 'float16' ? roundToFloat16 : Math.fround;
 }
 
 /** A quantized tensor handed back to us must be a quanto one whose arrays match its own layout. */

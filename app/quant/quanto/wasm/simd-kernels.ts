@@ -51,8 +51,9 @@ export function kernelName(base: string, dtype: KernelDtype): string {
  * What follows every f32x4 arithmetic result of a kernel: nothing for float32; for float16, a
  * rounding to binary16, as torch rounds each op in half (spec §3.4). A half op computed in f32 and
  * then rounded to half is exact (double rounding is innocuous: 24 ≥ 2·11 + 2), so this reproduces
- * half arithmetic. The rounding mirrors half-rounding.ts: integer round-to-nearest-even of the
- * mantissa to 10 bits, ±Inf above 65504 (NaN stays NaN), and `(|x| + 0.5) − 0.5` for subnormals.
+ * half arithmetic. The rounding is app/tensor/float16.ts's roundToFloat16 on float32 values: integer
+ * round-to-nearest-even of the mantissa to 10 bits, ±Inf above 65504 (NaN stays NaN), and, for
+ * subnormals, `(|x| + 0.5) − 0.5` in f32 (exact there: 2^-24 is the f32 ulp of 0.5).
  */
 interface Rounding {
   readonly locals: readonly ValueType[];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { KvDtype, KvShape } from '../../../tensor/kv-tensor.js';
 import { groupLayout } from '../grouping.js';
-import { roundToHalf } from '../half-rounding.js';
+import { roundToFloat16 } from '../../../tensor/float16.js';
 import type { QuantoCodes } from '../quanto-codes.js';
 import { dequantizeColumnsScalar, dequantizeRowsScalar, dequantTable } from '../scalar-dequantize.js';
 import { quantizeColumnsScalar, quantizeRowsScalar } from '../scalar-quantize.js';
@@ -23,7 +23,7 @@ function scalar(
   x: Float32Array, dtype: KvDtype, shape: KvShape, axis: 0 | -1, g: number, bits: number,
 ): { codes: QuantoCodes | null; out: Float32Array } {
   const layout = groupLayout(shape, axis, g);
-  const round = dtype === 'float16' ? roundToHalf : Math.fround;
+  const round = dtype === 'float16' ? roundToFloat16 : Math.fround;
   const codes = layout.paramsPerColumn ? quantizeColumnsScalar(x, layout, bits, round) : quantizeRowsScalar(x, layout, bits, round);
   const out = new Float32Array(x.length);
   if (codes !== null) {
@@ -103,7 +103,7 @@ describe('WebAssembly SIMD quanto kernels', () => {
       const x = awkwardTensor(shape[0] * shape[1] * shape[2] * shape[3], shape[2] * 31 + g);
       for (const bits of [2, 4]) expectSameAsScalar(x, shape, axis, g, bits);
       // float16: half values (subnormals, ±0 and ties included) and their per-op half rounding
-      const half = x.map((v, i) => roundToHalf(i % 97 === 0 ? v * 8e3 : i % 89 === 0 ? v * 1e-6 : v));
+      const half = x.map((v, i) => roundToFloat16(i % 97 === 0 ? v * 8e3 : i % 89 === 0 ? v * 1e-6 : v));
       for (const bits of [2, 4]) expectSameAsScalar(half, shape, axis, g, bits, 'float16');
     });
   }
@@ -116,8 +116,8 @@ describe('WebAssembly SIMD quanto kernels', () => {
       x[i] = group % 5 === 0 ? 1000 // constant
         : group % 5 === 1 ? (i % 2 ? 65504 : -65504) // max − min overflows to Inf
           : group % 5 === 2 ? (i % 3) * 2 ** -24 // subnormal range: scale rounds to 0
-            : group % 5 === 3 ? roundToHalf(1e-3 + (i % 16) * 4.7e-5) // scale and x − min in [2^-15, 2^-14): half subnormals
-              : roundToHalf(Math.sin(i) * 2 ** (group % 7));
+            : group % 5 === 3 ? roundToFloat16(1e-3 + (i % 16) * 4.7e-5) // scale and x − min in [2^-15, 2^-14): half subnormals
+              : roundToFloat16(Math.sin(i) * 2 ** (group % 7));
     }
     for (const axis of [0, -1] as const) for (const bits of [2, 4]) expectSameAsScalar(x, shape, axis, 16, bits, 'float16');
   });
@@ -149,7 +149,7 @@ describe('WebAssembly SIMD quanto kernels', () => {
         }
       }
       expect(k.quantize(normalTensor(n, 8), 'float32', layout, 4)).not.toBeNull();
-      expect(k.quantize(normalTensor(n, 8).map(roundToHalf), 'float16', layout, 4)).not.toBeNull();
+      expect(k.quantize(normalTensor(n, 8).map(roundToFloat16), 'float16', layout, 4)).not.toBeNull();
     }
   });
 });

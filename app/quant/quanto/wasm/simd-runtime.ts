@@ -4,6 +4,7 @@ import { codeMax } from '../max-optimizer.js';
 import { packedRowCount } from '../packing.js';
 import type { QuantoCodes } from '../quanto-codes.js';
 import { kernelName, SIMD_KERNELS_MODULE } from './simd-kernels.js';
+import { WASM_PAGE_BYTES, wasmApi, type WasmMemory } from '../../../wasm/wasm-runtime.js';
 
 /**
  * Drives the WebAssembly SIMD kernels (simd-kernels.ts), float32 and float16 variants.
@@ -29,13 +30,8 @@ export interface SimdKernels {
 // About the L2 size (1 MiB here): measured on the reference tensor, 1 MiB chunks dequantize ~20% faster
 // than 256 KiB ones (fewer, longer copies out of the module) and quantize as fast.
 const CHUNK_BYTES = 1024 * 1024;
-const PAGE_BYTES = 65536;
+const PAGE_BYTES = WASM_PAGE_BYTES;
 const MAX_MEMORY_BYTES = 2 ** 31 - PAGE_BYTES; // keeps every i32 address computation positive
-
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
 
 /** One dtype's kernels (simd-kernels.ts documents each). */
 interface Kernels {
@@ -60,12 +56,6 @@ interface Kernels {
   ): void;
 }
 
-/** The subset of the WebAssembly JS API used here; app/ compiles without DOM or Node typings. */
-interface WebAssemblyApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { readonly exports: unknown };
-}
-
 const KERNEL_NAMES = ['quantizeRows', 'quantizeColumns', 'quantizeColumnQuads', 'dequantizeRows', 'dequantizeColumns', 'dequantizeColumnQuads'] as const;
 
 function kernelsOf(exports: Record<string, unknown>, dtype: KvDtype): Kernels {
@@ -83,7 +73,7 @@ let cached: SimdKernels | null | undefined;
 export function simdKernels(): SimdKernels | null {
   if (cached !== undefined) return cached;
   cached = null;
-  const api = (globalThis as unknown as { WebAssembly?: WebAssemblyApi }).WebAssembly;
+  const api = wasmApi();
   if (api === undefined) return cached;
   try {
     const exports = new api.Instance(new api.Module(SIMD_KERNELS_MODULE), {}).exports as Record<string, unknown>;

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FunctionBuilder, ValType, block, br, brIf, encodeModule, get, i32, loop, set } from '../wasm/wasm-encoder.js';
+import type { Local } from '../wasm/wasm-encoder.js';
+import { wasmApi } from '../wasm/wasm-runtime.js';
+import type { WasmParallelRunner } from '../wasm/wasm-threads.js';
+import { createWasmThreadPool } from './wasm-thread-pool.js';
+
+const api = wasmApi()!;
+
+/** fill(address, count, value): count i32 stores; trap(): unreachable via an out-of-bounds load */
+function testModule(): { module: object; memory: { buffer: ArrayBufferLike }; exports: Record<string, unknown> } {
+  const fill = new FunctionBuilder('fill', [ValType.I32, ValType.I32, ValType.I32]);
+  const [address, count, value] = fill.params as [Local, Local, Local];
+  const i = fill.local(ValType.I32);
+  fill.emit(block(loop(
+    brIf(1, i32.geU(get(i), get(count))),
+    i32.store(i32.add(get(address), i32.shl(get(i), i32.const(2))), get(value)),
+    set(i, i32.add(get(i), i32.const(1))),
+    br(0),
+  )));
+  const trap = new FunctionBuilder('trap', []);
+  trap.emit(i32.store(i32.const(-4), i32.const(0)));
+  const module = new api.Module(encodeModule([fill.build(), trap.build()], { import: ['env', 'memory'], pages: 1, maxPages: 2, shared: true }));
+  const memory = new api.Memory({ initial: 1, maximum: 2, shared: true });
+  return { module, memory, exports: new api.Instance(module, { env: { memory } }).exports };
+}
+
+const runners: WasmParallelRunner[] = [];
+afterEach(() => {
+  for (const runner of runners.splice(0)) runner.close();
+});
+
+describe('WebAssembly thread pool on worker_threads', () => {
+  it('runs a call on a helper thread while the caller runs its own, on one shared memory', () => {
+    const { module, memory, exports } = testModule();
+    const runner = createWasmThreadPool(1).attach(module, { env: { memory } })!;
+    expect(runner).not.toBeNull();
+    runners.push(runner);
+    const fill = exports['fill'] as (a: number, n: number, v: number) => void;
+    const words = new Int32Array(memory.buffer, 0, 2048);
+    for (let round = 1; round <= 50; round++) {
+      runner.run([{ name: 'fill', args: [4096, 1024, round] }], () => fill(0, 1024, -round));
+      expect(words.subarray(0, 1024).every((w) => w === -round)).toBe(true);
+      expect(words.subarray(1024).every((w) => w === round)).toBe(true);
+    }
+    // no call for the helper: only the local part runs
+    runner.run([], () => fill(0, 1, 7));
+    expect(words[0]).toBe(7);
+  });
+
+  it('finishes calls its helper has not started itself, with the same result', () => {
+    const { module, memory } = testModule();
+    const runner = createWasmThreadPool(1).attach(module, { env: { memory } })!;
+    runners.push(runner);
+    const words = new Int32Array(memory.buffer, 0, 1024);
+    // nothing to do locally: the caller races its helper for the call, round after round
+    for (let round = 1; round <= 500; round++) {
+      runner.run([{ name: 'fill', args: [0, 1024, round] }], () => undefined);
+      expect(words[0]).toBe(round);
+      expect(words[1023]).toBe(round);
+    }
+  });
+
+  it('reports a helper failure and a local one, and refuses to run once closed', () => {
+    const { module, memory, exports } = testModule();
+    const runner = createWasmThreadPool(1).attach(module, { env: { memory } })!;
+    runners.push(runner);
+    // whoever runs it (the helper, or the caller if it gets there first), a failing call throws
+    expect(() => runner.run([{ name: 'trap', args: [] }], () => undefined)).toThrow(/trap failed on a helper thread|out of bounds/);
+    expect(() => runner.run([{ name: 'fill', args: [0, 1, 1] }], () => (exports['trap'] as () => void)())).toThrow();
+    expect(() => runner.run([{ name: 'fill', args: [0, 1, 1] }, { name: 'fill', args: [0, 1, 1] }], () => undefined)).toThrow(/2 calls for 1 helper/);
+    expect(() => runner.run([{ name: 'missing', args: [] }], () => undefined)).toThrow(/cannot run missing/);
+    runner.run([{ name: 'fill', args: [0, 1, 5] }], () => undefined); // still usable after failures
+    expect(new Int32Array(memory.buffer, 0, 1)[0]).toBe(5);
+    runner.close();
+    expect(() => runner.run([], () => undefined)).toThrow(/closed/);
+  });
+
+  it('declines what it cannot share, and a pool without helpers', () => {
+    const { module } = testModule();
+    expect(createWasmThreadPool(1).attach(module, { env: { memory: new api.Memory({ initial: 1 }), log: () => undefined } })).toBeNull();
+    expect(createWasmThreadPool(0).attach(module, {})).toBeNull();
+  });
+});

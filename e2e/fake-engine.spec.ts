@@ -1,0 +1,49 @@
+import type { WorkbenchCommand } from '../app/protocol/workbench-api.js';
+import type { Workbench } from './pages/workbench.js';
+import { expect, test } from './fixtures.js';
+
+/** Sends a command as the Electron host's menu would, through the fake engine of the test build. */
+async function emitCommand(workbench: Workbench, command: WorkbenchCommand): Promise<void> {
+  await workbench.page.evaluate((c) => {
+    (globalThis as unknown as { __kvscopeFake: { emitCommand(command: unknown): void } }).__kvscopeFake.emitCommand(c);
+  }, command);
+}
+
+/**
+ * What the real engine cannot produce on demand, on the fake-engine test build: a worker that
+ * crashes, and menu commands from the host (performance.spec.ts streams 10,000 steps × 32 layers).
+ */
+test.describe('workbench on the fake engine', () => {
+  test('a crashed worker shows its code, message and fix, and the next run works', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench({ engine: 'fake' });
+    const { run, live } = workbench;
+    await run.setPrompt('Once upon a time #crash');
+    await run.setMaxNewTokens(100);
+    await run.run();
+    expect(await live.waitForEnd()).toBe('Failed');
+    await expect(live.errorPart('code')).toHaveText('worker-crashed');
+    await expect(live.errorPart('fix')).toContainText('workbench itself keeps working');
+    await workbench.screenshot('worker-crashed');
+    await run.setPrompt('Once upon a time');
+    await run.setMaxNewTokens(40);
+    await run.run();
+    expect(await live.waitForEnd()).toBe('Done');
+  });
+
+  test('follows host commands: a dropped folder opens, run and stop come from the menu', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench({ engine: 'fake', fakeQuery: 'interval=40&batch=2' });
+    await emitCommand(workbench, { type: 'model-dropped', path: '/fake/models/jamba-1.5-mini' });
+    await expect(workbench.model.name).toHaveText('jamba-1.5-mini');
+    const layers = await workbench.model.layers();
+    expect(layers.filter(([letter]) => letter === 'M').every(([, plan]) => plan === 'none')).toBe(true);
+    expect(layers.filter(([letter]) => letter === 'F')).toHaveLength(4);
+    await workbench.screenshot('jamba-layers');
+
+    await workbench.model.openSynthetic('synthetic');
+    await workbench.run.setMaxNewTokens(2000);
+    await emitCommand(workbench, { type: 'run' });
+    await workbench.live.waitForSteps(10);
+    await emitCommand(workbench, { type: 'stop' });
+    expect(await workbench.live.waitForEnd()).toBe('Cancelled');
+  });
+});

@@ -1,0 +1,6 @@
+import { startWorkbenchApp } from './workbench-app.js';
+
+// Entry of the Electron main process (electron-vite builds it to out/main/index.js). ESM: the
+// bundle's own directory comes from import.meta.dirname, never a declared __dirname (electron-vite
+// injects one; declaring another breaks the build, toolchain.md §5).
+startWorkbenchApp({ mainDir: import.meta.dirname });

@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import { ExitCode, UsageError, type CliIo } from '../../app/cli/io.js';
+import { defaultDataDir } from '../../app/node/workbench/data-dir.js';
+import { createWorkbenchBackend } from '../../app/node/workbench/workbench-backend.js';
+import { KVSCOPE_VERSION } from '../../app/version.js';
+import { defaultRendererDir } from './renderer-dir.js';
+import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, startWorkbenchServer, type WorkbenchServer } from './workbench-server.js';
+
+export interface ServeRuntime {
+  readonly rendererDir: string;
+  readonly dataDir: string;
+  /** resolves when the server should stop (Ctrl-C, SIGTERM) */
+  waitForStop(server: WorkbenchServer): Promise<void>;
+}
+
+export function nodeServeRuntime(): ServeRuntime {
+  return {
+    rendererDir: defaultRendererDir(),
+    dataDir: defaultDataDir(),
+    waitForStop: () => new Promise((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        resolve();
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    }),
+  };
+}
+
+/**
+ * `kvscope serve [--port N] [--host H] [--data-dir D]`: the workbench in a browser. Prints the URL
+ * (with its per-launch token) and serves until Ctrl-C; the runs it saves are the desktop app's too.
+ */
+export async function runServeCommand(options: Record<string, string | boolean | undefined>, io: CliIo, runtime: ServeRuntime = nodeServeRuntime()): Promise<ExitCode> {
+  const port = parsePort(options['port']);
+  const host = typeof options['host'] === 'string' ? options['host'] : DEFAULT_SERVE_HOST;
+  const dataDir = typeof options['data-dir'] === 'string' ? options['data-dir'] : runtime.dataDir;
+  const backend = createWorkbenchBackend({ dataDir, kvscopeVersion: KVSCOPE_VERSION });
+  let server: WorkbenchServer;
+  try {
+    server = await startWorkbenchServer({ backend, rendererDir: runtime.rendererDir, host, port });
+  } catch (error) {
+    await backend.dispose();
+    throw listenError(error, host, port);
+  }
+  io.stdout(`kvscope serve: the workbench is at\n  ${server.url}\n`);
+  io.stderr(`Runs are saved in ${join(backend.dataDir, 'runs')}. Ctrl-C stops the server.\n`);
+  if (!existsSync(join(runtime.rendererDir, 'index.html'))) {
+    io.stderr(`warning: the UI is not built (no ${join(runtime.rendererDir, 'index.html')}); run \`npm run build\` first. The API is up.\n`);
+  }
+  if (!isLoopback(host)) {
+    io.stderr(`warning: listening on ${host}, reachable from other machines. The token guards it, but traffic is plain HTTP: use it on trusted networks only.\n`);
+  }
+  await runtime.waitForStop(server);
+  io.stderr('kvscope serve: stopping…\n');
+  await server.close();
+  await backend.dispose();
+  return ExitCode.ok;
+}
+
+function parsePort(value: string | boolean | undefined): number {
+  if (value === undefined || typeof value === 'boolean') return DEFAULT_SERVE_PORT;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`--port must be a port number from 0 to 65535 (0: any free port), got ${JSON.stringify(value)}.`);
+  return port;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
+function listenError(error: unknown, host: string, port: number): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new UsageError(`port ${port} on ${host} is already in use (another kvscope serve?). Choose another with --port N, or --port 0 for any free port.`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new UsageError(`cannot listen on ${host}: it is not an address of this machine. The default is ${DEFAULT_SERVE_HOST}.`);
+  if (code === 'EACCES') return new UsageError(`not allowed to listen on port ${port}; ports below 1024 need privileges. Use the default ${DEFAULT_SERVE_PORT} or --port 0.`);
+  return error as Error;
+}

@@ -1,0 +1,134 @@
+// @vitest-environment jsdom
+import { act, cleanup, fireEvent, screen, within } from '@testing-library/react';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { renderWorkbench } from './test-support/render-workbench.js';
+
+vi.mock('./charts/echarts-core.js', async () => {
+  const { recordingChart } = await import('./test-support/chart-mock.js');
+  return { initChart: () => recordingChart() };
+});
+
+afterEach(cleanup);
+
+describe('the workbench window', () => {
+  it('opens the default synthetic model with its architecture and layer strip', async () => {
+    await renderWorkbench();
+    expect(screen.getByTestId('model-name').textContent).toBe('synthetic');
+    expect(screen.getByTestId('model-fact-layers').textContent).toBe('8');
+    expect(screen.getByTestId('model-fact-kv-heads').textContent).toBe('4');
+    expect(screen.getByTestId('model-fact-head-dim').textContent).toBe('64');
+    expect(screen.getByTestId('model-fact-kv-dtype').textContent).toBe('float32');
+    const cells = screen.getAllByTestId('layer-cell');
+    expect(cells.map((cell) => [cell.textContent, cell.dataset['plan'], cell.dataset['flagged']])).toEqual(Array(8).fill(['F', 'quantized', 'false']));
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 8 of 8 layers quantized.');
+    expect(screen.queryByTestId('layer-verdict')).toBeNull();
+  });
+
+  it('flags a hybrid model before any run, with transformers\' verdict verbatim and the three choices', async () => {
+    const view = await renderWorkbench();
+    fireEvent.click(screen.getByTestId('open-synthetic-hybrid'));
+    await view.settle();
+    const verdict = screen.getByTestId('layer-verdict');
+    expect(within(verdict).getByTestId('layer-verdict-message-verbatim').textContent)
+      .toBe("`QuantizedCache` is only supported for models with only full attention layers. We found the following invalid layer types: {'sliding_attention'}");
+    const flagged = screen.getAllByTestId('layer-cell').filter((cell) => cell.dataset['flagged'] === 'true').map((cell) => cell.textContent);
+    expect(flagged).toEqual(['S', 'S', 'S', 'S']);
+    expect(screen.getByTestId('preflight-status').dataset['tone']).toBe('error');
+
+    fireEvent.click(screen.getByTestId('layer-handling-full-attention-only'));
+    await view.settle();
+    expect(screen.getAllByTestId('layer-cell').map((cell) => cell.dataset['plan'])).toEqual(
+      ['full-precision', 'quantized', 'full-precision', 'quantized', 'full-precision', 'quantized', 'full-precision', 'quantized']);
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 4 of 8 layers quantized.');
+    expect((screen.getByTestId('layer-policy-select') as HTMLSelectElement).value).toBe('full-attention-only');
+  });
+
+  it('explains an invalid combination inline, with transformers\' message and a fix', async () => {
+    const view = await renderWorkbench();
+    fireEvent.change(screen.getByTestId('nbits-select'), { target: { value: '3' } });
+    await view.settle();
+    expect(screen.getByTestId('preflight-status').textContent).toMatch(/^Refused: 1 error/);
+    const diagnostic = screen.getAllByTestId('diagnostic').find((d) => d.dataset['code'] === 'invalid-nbits')!;
+    expect(diagnostic.textContent).toContain('`nbits` for `quanto` backend has to be one of [`2`, `4`] but got 3');
+    expect(diagnostic.querySelector('.fix')).not.toBeNull();
+  });
+
+  it('estimates the cache at a chosen context length', async () => {
+    const view = await renderWorkbench();
+    fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '1024' } });
+    await view.settle();
+    // 8 layers × 493,568 B (see estimate/memory-what-if.test.ts) against 8 MiB of fp16
+    expect(screen.getByTestId('whatif-total').textContent).toBe('3.77 MiB');
+    expect(screen.getByTestId('whatif-baseline').textContent).toBe('8.00 MiB');
+  });
+
+  it('shows a bad folder path as an error with what to do, and keeps working', async () => {
+    const view = await renderWorkbench();
+    fireEvent.change(screen.getByTestId('model-path-input'), { target: { value: '/no/such/model' } });
+    fireEvent.click(screen.getByTestId('model-path-open'));
+    await view.settle();
+    const error = screen.getByTestId('model-error');
+    expect(error.textContent).toContain('the model path /no/such/model does not exist.');
+    expect(error.textContent).toContain('What to do:');
+    expect((screen.getByTestId('run-button') as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByTestId('open-synthetic'));
+    await view.settle();
+    expect((screen.getByTestId('run-button') as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it('runs on Ctrl+Enter, stops on Esc, and the run ends as cancelled', async () => {
+    const view = await renderWorkbench();
+    fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '500' } });
+    fireEvent.keyDown(window, { key: 'Enter', ctrlKey: true });
+    await view.settle(4);
+    expect(screen.getByTestId('run-status').textContent).toBe('Generating…');
+    fireEvent.keyDown(window, { key: 'Escape' });
+    await view.settle();
+    expect(screen.getByTestId('run-status').textContent).toBe('Cancelled');
+    expect(screen.getByTestId('result-summary').textContent).toContain('cancelled');
+  });
+
+  it('refuses a run with the engine\'s error and runs again after a change', async () => {
+    const view = await renderWorkbench();
+    fireEvent.click(screen.getByTestId('open-synthetic-hybrid'));
+    await view.settle();
+    fireEvent.click(screen.getByTestId('run-button'));
+    await view.settle();
+    expect(screen.getByTestId('run-error-details-code').textContent).toBe('refused');
+    expect(screen.getByTestId('run-error-details-fix').textContent).toContain('full-attention-only');
+    expect(screen.queryByTestId('run-dashboard')).toBeNull();
+    fireEvent.click(screen.getByTestId('layer-handling-dynamic'));
+    fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '10' } });
+    fireEvent.click(screen.getByTestId('run-button'));
+    await view.settle();
+    expect(screen.getByTestId('run-status').textContent).toBe('Done');
+    expect(screen.getByTestId('chart-empty-error-latest').textContent).toContain('Dynamic cache');
+  });
+});
+
+describe('streaming goes around React', () => {
+  it('changes no store state per metrics batch, while charts and figures follow on animation frames', async () => {
+    const view = await renderWorkbench({ stepsPerBatch: 4 });
+    const { createdCharts } = await import('./test-support/chart-mock.js');
+    fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '400' } });
+    fireEvent.click(screen.getByTestId('run-button'));
+    await view.settle(3); // the ticket and the first batches: the dashboard mounts
+    await act(async () => {
+      await import('./charts/load-echarts.js').then((m) => m.loadEcharts());
+    });
+    view.frame();
+
+    let notifications = 0;
+    const unsubscribe = view.store.subscribe(() => notifications++);
+    const memoryChart = createdCharts.filter((chart) => !chart.disposed)[0]!;
+    const optionsBefore = memoryChart.options.length;
+    await view.settle(60); // 60 more batches of 4 steps
+    unsubscribe();
+    expect(notifications).toBe(0);
+
+    view.frame(3);
+    expect(memoryChart.options.length).toBeGreaterThan(optionsBefore);
+    expect(Number(screen.getByTestId('stat-steps').textContent)).toBeGreaterThan(200);
+    expect(Number(screen.getByTestId('chart-kv-memory').dataset['points'])).toBeGreaterThan(200);
+  });
+});

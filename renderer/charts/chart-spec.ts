@@ -1,0 +1,32 @@
+import type { RunBuffers } from '../controller/live-buffers.js';
+import type { ChartTheme } from './chart-theme.js';
+import type { ChartOption } from './echarts-core.js';
+
+/** What a chart reads: one run's buffers (or two, to compare) and the colours of the current scheme. */
+export interface ChartContext {
+  readonly buffers: RunBuffers;
+  readonly theme: ChartTheme;
+  /** the second run of a comparison */
+  readonly other?: RunBuffers;
+}
+
+/**
+ * One chart: `setup` gives the whole option once (axes fixed where the run's length is known), and
+ * `update` the data only, called on animation frames when the buffers moved (STYLE.md §11).
+ * `points` is how many data points the last update drew (e2e tests read it).
+ */
+export interface ChartDrawer {
+  setup(context: ChartContext): ChartOption;
+  update(context: ChartContext): ChartOption | null;
+  points(): number;
+}
+
+export interface ChartSpec {
+  readonly id: string;
+  readonly title: string;
+  /** one sentence: what is plotted, in which unit, against which baseline (also the chart's aria-label) */
+  readonly description: string;
+  /** the shortest time between two redraws while streaming */
+  readonly minIntervalMs: number;
+  create(): ChartDrawer;
+}

@@ -1,0 +1,107 @@
+/**
+ * Colours and type for the charts, read from the CSS custom properties of the current colour scheme
+ * (styles/app.css), so charts follow prefers-color-scheme like the rest of the window. Each quantity
+ * keeps one colour everywhere (codes are always blue, the fp16 baseline always grey).
+ */
+export interface ChartTheme {
+  readonly dark: boolean;
+  readonly text: string;
+  readonly muted: string;
+  readonly grid: string;
+  readonly background: string;
+  readonly codes: string;
+  readonly metadata: string;
+  readonly fullPrecision: string;
+  readonly baseline: string;
+  readonly key: string;
+  readonly value: string;
+  readonly speed: string;
+  readonly dequantize: string;
+  readonly model: string;
+  readonly quantize: string;
+  readonly kl: string;
+  readonly agreement: string;
+  readonly flush: string;
+  readonly runA: string;
+  readonly runB: string;
+  /** sequential ramp for error heatmaps, low → high */
+  readonly heat: readonly string[];
+  readonly fontFamily: string;
+}
+
+const FALLBACK: ChartTheme = {
+  dark: false, text: '#1f2430', muted: '#5c6370', grid: '#e3e6eb', background: '#ffffff',
+  codes: '#3b6fd8', metadata: '#e8920c', fullPrecision: '#16a085', baseline: '#8a919c',
+  key: '#7b4fd6', value: '#d9480f', speed: '#1c7ed6', dequantize: '#9c5fe0', model: '#3b8fd8', quantize: '#f08c00',
+  kl: '#d6336c', agreement: '#2b8a3e', flush: '#c2255c', runA: '#1c7ed6', runB: '#e8590c',
+  heat: ['#fff7ec', '#fdd49e', '#fc8d59', '#d7301f', '#7f0000'],
+  fontFamily: 'system-ui, sans-serif',
+};
+
+const VARIABLES: Readonly<Record<Exclude<keyof ChartTheme, 'dark' | 'heat' | 'fontFamily'>, string>> = {
+  text: '--text', muted: '--text-muted', grid: '--chart-grid', background: '--surface',
+  codes: '--c-codes', metadata: '--c-metadata', fullPrecision: '--c-full-precision', baseline: '--c-baseline',
+  key: '--c-key', value: '--c-value', speed: '--c-speed', dequantize: '--c-dequantize', model: '--c-model', quantize: '--c-quantize',
+  kl: '--c-kl', agreement: '--c-agreement', flush: '--c-flush', runA: '--c-run-a', runB: '--c-run-b',
+};
+
+export function readChartTheme(): ChartTheme {
+  if (typeof document === 'undefined' || typeof getComputedStyle !== 'function') return FALLBACK;
+  const style = getComputedStyle(document.documentElement);
+  const read = (name: string, fallback: string): string => style.getPropertyValue(name).trim() || fallback;
+  const dark = typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches;
+  const theme: Record<string, unknown> = { ...FALLBACK, dark };
+  for (const [key, variable] of Object.entries(VARIABLES)) theme[key] = read(variable, FALLBACK[key as keyof typeof VARIABLES]);
+  theme['heat'] = dark ? ['#1b2238', '#3a3f8f', '#8c3fa3', '#e0566b', '#ffd166'] : FALLBACK.heat;
+  theme['fontFamily'] = read('--font-ui', FALLBACK.fontFamily);
+  return theme as unknown as ChartTheme;
+}
+
+/** Axis, tooltip and legend styling shared by every chart. */
+export function baseOption(theme: ChartTheme): Record<string, unknown> {
+  return {
+    animation: false,
+    backgroundColor: 'transparent',
+    textStyle: { color: theme.text, fontFamily: theme.fontFamily, fontSize: 11 },
+    legend: { top: 0, left: 'center', textStyle: { color: theme.muted, fontSize: 11 }, itemWidth: 14, itemHeight: 8, icon: 'roundRect' },
+    tooltip: {
+      trigger: 'axis', confine: true, backgroundColor: theme.background, borderColor: theme.grid,
+      textStyle: { color: theme.text, fontSize: 11 }, axisPointer: { type: 'line', lineStyle: { color: theme.muted } },
+    },
+    grid: { left: 56, right: 18, top: 30, bottom: 34 },
+  };
+}
+
+export function valueAxis(theme: ChartTheme, name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: 'value', name, nameLocation: 'middle', nameGap: 40,
+    nameTextStyle: { color: theme.muted, fontSize: 11 },
+    axisLabel: { color: theme.muted, fontSize: 10 },
+    axisLine: { lineStyle: { color: theme.grid } },
+    splitLine: { lineStyle: { color: theme.grid } },
+    ...extra,
+  };
+}
+
+export function stepAxis(theme: ChartTheme, maxStep: number): Record<string, unknown> {
+  return valueAxis(theme, 'step', { min: 0, max: Math.max(1, maxStep), nameGap: 22, splitLine: { show: false } });
+}
+
+export function categoryAxis(theme: ChartTheme, name: string, data: readonly string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    type: 'category', name, data, nameLocation: 'middle', nameGap: 22,
+    nameTextStyle: { color: theme.muted, fontSize: 11 },
+    axisLabel: { color: theme.muted, fontSize: 10 },
+    axisLine: { lineStyle: { color: theme.grid } },
+    axisTick: { show: false },
+    ...extra,
+  };
+}
+
+/** A round axis maximum above `value` (1, 2, 2.5, 5 × 10^k). */
+export function niceCeil(value: number): number {
+  if (!(value > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (step * power >= value) return step * power;
+  return 10 * power;
+}

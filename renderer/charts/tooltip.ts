@@ -1,0 +1,31 @@
+import { significant } from '../format/units.js';
+
+interface AxisParam {
+  readonly seriesName?: string;
+  readonly marker?: string;
+  readonly value?: unknown;
+  readonly axisValue?: unknown;
+}
+
+/**
+ * Axis tooltip text: the step, then each series' value with its unit (STYLE.md §12). Built from
+ * strings ECharts itself supplies (markers) and numbers, so nothing user-typed is inserted as HTML.
+ */
+export function stepTooltip(unit: () => string, digits = 3): (params: unknown) => string {
+  return (params) => {
+    const list = (Array.isArray(params) ? params : [params]) as AxisParam[];
+    if (list.length === 0) return '';
+    const first = list[0]!;
+    const step = Array.isArray(first.value) ? first.value[0] : first.axisValue;
+    const lines = list.map((p) => {
+      const y = Array.isArray(p.value) ? p.value[1] : p.value;
+      const text = typeof y === 'number' ? `${significant(y, digits)} ${unit()}` : '–';
+      return `${p.marker ?? ''}${escapeHtml(p.seriesName ?? '')}: <b>${text}</b>`;
+    });
+    return [`step ${String(step)}`, ...lines].join('<br/>');
+  };
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}

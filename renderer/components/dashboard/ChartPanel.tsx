@@ -1,0 +1,117 @@
+import { useEffect, useId, useRef, type ReactNode } from 'react';
+import type { ChartSpec } from '../../charts/chart-spec.js';
+import type { ChartInstance } from '../../charts/echarts-core.js';
+import { loadEcharts } from '../../charts/load-echarts.js';
+import type { RunBuffers } from '../../controller/live-buffers.js';
+import { downloadUrl } from '../../platform/download.js';
+import { useChartTheme, useServices } from '../../services.js';
+
+interface ChartPanelProps {
+  readonly spec: ChartSpec;
+  readonly buffers: RunBuffers;
+  readonly other?: RunBuffers;
+  /** shown over the chart instead of data (e.g. the reference lane was off) */
+  readonly emptyMessage?: string | null;
+  /** PNG file names start with this (the run id) */
+  readonly fileStem: string;
+  readonly wide?: boolean;
+}
+
+/**
+ * One ECharts chart bound to a run's buffers. React renders the frame once; after that the chart
+ * pulls data on animation frames through the shared FrameLoop whenever the buffers' version moved,
+ * at most every `spec.minIntervalMs` (STYLE.md §11). A metrics batch causes no React render.
+ */
+export function ChartPanel({ spec, buffers, other, emptyMessage = null, fileStem, wide = false }: ChartPanelProps): ReactNode {
+  const { frames } = useServices();
+  const theme = useChartTheme();
+  const host = useRef<HTMLDivElement>(null);
+  const chart = useRef<ChartInstance | null>(null);
+  const titleId = useId();
+
+  useEffect(() => {
+    const element = host.current;
+    if (element === null) return;
+    let disposed = false;
+    let cleanup = (): void => {};
+    void loadEcharts().then(({ initChart }) => {
+      if (disposed) return;
+      cleanup = bindChart(element, initChart);
+    });
+    /**
+     * The chart is created on a frame of the shared loop too, so a dashboard of eight charts
+     * initializes over several frames instead of freezing one.
+     */
+    const bindChart = (target: HTMLDivElement, initChart: (element: HTMLElement) => ChartInstance): (() => void) => {
+      const drawer = spec.create();
+      const context = other === undefined ? { buffers, theme } : { buffers, theme, other };
+      let instance: ChartInstance | null = null;
+      let drawnVersion = -1;
+      let lastDrawMs = -Infinity;
+      const draw = (chart: ChartInstance): void => {
+        drawnVersion = buffers.metrics.version;
+        const option = drawer.update(context);
+        if (option !== null) chart.setOption(option);
+        target.dataset['points'] = String(drawer.points());
+        target.dataset['version'] = String(drawnVersion);
+      };
+      // Charts scrolled out of view skip their redraws and catch up when they come back.
+      let visible = true;
+      const visibility = typeof IntersectionObserver === 'undefined' ? null : new IntersectionObserver((entries) => {
+        visible = entries.some((entry) => entry.isIntersecting);
+      });
+      visibility?.observe(target);
+      const resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => instance?.resize());
+      resize?.observe(target);
+      const stop = frames.add({
+        run(now) {
+          if (instance === null) {
+            instance = initChart(target);
+            chart.current = instance;
+            instance.setOption(drawer.setup(context), { notMerge: true });
+            lastDrawMs = now;
+            draw(instance);
+            return true;
+          }
+          if (!visible || buffers.metrics.version === drawnVersion || now - lastDrawMs < spec.minIntervalMs) return false;
+          lastDrawMs = now;
+          draw(instance);
+          return true;
+        },
+      });
+      return () => {
+        stop();
+        visibility?.disconnect();
+        resize?.disconnect();
+        instance?.dispose();
+        chart.current = null;
+      };
+    };
+    return () => {
+      disposed = true;
+      cleanup();
+    };
+  }, [spec, buffers, other, theme, frames]);
+
+  const exportPng = (): void => {
+    const instance = chart.current;
+    if (instance === null) return;
+    downloadUrl(`${fileStem}-${spec.id}.png`, instance.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: theme.background }));
+  };
+
+  return (
+    <figure className={`chart-panel${wide ? ' wide' : ''}`} aria-labelledby={titleId} data-testid={`chart-panel-${spec.id}`}>
+      <figcaption>
+        <span id={titleId} className="chart-title">{spec.title}</span>
+        <button type="button" className="icon-button" onClick={exportPng} disabled={emptyMessage !== null} title={`Save “${spec.title}” as PNG`} aria-label={`Save ${spec.title} as PNG`} data-testid={`export-png-${spec.id}`}>
+          PNG
+        </button>
+      </figcaption>
+      <p className="chart-description">{spec.description}</p>
+      <div className="chart-host-wrap">
+        <div ref={host} className="chart-host" role="img" aria-label={spec.description} data-testid={`chart-${spec.id}`} />
+        {emptyMessage !== null && <div className="chart-empty" data-testid={`chart-empty-${spec.id}`}>{emptyMessage}</div>}
+      </div>
+    </figure>
+  );
+}

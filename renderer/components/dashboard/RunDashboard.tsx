@@ -1,0 +1,33 @@
+import type { ReactNode } from 'react';
+import { KEY_ERROR_HEATMAP, KV_LAYERS_CHART, KV_MEMORY_CHART, LATEST_ERROR_CHART, REFERENCE_CHART, SPEED_CHART, STEP_TIME_CHART, VALUE_ERROR_HEATMAP } from '../../charts/run-charts.js';
+import type { RunBuffers } from '../../controller/live-buffers.js';
+import { ChartPanel } from './ChartPanel.js';
+import { StatTiles } from './StatTiles.js';
+
+interface RunDashboardProps {
+  readonly buffers: RunBuffers;
+  readonly referenceOn: boolean;
+  readonly quantized: boolean;
+  readonly fileStem: string;
+}
+
+/** Headline figures and every chart of one run (live or saved): memory, error, speed, fidelity. */
+export function RunDashboard({ buffers, referenceOn, quantized, fileStem }: RunDashboardProps): ReactNode {
+  const noQuantization = quantized ? null : 'Dynamic cache: nothing is quantized, so there is no quantization error.';
+  return (
+    <div className="dashboard" data-testid="run-dashboard">
+      <StatTiles buffers={buffers} />
+      <div className="chart-grid">
+        <ChartPanel spec={KV_MEMORY_CHART} buffers={buffers} fileStem={fileStem} wide />
+        <ChartPanel spec={KV_LAYERS_CHART} buffers={buffers} fileStem={fileStem} />
+        <ChartPanel spec={LATEST_ERROR_CHART} buffers={buffers} fileStem={fileStem} emptyMessage={noQuantization} />
+        <ChartPanel spec={KEY_ERROR_HEATMAP} buffers={buffers} fileStem={fileStem} emptyMessage={noQuantization} />
+        <ChartPanel spec={VALUE_ERROR_HEATMAP} buffers={buffers} fileStem={fileStem} emptyMessage={noQuantization} />
+        <ChartPanel spec={SPEED_CHART} buffers={buffers} fileStem={fileStem} />
+        <ChartPanel spec={STEP_TIME_CHART} buffers={buffers} fileStem={fileStem} />
+        <ChartPanel spec={REFERENCE_CHART} buffers={buffers} fileStem={fileStem} wide
+          emptyMessage={referenceOn ? null : 'Reference lane off: turn it on in the run panel to see KL and top-1 agreement per step.'} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,107 @@
+import { useRef, type ReactNode } from 'react';
+import type { GenerationResult } from '../../../app/engine/generation-result.js';
+import type { RunBuffers } from '../../controller/live-buffers.js';
+import { describeSampling, describeSettings, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { formatBytes, formatError, formatCompression, formatPercent, formatTokensPerSecond } from '../../format/units.js';
+import { useFrameTask } from '../../metrics/use-frame-task.js';
+import { useServices, useWorkbench } from '../../services.js';
+import { isRunActive } from '../../store/run-slice.js';
+import { compactList } from '../common/DiagnosticList.js';
+import { ErrorDetails } from '../common/ErrorDetails.js';
+import { RunDashboard } from '../dashboard/RunDashboard.js';
+import { TextPanel } from '../dashboard/TextPanel.js';
+
+/** The run in progress (or the last one): status, errors, headline figures, charts and text. */
+export function LiveView(): ReactNode {
+  const { controller } = useServices();
+  const run = useWorkbench((s) => s.run);
+  const buffers = controller.liveBuffers(run.serial);
+  const settings = run.settings;
+
+  if (run.status === 'idle' || settings === null) {
+    return (
+      <div className="empty-state" data-testid="live-empty">
+        <h2>No run yet</h2>
+        <p>Choose a model and settings on the left, then press <strong>Run</strong> (<kbd>Ctrl</kbd>+<kbd>Enter</kbd>). Memory, error and speed charts fill while the model generates.</p>
+      </div>
+    );
+  }
+  return (
+    <div className="live-view" data-testid="live-view">
+      <header className="run-header">
+        <div>
+          <h2>
+            <span className={`status-dot status-${run.status}`} aria-hidden="true" />
+            <span data-testid="live-status">{runStatusLabel(run)}</span>
+            {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
+          </h2>
+          <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
+        </div>
+        {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && <RunProgress buffers={buffers} active={isRunActive(run.status)} />}
+      </header>
+      {run.status === 'error' && run.error !== null && (
+        <section className="callout callout-error run-error" role="alert" data-testid="run-error">
+          <h3>{run.error.code === 'refused' ? 'The run was refused' : 'The run failed'}</h3>
+          <ErrorDetails error={run.error} testId="run-error-details" />
+          <p className="muted">The workbench keeps working: change the settings and run again.</p>
+        </section>
+      )}
+      {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} />}
+      {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
+        <>
+          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} fileStem={run.savedRunId ?? run.runId ?? 'kvscope-run'} />
+          <TextPanel buffers={buffers} referenceOn={settings.reference} />
+        </>
+      )}
+    </div>
+  );
+}
+
+/** Steps done out of max new tokens, drawn on frames. */
+function RunProgress({ buffers, active }: { buffers: RunBuffers; active: boolean }): ReactNode {
+  const bar = useRef<HTMLProgressElement>(null);
+  const label = useRef<HTMLSpanElement>(null);
+  useFrameTask(() => {
+    const done = buffers.metrics.stepCount;
+    if (bar.current !== null && bar.current.value !== done) bar.current.value = done;
+    if (label.current !== null) label.current.textContent = `${done} / ${buffers.metrics.expectedSteps} steps`;
+    return false;
+  }, [buffers]);
+  return (
+    <div className={`run-progress${active ? ' active' : ''}`}>
+      <progress ref={bar} max={buffers.metrics.expectedSteps} value={0} aria-label="Steps generated" data-testid="run-progress" />
+      <span ref={label} className="muted" data-testid="run-progress-label" />
+    </div>
+  );
+}
+
+/** What the finished run returned: where it was saved, flushes per layer, bytes, speed, fidelity. */
+function ResultSummary({ result, savedRunId }: { result: GenerationResult; savedRunId: string | null }): ReactNode {
+  const { controller } = useServices();
+  const flushCounts = result.flushCounts.filter((count): count is number => count !== null);
+  const uniform = flushCounts.length > 0 && flushCounts.every((count) => count === flushCounts[0]);
+  const total = result.kvBytesTotal;
+  return (
+    <section className="result-summary" aria-label="Run result" data-testid="result-summary">
+      <p>
+        <strong>{STOP_REASON_LABEL[result.stopReason]}</strong> after {result.generatedTokenIds.length} tokens
+        {savedRunId !== null ? <> · saved as <code data-testid="result-run-id">{savedRunId}</code></> : ' · not saved'}
+      </p>
+      <dl className="facts compact">
+        <div className="fact"><dt>Flushes per layer</dt><dd data-testid="result-flushes">{flushCounts.length === 0 ? 'none (no quantized layer)' : uniform ? String(flushCounts[0]) : flushCounts.join(' ')}</dd></div>
+        <div className="fact"><dt>Layers with flushes</dt><dd>{compactList(result.flushCounts.flatMap((count, layer) => (count !== null && count > 0 ? [layer] : []))) || '—'}</dd></div>
+        <div className="fact"><dt>KV stored</dt><dd>{formatBytes(total.totalBytes)} vs {formatBytes(total.fp16BaselineBytes)} fp16 ({formatCompression(total.fp16BaselineBytes, total.totalBytes)})</dd></div>
+        <div className="fact"><dt>Decode</dt><dd>{formatTokensPerSecond(result.timings.decodeTokensPerSecond)} on {result.executionProvider}</dd></div>
+        {result.reference !== null && (
+          <div className="fact"><dt>Reference</dt><dd>mean KL {formatError(result.reference.meanKl)} nats · top-1 {formatPercent(result.reference.top1Agreement)}</dd></div>
+        )}
+      </dl>
+      {savedRunId !== null && (
+        <div className="button-row">
+          <button type="button" onClick={() => void controller.exportRun(savedRunId, 'json')} data-testid="export-json">Export JSON</button>
+          <button type="button" onClick={() => void controller.exportRun(savedRunId, 'csv')} data-testid="export-csv">Export CSV</button>
+        </div>
+      )}
+    </section>
+  );
+}

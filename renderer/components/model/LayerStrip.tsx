@@ -1,0 +1,78 @@
+import type { CSSProperties, ReactNode } from 'react';
+import type { ModelConfig } from '../../../app/config/model-config.js';
+import type { Diagnostic } from '../../../app/preflight/diagnostic.js';
+import { layerKindStyle } from '../../format/layer-kinds.js';
+import type { RunForm } from '../../store/settings-slice.js';
+
+export type LayerPlanView = 'quantized' | 'full-precision' | 'none';
+
+/** What a run with these settings would do with each layer (the layer policy over what each layer really is). */
+export function plannedLayers(config: ModelConfig, form: Pick<RunForm, 'cacheMode' | 'quantization'>): LayerPlanView[] {
+  return config.layers.layers.map((layer) => {
+    if (!layer.hasKvCache) return 'none';
+    if (form.cacheMode === 'dynamic') return 'full-precision';
+    if (form.quantization.layerPolicy === 'all' || layer.actualKind === 'full_attention') return 'quantized';
+    return 'full-precision';
+  });
+}
+
+const PLAN_TEXT: Readonly<Record<LayerPlanView, string>> = {
+  quantized: 'quantized',
+  'full-precision': 'kept in full precision',
+  none: 'no KV cache',
+};
+
+/**
+ * One cell per decoder layer: its type as a colour and a letter, what the run would do with it
+ * (solid: quantized, outlined: full precision, faded: no KV cache), and a red mark where
+ * transformers' QuantizedCache refuses the layer type, before any run.
+ */
+export function LayerStrip({ config, form, verdict }: { config: ModelConfig; form: Pick<RunForm, 'cacheMode' | 'quantization'>; verdict: Diagnostic | null }): ReactNode {
+  const plans = plannedLayers(config, form);
+  const flagged = new Set(verdict?.layers ?? []);
+  const kinds = [...new Set(config.layers.layers.map((layer) => layer.actualKind))];
+  return (
+    <div className="layer-strip-block">
+      <div className="layer-strip" role="list" aria-label={`${config.layers.numLayers} decoder layers by type`} data-testid="layer-strip">
+        {config.layers.layers.map((layer, index) => {
+          const style = layerKindStyle(layer.actualKind);
+          const plan = plans[index]!;
+          const isFlagged = flagged.has(index);
+          const shared = layer.sharesKv ? ', reads an earlier layer\'s cache' : '';
+          const transformersType = layer.type !== layer.actualKind ? ` (transformers: ${layer.type})` : '';
+          return (
+            <span
+              key={index}
+              role="listitem"
+              className={`layer-cell plan-${plan}${isFlagged ? ' flagged' : ''}`}
+              style={{ '--kind-color': `var(${style.colorVariable})` } as CSSProperties}
+              title={`Layer ${index}: ${style.name}${transformersType}${shared}. ${PLAN_TEXT[plan]}${isFlagged ? '. transformers\' QuantizedCache refuses this layer type' : ''}`}
+              aria-label={`Layer ${index}: ${style.name}, ${PLAN_TEXT[plan]}${isFlagged ? ', refused by transformers' : ''}`}
+              data-testid="layer-cell"
+              data-kind={layer.actualKind}
+              data-plan={plan}
+              data-flagged={isFlagged ? 'true' : 'false'}
+            >
+              {style.letter}
+            </span>
+          );
+        })}
+      </div>
+      <ul className="layer-legend" aria-label="Layer type legend">
+        {kinds.map((kind) => {
+          const style = layerKindStyle(kind);
+          const count = config.layers.layers.filter((layer) => layer.actualKind === kind).length;
+          return (
+            <li key={kind}>
+              <span className="legend-swatch" style={{ background: `var(${style.colorVariable})` }} aria-hidden="true">{style.letter}</span>
+              {style.name} × {count}
+            </li>
+          );
+        })}
+        <li className="legend-plan"><span className="legend-swatch plan-quantized" aria-hidden="true" /> quantized</li>
+        <li className="legend-plan"><span className="legend-swatch plan-full-precision" aria-hidden="true" /> full precision</li>
+        {flagged.size > 0 && <li className="legend-plan"><span className="legend-swatch flagged" aria-hidden="true" /> refused by transformers</li>}
+      </ul>
+    </div>
+  );
+}

@@ -1,0 +1,88 @@
+import { useId, type ReactNode } from 'react';
+import type { ExecutionProviderName } from '../../../app/engine/types.js';
+import { useServices, useWorkbench } from '../../services.js';
+import { isRunActive } from '../../store/run-slice.js';
+import { NumberField } from '../common/NumberField.js';
+import { PreflightView } from './PreflightView.js';
+import { QuantizationFields } from './QuantizationFields.js';
+import { SamplingFields } from './SamplingFields.js';
+
+/** Everything a run is asked to do, checked inline by the preflight as it is edited. */
+export function RunPanel(): ReactNode {
+  const { store, controller } = useServices();
+  const { form, environment, modelReady, active } = useWorkbench((s) => ({
+    form: s.form, environment: s.environment, modelReady: s.model.status === 'ready' && s.model.summary?.ok === true, active: isRunActive(s.run.status),
+  }));
+  const ids = { ep: useId(), prompt: useId(), cache: useId() };
+  const update = store.getState().updateForm;
+  const providers = environment?.executionProviders ?? [{ name: 'cpu' as ExecutionProviderName, available: true }];
+  const unavailable = providers.filter((ep) => !ep.available);
+
+  return (
+    <section className="panel run-panel" aria-labelledby="run-panel-title" data-testid="run-panel">
+      <h2 id="run-panel-title">Run</h2>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          void controller.startRun();
+        }}
+      >
+        <fieldset className="segmented" aria-describedby={`${ids.cache}-hint`}>
+          <legend className="visually-hidden">Cache</legend>
+          <label className={form.cacheMode === 'quantized' ? 'selected' : undefined}>
+            <input type="radio" name="cache-mode" checked={form.cacheMode === 'quantized'} onChange={() => update({ cacheMode: 'quantized' })} data-testid="cache-mode-quantized" />
+            Quantized
+          </label>
+          <label className={form.cacheMode === 'dynamic' ? 'selected' : undefined}>
+            <input type="radio" name="cache-mode" checked={form.cacheMode === 'dynamic'} onChange={() => update({ cacheMode: 'dynamic' })} data-testid="cache-mode-dynamic" />
+            Dynamic (full precision)
+          </label>
+        </fieldset>
+        <small id={`${ids.cache}-hint`} className="hint block">transformers' QuantizedCache or DynamicCache semantics.</small>
+
+        <QuantizationFields disabled={form.cacheMode === 'dynamic'} />
+
+        <div className="field">
+          <label htmlFor={ids.ep}>Execution provider</label>
+          <select id={ids.ep} value={form.executionProvider} onChange={(event) => update({ executionProvider: event.target.value as ExecutionProviderName })} data-testid="ep-select">
+            {providers.map((ep) => (
+              <option key={ep.name} value={ep.name} disabled={!ep.available}>
+                {ep.name}{ep.available ? '' : ' (unavailable)'}
+              </option>
+            ))}
+          </select>
+          {unavailable.length > 0 && (
+            <details className="hint">
+              <summary>Why {unavailable.map((ep) => ep.name).join(', ')} {unavailable.length === 1 ? 'is' : 'are'} unavailable</summary>
+              <ul data-testid="ep-reasons">
+                {unavailable.map((ep) => <li key={ep.name}><strong>{ep.name}</strong>: {ep.reason ?? 'not available in this build.'}</li>)}
+              </ul>
+            </details>
+          )}
+        </div>
+
+        <div className="field">
+          <label htmlFor={ids.prompt}>Prompt</label>
+          <textarea id={ids.prompt} rows={3} value={form.prompt} onChange={(event) => update({ prompt: event.target.value })} data-testid="prompt-input" />
+        </div>
+        <NumberField label="Max new tokens" value={form.maxNewTokens} min={1} max={1_000_000} onCommit={(maxNewTokens) => update({ maxNewTokens })} testId="max-new-tokens-input" />
+        <SamplingFields />
+        <label className="check">
+          <input type="checkbox" checked={form.reference} onChange={(event) => update({ reference: event.target.checked })} data-testid="reference-toggle" />
+          <span>Reference lane <span className="muted">(replays the tokens through a full-precision cache: KL and top-1 agreement per step)</span></span>
+        </label>
+
+        <PreflightView />
+
+        <div className="run-actions">
+          <button type="submit" className="primary" disabled={!modelReady || active} data-testid="run-panel-run" title="Ctrl+Enter">
+            Run <kbd>Ctrl</kbd>+<kbd>Enter</kbd>
+          </button>
+          <button type="button" disabled={!active} onClick={() => void controller.cancelRun()} data-testid="run-panel-stop" title="Esc">
+            Stop <kbd>Esc</kbd>
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,98 @@
+import { useDeferredValue, useMemo, type CSSProperties, type ReactNode } from 'react';
+import { bitsPerValue } from '../../../app/cache/layer-memory.js';
+import { estimateKvMemory, MAX_WHAT_IF_CONTEXT, type WhatIfResult } from '../../estimate/memory-what-if.js';
+import { layerKindStyle } from '../../format/layer-kinds.js';
+import { formatBytes, formatCompression, significant } from '../../format/units.js';
+import { useServices, useWorkbench } from '../../services.js';
+import { NumberField } from '../common/NumberField.js';
+
+const PLAN_LABEL = { quantized: 'quantized', dynamic: 'full precision', none: 'no KV cache' } as const;
+
+/**
+ * The memory what-if: the cache's bytes at a chosen context length, per layer type, before running.
+ * Same formulas as a run's figures (estimate/memory-what-if.ts reuses app/cache/layer-memory.ts).
+ */
+export function WhatIfPanel(): ReactNode {
+  const { store } = useServices();
+  const { config, kvDtype, cacheMode, quantization, whatIf } = useWorkbench((s) => ({
+    config: s.model.summary?.config ?? null, kvDtype: s.model.summary?.kvDtype ?? null, cacheMode: s.form.cacheMode, quantization: s.form.quantization, whatIf: s.whatIf,
+  }));
+  const inputs = useDeferredValue({ config, kvDtype, cacheMode, quantization, whatIf });
+  const result = useMemo<WhatIfResult | null>(() => {
+    if (inputs.config === null) return null;
+    return estimateKvMemory({
+      config: inputs.config, kvDtype: inputs.kvDtype ?? 'float32', cacheMode: inputs.cacheMode, settings: inputs.quantization,
+      promptTokens: inputs.whatIf.promptTokens, contextLength: inputs.whatIf.contextLength,
+    });
+  }, [inputs]);
+  const update = store.getState().updateWhatIf;
+
+  return (
+    <section className="panel what-if" aria-labelledby="what-if-title" data-testid="what-if-panel">
+      <h2 id="what-if-title">Memory what-if</h2>
+      <div className="grid-2">
+        <NumberField label="Context length" unit="tokens" value={whatIf.contextLength} min={1} max={MAX_WHAT_IF_CONTEXT} onCommit={(contextLength) => update({ contextLength })} testId="whatif-context-input" />
+        <NumberField label="of which prompt" unit="tokens" value={whatIf.promptTokens} min={1} max={MAX_WHAT_IF_CONTEXT} onCommit={(promptTokens) => update({ promptTokens })} testId="whatif-prompt-input" />
+      </div>
+      {result === null ? <p className="muted">Open a model to estimate its cache.</p> : <WhatIfTable result={result} dtype={kvDtype ?? 'float32'} cacheMode={cacheMode} />}
+    </section>
+  );
+}
+
+function WhatIfTable({ result, dtype, cacheMode }: { result: WhatIfResult; dtype: string; cacheMode: string }): ReactNode {
+  const total = result.total;
+  const baseline = total.fp16BaselineBytes;
+  const share = (bytes: number): CSSProperties => ({ width: `${baseline > 0 ? Math.min(100, (100 * bytes) / baseline) : 0}%` });
+  return (
+    <>
+      <table className="what-if-table" data-testid="whatif-table">
+        <caption className="muted">
+          Bytes per layer{cacheMode === 'quantized' ? `; ${result.quantizedTokens} tokens quantized, ${result.residualTokens} in the residual after ${result.flushes} flushes` : ''}; KV dtype {dtype}.
+        </caption>
+        <thead>
+          <tr><th scope="col">Layer type</th><th scope="col">Cache</th><th scope="col" className="num">Per layer</th><th scope="col" className="num">All layers</th></tr>
+        </thead>
+        <tbody>
+          {result.rows.map((row) => {
+            const style = layerKindStyle(row.kind);
+            const m = row.perLayer;
+            return (
+              <tr key={`${row.kind}-${row.plan}`} data-testid="whatif-row" data-kind={row.kind} data-plan={row.plan}>
+                <th scope="row"><span className="legend-swatch" style={{ background: `var(${style.colorVariable})` }} aria-hidden="true">{style.letter}</span> {style.name} × {row.layers.length}</th>
+                <td>{PLAN_LABEL[row.plan]}</td>
+                {row.error !== null ? (
+                  <td colSpan={2} className="error-text" data-testid="whatif-row-error">{row.error}</td>
+                ) : m === null ? (
+                  <td colSpan={2} className="muted">—</td>
+                ) : (
+                  <>
+                    <td className="num" title={`codes ${formatBytes(m.codeBytes)} + scale/zero ${formatBytes(m.metadataBytes)} + full precision ${formatBytes(m.fullPrecisionBytes)}`}>{formatBytes(m.totalBytes)}</td>
+                    <td className="num">{formatBytes(m.totalBytes * row.layers.length)}</td>
+                  </>
+                )}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <div className="what-if-total">
+        <div className="bar" role="img" aria-label={`Stored ${formatBytes(total.totalBytes)} against an fp16 baseline of ${formatBytes(baseline)}`}>
+          <span className="seg seg-codes" style={share(total.codeBytes)} />
+          <span className="seg seg-metadata" style={share(total.metadataBytes)} />
+          <span className="seg seg-full-precision" style={share(total.fullPrecisionBytes)} />
+        </div>
+        <ul className="bar-legend" aria-hidden="true">
+          <li><span className="swatch seg-codes" /> codes {formatBytes(total.codeBytes)}</li>
+          <li><span className="swatch seg-metadata" /> scale/zero {formatBytes(total.metadataBytes)}</li>
+          <li><span className="swatch seg-full-precision" /> full precision {formatBytes(total.fullPrecisionBytes)}</li>
+        </ul>
+        <dl className="facts">
+          <div className="fact"><dt>Stored</dt><dd data-testid="whatif-total">{formatBytes(total.totalBytes)}</dd></div>
+          <div className="fact"><dt>fp16 baseline</dt><dd data-testid="whatif-baseline">{formatBytes(baseline)}</dd></div>
+          <div className="fact"><dt>vs fp16</dt><dd data-testid="whatif-ratio">{formatCompression(baseline, total.totalBytes)}</dd></div>
+          <div className="fact"><dt>Bits per value</dt><dd data-testid="whatif-bits">{significant(bitsPerValue(total), 3)}</dd></div>
+        </dl>
+      </div>
+    </>
+  );
+}

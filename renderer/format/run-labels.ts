@@ -1,0 +1,34 @@
+import type { GenerationResult } from '../../app/engine/generation-result.js';
+import type { RunSettings } from '../../app/engine/types.js';
+import type { LiveRunState } from '../store/run-slice.js';
+
+/** `quanto 4-bit · axes 0/0 · g64 · R128 · all layers · cpu` */
+export function describeSettings(settings: RunSettings): string {
+  const ep = settings.executionProvider;
+  if (settings.cacheMode === 'dynamic') return `dynamic cache (full precision) · ${ep}`;
+  const q = settings.quantization;
+  const policy = q.layerPolicy === 'all' ? 'all layers' : 'full-attention layers only';
+  return `${String(q.backend)} ${q.nbits}-bit · axes ${q.axisKey}/${q.axisValue} · group ${q.groupSize} · residual ${q.residualLength} · ${policy} · ${ep}`;
+}
+
+export function describeSampling(settings: RunSettings): string {
+  const s = settings.sampling;
+  return s.greedy ? 'greedy' : `temperature ${s.temperature}, top-k ${s.topK}, top-p ${s.topP}, seed ${s.seed}`;
+}
+
+export const STOP_REASON_LABEL: Readonly<Record<GenerationResult['stopReason'], string>> = {
+  eos: 'stopped at end of sequence',
+  'max-new-tokens': 'reached max new tokens',
+  cancelled: 'cancelled',
+};
+
+export function runStatusLabel(run: Pick<LiveRunState, 'status' | 'result' | 'error'>): string {
+  switch (run.status) {
+    case 'idle': return 'Idle';
+    case 'starting': return 'Starting…';
+    case 'running': return 'Generating…';
+    case 'cancelling': return 'Stopping…';
+    case 'done': return run.result?.stopReason === 'cancelled' ? 'Cancelled' : 'Done';
+    case 'error': return run.error?.code === 'refused' ? 'Refused' : 'Failed';
+  }
+}

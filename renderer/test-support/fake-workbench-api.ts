@@ -1,0 +1,279 @@
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
+import { PreflightRefusedError } from '../../app/engine/engine-errors.js';
+import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
+import { EXECUTION_PROVIDERS, type RunSettings, type StepMetrics, type StopReason } from '../../app/engine/types.js';
+import { runPreflight, type PreflightResult } from '../../app/preflight/run-preflight.js';
+import type { RunErrorPayload } from '../../app/protocol/messages.js';
+import { toRunErrorPayload } from '../../app/protocol/run-error.js';
+import type {
+  ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchCommand, WorkbenchEnvironment,
+} from '../../app/protocol/workbench-api.js';
+import { createRunRecord, serializeRunRecord, type RunRecord } from '../../app/record/run-record.js';
+import { runRecordToCsv } from '../../app/record/run-record-csv.js';
+import { fakeModel } from './fake-models.js';
+import { FakeRunSimulation } from './fake-run.js';
+
+/** Timers the fake streams with; unit tests pass a manual scheduler. */
+export interface FakeScheduler {
+  setTimeout(callback: () => void, delayMs: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface FakeApiOptions {
+  readonly host?: 'browser' | 'electron';
+  /** milliseconds between metrics batches (the worker batches every 80 ms) */
+  readonly batchIntervalMs?: number;
+  /** steps per batch; speed = stepsPerBatch / batchIntervalMs */
+  readonly stepsPerBatch?: number;
+  readonly scheduler?: FakeScheduler;
+  /** the clock run ids and record times come from (fixed by default: deterministic ids) */
+  readonly now?: () => Date;
+  /** saved runs to start with */
+  readonly runs?: readonly RunRecord[];
+  /** what pickModelFolder answers (Electron host) */
+  readonly pickedFolder?: string | null;
+  /** execution providers reported unavailable, with their reason */
+  readonly unavailableProviders?: Readonly<Partial<Record<string, string>>>;
+}
+
+/** The fake API plus what tests drive directly. */
+export interface FakeWorkbenchApi extends WorkbenchApi {
+  /** emits a menu command, as the Electron host does */
+  emitCommand(command: WorkbenchCommand): void;
+  /** runs in progress */
+  readonly activeRuns: number;
+  readonly savedRecords: readonly RunRecord[];
+}
+
+const FAKE_KVSCOPE_VERSION = '0.1.0-fake';
+const DEFAULT_UNAVAILABLE: Readonly<Record<string, string>> = {
+  cuda: 'The CUDA execution provider is not bundled with this onnxruntime-node build. Run `ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js` on a Linux x64 machine with CUDA 12.',
+  dml: 'DirectML is available on Windows only.',
+  coreml: 'CoreML is available on macOS only.',
+};
+
+/**
+ * A deterministic WorkbenchApi for unit and e2e tests without an engine (test builds only: it is
+ * compiled into the renderer only in `vite build --mode fake`). Models come from fake-models.ts,
+ * runs from FakeRunSimulation; preflight refusals, EP refusals, cancellation, a crashing worker
+ * (a prompt containing `#crash`) and the run store behave as the real backend does.
+ */
+export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbenchApi {
+  const scheduler: FakeScheduler = options.scheduler ?? { setTimeout: (cb, ms) => globalThis.setTimeout(cb, ms), clearTimeout: (h) => globalThis.clearTimeout(h as ReturnType<typeof setTimeout>) };
+  const batchIntervalMs = options.batchIntervalMs ?? 40;
+  const stepsPerBatch = options.stepsPerBatch ?? 4;
+  let clockMs = Date.UTC(2026, 0, 1, 12, 0, 0);
+  const now = options.now ?? (() => new Date((clockMs += 1000)));
+  const unavailable: Readonly<Partial<Record<string, string>>> = options.unavailableProviders ?? DEFAULT_UNAVAILABLE;
+  const records: RunRecord[] = [...(options.runs ?? [])];
+  const recent: ModelSource[] = [];
+  const listeners = new Set<(command: WorkbenchCommand) => void>();
+  const live = new Map<string, { cancel(): void }>();
+  let runCounter = 0;
+
+  const environment: WorkbenchEnvironment = {
+    kvscopeVersion: FAKE_KVSCOPE_VERSION,
+    ortVersion: '1.30.0',
+    platform: 'linux-x64 (fake engine)',
+    executionProviders: EXECUTION_PROVIDERS.map((name) => {
+      const reason = unavailable[name];
+      return reason === undefined ? { name, available: true } : { name, available: false, reason };
+    }),
+    defaultModel: { kind: 'synthetic' },
+  };
+
+  const api: FakeWorkbenchApi = {
+    host: options.host ?? 'browser',
+    async environment() {
+      return environment;
+    },
+    async openModel(source, onnxFile) {
+      await tick(scheduler);
+      return summarize(source, onnxFile, recent);
+    },
+    async pickModelFolder() {
+      return options.host === 'electron' ? (options.pickedFolder ?? null) : null;
+    },
+    async preflight(model, settings, preflightOptions): Promise<PreflightResult> {
+      const found = fakeModel(model);
+      if (found === null) throw Object.assign(new Error(`the model path ${describe(model)} does not exist.`), { code: 'invalid-input', fix: 'Open a model folder that has config.json.' });
+      return runPreflight(found.config, settings, preflightOptions?.sequenceLengths !== undefined ? { sequenceLengths: preflightOptions.sequenceLengths } : {});
+    },
+    async startRun(settings, handlers): Promise<RunTicket> {
+      const runId = `fake-live-${++runCounter}`;
+      const cancel = beginRun(runId, settings, handlers);
+      live.set(runId, { cancel });
+      return { runId };
+    },
+    async cancelRun(runId) {
+      live.get(runId)?.cancel();
+    },
+    async listRuns(): Promise<RunSummary[]> {
+      return records.map(summarizeRecord);
+    },
+    async loadRun(runId) {
+      const record = records.find((r) => r.id === runId);
+      if (record === undefined) throw Object.assign(new Error(`There is no saved run ${runId}.`), { code: 'not-found', fix: 'Refresh the history; the run may have been deleted.' });
+      return record;
+    },
+    async deleteRun(runId) {
+      const index = records.findIndex((r) => r.id === runId);
+      if (index >= 0) records.splice(index, 1);
+    },
+    async exportRun(runId, format): Promise<RunExport> {
+      const record = await api.loadRun(runId);
+      return format === 'csv'
+        ? { fileName: `kvscope-run-${record.id}.csv`, mimeType: 'text/csv;charset=utf-8', content: runRecordToCsv(record), saved: null }
+        : { fileName: `kvscope-run-${record.id}.json`, mimeType: 'application/json', content: serializeRunRecord(record), saved: null };
+    },
+    async recentModels() {
+      return [...recent];
+    },
+    onCommand(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    emitCommand(command) {
+      for (const listener of listeners) listener(command);
+    },
+    get activeRuns() {
+      return live.size;
+    },
+    get savedRecords() {
+      return records;
+    },
+  };
+
+  function beginRun(runId: string, settings: RunSettings, handlers: RunEventHandlers): () => void {
+    let cancelled = false;
+    let timer: unknown;
+    const fail = (error: RunErrorPayload): void => {
+      live.delete(runId);
+      handlers.onError(error);
+    };
+    const source: ModelSource = settings.model === 'synthetic' || settings.model === 'synthetic-hybrid' ? { kind: settings.model } : { kind: 'folder', path: settings.model };
+    const model = fakeModel(source);
+    const start = (): void => {
+      if (model === null) {
+        fail({ code: 'invalid-input', message: `the model path ${settings.model} does not exist.`, fix: 'Give the folder of a Hugging Face ONNX model (with config.json and onnx/model.onnx), or synthetic.' });
+        return;
+      }
+      const reason = unavailable[settings.executionProvider];
+      if (reason !== undefined) {
+        fail({ code: 'refused', message: `The ${settings.executionProvider} execution provider is not available here.`, fix: reason,
+          diagnostics: [{ code: 'execution-provider-unavailable', severity: 'error', origin: 'kvscope', message: `The ${settings.executionProvider} execution provider is not available here.`, layers: [], fix: reason }] });
+        return;
+      }
+      const onnxFile = settings.onnxFile ?? model.onnxFiles[0]!;
+      const simulation = new FakeRunSimulation(model.config, model.kvDtypes[onnxFile] ?? 'float32', settings, settings.sampling.seed + runCounter * 0);
+      let diagnostics: ModelDiagnostic[] = [];
+      if (settings.cacheMode === 'quantized') {
+        const preflight = runPreflight(model.config, settings.quantization, { sequenceLengths: [simulation.promptTokenIds.length] });
+        if (!preflight.ok) {
+          fail(toRunErrorPayload(new PreflightRefusedError(preflight.diagnostics)));
+          return;
+        }
+        diagnostics = preflight.diagnostics.filter((d) => d.severity !== 'error') as unknown as ModelDiagnostic[];
+      }
+      const crashAt = settings.prompt.includes('#crash') ? Math.min(settings.maxNewTokens - 1, 12) : -1;
+      const finish = (stopReason: StopReason): void => {
+        live.delete(runId);
+        const result = simulation.result(stopReason, { folder: model.folder, onnxFile }, diagnostics);
+        const createdAt = now();
+        const id = `${createdAt.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${(runCounter * 0x1f3a5b).toString(16).slice(-6).padStart(6, '0')}`;
+        const record = createRunRecord(result, { id, createdAt, kvscopeVersion: FAKE_KVSCOPE_VERSION });
+        records.unshift(record);
+        handlers.onDone(result, record.id);
+      };
+      const batch = (): void => {
+        if (cancelled) {
+          finish('cancelled');
+          return;
+        }
+        const steps: StepMetrics[] = [];
+        let text = '';
+        const tokenIds: number[] = [];
+        for (let i = 0; i < stepsPerBatch && !simulation.done; i++) {
+          if (simulation.steps.length === crashAt) {
+            if (steps.length > 0) handlers.onMetrics(steps);
+            fail({ code: 'worker-crashed', message: 'The generation worker stopped unexpectedly (exit code 134: out of memory).', fix: 'Run again with fewer new tokens or a smaller model; the workbench itself keeps working.' });
+            return;
+          }
+          const { metrics, delta } = simulation.next();
+          steps.push(metrics);
+          text += delta;
+          tokenIds.push(metrics.tokenId);
+        }
+        handlers.onText(text, tokenIds);
+        handlers.onMetrics(steps);
+        if (simulation.done) {
+          finish('max-new-tokens');
+          return;
+        }
+        timer = scheduler.setTimeout(batch, batchIntervalMs);
+      };
+      timer = scheduler.setTimeout(batch, batchIntervalMs);
+    };
+    timer = scheduler.setTimeout(start, 0);
+    return () => {
+      cancelled = true;
+      // the next batch boundary ends the run as `cancelled`, as the worker does between steps
+      void timer;
+    };
+  }
+
+  return api;
+}
+
+function summarize(source: ModelSource, onnxFile: string | undefined, recent: ModelSource[]): ModelSummary {
+  const model = fakeModel(source);
+  if (model === null) {
+    const path = describe(source);
+    return {
+      source, displayName: path.split('/').filter(Boolean).at(-1) ?? path, folder: null, onnxFiles: [], onnxFile: null, config: null, kvDtype: null, ok: false,
+      diagnostics: [{ code: 'model-folder-missing', severity: 'error', origin: 'kvscope', layers: [],
+        message: `the model path ${path} does not exist.`,
+        fix: 'Give the folder of a Hugging Face ONNX model (with config.json and onnx/model.onnx), or synthetic.' }],
+    };
+  }
+  const chosen = onnxFile !== undefined && model.onnxFiles.includes(onnxFile) ? onnxFile : model.onnxFiles[0]!;
+  const opened: ModelSource = source.kind === 'folder' ? { kind: 'folder', path: model.folder } : source;
+  const index = recent.findIndex((r) => JSON.stringify(r) === JSON.stringify(opened));
+  if (index >= 0) recent.splice(index, 1);
+  recent.unshift(opened);
+  recent.splice(9);
+  return {
+    source: opened, displayName: model.displayName, folder: model.folder, onnxFiles: model.onnxFiles, onnxFile: chosen,
+    config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', diagnostics: [], ok: true,
+  };
+}
+
+function summarizeRecord(record: RunRecord): RunSummary {
+  const quantized = record.settings.cacheMode === 'quantized';
+  return {
+    id: record.id, createdAt: record.createdAt,
+    modelName: record.settings.model.split('/').filter(Boolean).at(-1) ?? record.settings.model,
+    cacheMode: record.settings.cacheMode,
+    backend: quantized ? String(record.settings.quantization.backend) : null,
+    nbits: quantized ? record.settings.quantization.nbits : null,
+    executionProvider: record.executionProvider,
+    tokens: record.generatedTokenIds.length,
+    decodeTokensPerSecond: record.timings.decodeTokensPerSecond,
+    totalKvBytes: record.kvBytesTotal.totalBytes,
+    fp16BaselineBytes: record.kvBytesTotal.fp16BaselineBytes,
+    stopReason: record.stopReason,
+  };
+}
+
+function describe(source: ModelSource): string {
+  return source.kind === 'folder' ? source.path : source.kind;
+}
+
+function tick(scheduler: FakeScheduler): Promise<void> {
+  return new Promise((resolve) => scheduler.setTimeout(resolve, 0));
+}
+
+/** Settings for tests that want a quick quantized run. */
+export function fakeQuantizedSettings(patch: Partial<QuantizedCacheSettings> = {}): QuantizedCacheSettings {
+  return { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, ...patch };
+}

@@ -1,0 +1,33 @@
+import { useEffect } from 'react';
+import type { WorkbenchController } from './controller/workbench-controller.js';
+import { isRunActive } from './store/run-slice.js';
+
+/**
+ * Ctrl/Cmd+O open, Ctrl/Cmd+Enter run, Esc stop. In Electron the application menu owns Ctrl+O
+ * (its accelerator opens the native picker and sends `open-model`), so the page does not bind it
+ * there; run and stop are safe to receive twice (a second start or stop is ignored).
+ */
+export function useShortcuts(controller: WorkbenchController): void {
+  useEffect(() => {
+    const onKeyDown = (event: KeyboardEvent): void => {
+      const mod = event.ctrlKey || event.metaKey;
+      if (mod && !event.altKey && !event.shiftKey && event.key.toLowerCase() === 'o') {
+        if (controller.api.host === 'electron') return;
+        event.preventDefault();
+        void controller.openModelDialog();
+        return;
+      }
+      if (mod && event.key === 'Enter') {
+        event.preventDefault();
+        void controller.startRun();
+        return;
+      }
+      if (event.key === 'Escape' && !event.defaultPrevented && isRunActive(controller.store.getState().run.status)) {
+        event.preventDefault();
+        void controller.cancelRun();
+      }
+    };
+    window.addEventListener('keydown', onKeyDown);
+    return () => window.removeEventListener('keydown', onKeyDown);
+  }, [controller]);
+}
