@@ -2,7 +2,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../app/cache/cache-config.js';
 import type { RunSettings } from '../app/engine/types.js';
 import { readModelFiles } from '../app/node/model/open-model.js';
 import { releaseCachedSessions } from '../app/node/ort/session-cache.js';
-import { resolveModelPath, runGeneration, type GenerationResult } from '../app/node/run-generation.js';
+import { resolveModelPath, runGeneration } from '../app/node/run-generation.js';
 import { promptText, type GenerationJob, type GenerationSample } from './generation-job.js';
 import { createMinimalSession, minimalGreedy } from './minimal-loop.js';
 
@@ -17,6 +17,7 @@ const folder = await resolveModelPath(job.model);
 const files = readModelFiles(folder);
 const prompt = typeof job.prompt === 'string' ? job.prompt : promptText(job.prompt.tokens, files.tokenizer.encode);
 const promptIds = files.tokenizer.encode(prompt);
+const warmupPrompt = job.warmupPromptTokens === undefined ? prompt : promptText(job.warmupPromptTokens, files.tokenizer.encode);
 
 const sample = job.engine === 'minimal-loop' ? await runMinimal() : await runKvscope();
 await releaseCachedSessions();
@@ -33,37 +34,53 @@ async function runKvscope(): Promise<GenerationSample> {
     sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 },
     reference: false,
   };
-  await runGeneration({ ...settings, maxNewTokens: job.warmupNewTokens });
-  const results: GenerationResult[] = [];
+  await runGeneration({ ...settings, prompt: warmupPrompt, maxNewTokens: job.warmupNewTokens });
+  // Only summaries are kept between runs: a result's step metrics would grow the heap the next run collects.
+  const rates: number[] = [];
+  const split = { dequantize: 0, model: 0, quantize: 0, total: 0 };
+  let decodeSteps = 0;
+  let peakRssBytes = 0;
+  let tokenIds: number[] = [];
+  let kvBytes = 0;
+  let kvFp16BaselineBytes = 0;
   for (let run = 0; run < job.timedRuns; run++) {
     const result = await runGeneration(settings);
     if (result.generatedTokenIds.length !== job.newTokens) {
       throw new Error(`kvscope stopped after ${result.generatedTokenIds.length} of ${job.newTokens} tokens (${result.stopReason}); the bench needs full-length runs.`);
     }
-    results.push(result);
+    rates.push(result.timings.decodeTokensPerSecond);
+    for (const step of result.steps) {
+      peakRssBytes = Math.max(peakRssBytes, step.memory.rssBytes);
+      if (step.step === 0) continue;
+      split.dequantize += step.timings.dequantizeMs;
+      split.model += step.timings.modelMs;
+      split.quantize += step.timings.quantizeMs;
+      split.total += step.timings.totalMs;
+      decodeSteps++;
+    }
+    if (run === 0) tokenIds = [...result.generatedTokenIds];
+    kvBytes = result.kvBytesTotal.totalBytes;
+    kvFp16BaselineBytes = result.kvBytesTotal.fp16BaselineBytes;
   }
-  const decodeSteps = results.flatMap((r) => r.steps.slice(1));
-  const mean = (pick: (t: GenerationResult['steps'][number]['timings']) => number): number =>
-    decodeSteps.reduce((sum, step) => sum + pick(step.timings), 0) / Math.max(1, decodeSteps.length);
-  const last = results[results.length - 1]!;
+  const perStep = (ms: number): number => ms / Math.max(1, decodeSteps);
   return {
-    decodeTokensPerSecond: results.map((r) => r.timings.decodeTokensPerSecond),
-    promptTokens: last.promptTokenIds.length,
-    tokenIds: [...results[0]!.generatedTokenIds],
-    peakRssBytes: Math.max(...results.flatMap((r) => r.steps.map((step) => step.memory.rssBytes))),
-    kvBytes: last.kvBytesTotal.totalBytes,
-    kvFp16BaselineBytes: last.kvBytesTotal.fp16BaselineBytes,
-    stepSplitMs: { dequantize: mean((t) => t.dequantizeMs), model: mean((t) => t.modelMs), quantize: mean((t) => t.quantizeMs), total: mean((t) => t.totalMs) },
+    decodeTokensPerSecond: rates,
+    promptTokens: promptIds.length,
+    tokenIds,
+    peakRssBytes,
+    kvBytes,
+    kvFp16BaselineBytes,
+    stepSplitMs: { dequantize: perStep(split.dequantize), model: perStep(split.model), quantize: perStep(split.quantize), total: perStep(split.total) },
   };
 }
 
 async function runMinimal(): Promise<GenerationSample> {
   const session = await createMinimalSession(files.onnxPath);
   try {
-    await minimalGreedy(session, promptIds, job.warmupNewTokens);
-    // rss sampled from outside the loop every 50 ms, as often as kvscope's throttled step samples
+    await minimalGreedy(session, files.tokenizer.encode(warmupPrompt), job.warmupNewTokens);
+    // rss sampled from outside the loop every 250 ms, as often as kvscope's throttled step samples (app/engine/memory-sampler.ts)
     let peakRssBytes = process.memoryUsage.rss();
-    const timer = setInterval(() => { peakRssBytes = Math.max(peakRssBytes, process.memoryUsage.rss()); }, 50);
+    const timer = setInterval(() => { peakRssBytes = Math.max(peakRssBytes, process.memoryUsage.rss()); }, 250);
     const runs = [];
     try {
       for (let run = 0; run < job.timedRuns; run++) runs.push(await minimalGreedy(session, promptIds, job.newTokens));

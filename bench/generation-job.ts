@@ -14,8 +14,10 @@ export interface GenerationJob {
   /** the prompt as text, or a length in tokens (BOS included) that `promptText` builds */
   readonly prompt: string | { readonly tokens: number };
   readonly newTokens: number;
-  /** the warm-up run's new tokens (same prompt); past 128 it includes a residual flush in quantized mode */
+  /** the warm-up run's new tokens; past 128 it includes a residual flush in quantized mode */
   readonly warmupNewTokens: number;
+  /** the warm-up run's prompt length in tokens (synthetic prompts only); default: the timed runs' prompt */
+  readonly warmupPromptTokens?: number;
   readonly timedRuns: number;
   /** kvscope-quantized only */
   readonly quantization?: QuantizedCacheSettings;
@@ -27,7 +29,7 @@ export interface GenerationSample {
   readonly promptTokens: number;
   /** the first timed run's generated ids, to check that engines agree */
   readonly tokenIds: number[];
-  /** kvscope: the largest rss of the timed runs' step memory samples; the minimal loop: sampled every 50 ms the same way */
+  /** kvscope: the largest rss of the timed runs' step memory samples; the minimal loop: sampled every 250 ms the same way */
   readonly peakRssBytes: number;
   /** kvscope: stored KV bytes at the end of the last timed run (kvBytesTotal.totalBytes) */
   readonly kvBytes?: number;

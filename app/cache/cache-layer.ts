@@ -9,6 +9,19 @@ export interface KvPair {
 }
 
 /**
+ * What `update` is about to return, already computed by the caller: `[batch, kvHeads, seqLength,
+ * headDim]` keys and values, the history the layer would return followed by the new rows. An ONNX
+ * decoder's present outputs are exactly this (the graph concatenates the past it was fed with the new
+ * rows, spec §1.3), so a layer can adopt them instead of copying its whole history every step. The
+ * layer checks the first and the new rows of every slab and refuses anything else; it never writes
+ * into these arrays.
+ */
+export interface KvConcatenation {
+  readonly key: Float32Array;
+  readonly value: Float32Array;
+}
+
+/**
  * One decoder layer's KV cache (STYLE.md §7: update, seqLength, stats, dispose).
  *
  * The tensors `update` returns may be views of the layer's own buffers: they hold exactly what
@@ -16,7 +29,8 @@ export interface KvPair {
  */
 export interface CacheLayer {
   readonly kind: 'quantized' | 'dynamic';
-  update(key: KvTensor, value: KvTensor): KvPair;
+  /** `concatenated`: see KvConcatenation; the result is the same with or without it, only cheaper */
+  update(key: KvTensor, value: KvTensor, concatenated?: KvConcatenation): KvPair;
   /** tokens seen so far (`get_seq_length()`) */
   seqLength(): number;
   memory(): LayerMemory;

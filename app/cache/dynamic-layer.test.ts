@@ -30,6 +30,30 @@ describe('DynamicLayer', () => {
     layer.dispose();
   });
 
+  it('adopts a caller\'s cat(history, new) with the same result, and refuses one that is not', () => {
+    const plain = track(new DynamicLayer());
+    const adopting = track(new DynamicLayer());
+    let previous: [KvTensor, KvTensor] | null = null;
+    for (const [i, n] of [5, 1, 2, 1].entries()) {
+      const k = randomTensor([1, 2, n, 8], 30 + i);
+      const v = randomTensor([1, 2, n, 4], 40 + i);
+      const expected = plain.update(k, v);
+      const concatenated = previous === null ? { key: k.data, value: v.data } : { key: concatSeq([previous[0], k]).data, value: concatSeq([previous[1], v]).data };
+      const actual = adopting.update(k, v, concatenated);
+      expect(Array.from(actual.key.data)).toEqual(Array.from(expected.key.data));
+      expect(Array.from(actual.value.data)).toEqual(Array.from(expected.value.data));
+      previous = [kvTensor(actual.key.shape, 'float32', Float32Array.from(actual.key.data)), kvTensor(actual.value.shape, 'float32', Float32Array.from(actual.value.data))];
+    }
+    const k = randomTensor([1, 2, 1, 8], 50);
+    const v = randomTensor([1, 2, 1, 4], 51);
+    const bad = { key: concatSeq([previous![0], k]).data, value: concatSeq([previous![1], v]).data };
+    bad.key[bad.key.length - 1]! += 1;
+    expect(() => adopting.update(k, v, bad)).toThrow(CacheError);
+    expect(adopting.seqLength()).toBe(9);
+    plain.dispose();
+    adopting.dispose();
+  });
+
   it('counts its bytes as full-precision values in T against the fp16 and fp32 baselines', () => {
     const layer = track(new DynamicLayer());
     expect(layer.memory().totalBytes).toBe(0);

@@ -1,6 +1,7 @@
 import { CacheError } from '../errors.js';
 import type { KvTensor } from '../tensor/kv-tensor.js';
-import type { CacheLayer, KvPair } from './cache-layer.js';
+import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
+import { checkConcatenation } from './concatenation.js';
 import { checkUpdate, geometryOf, type KvPairGeometry } from './kv-geometry.js';
 import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from './layer-memory.js';
 import type { QuantizeEvent } from './quantize-event.js';
@@ -37,12 +38,21 @@ export class DynamicLayer implements CacheLayer {
     return this.#disposed;
   }
 
-  update(key: KvTensor, value: KvTensor): KvPair {
+  update(key: KvTensor, value: KvTensor, concatenated?: KvConcatenation): KvPair {
     if (this.#disposed) throw new CacheError('This DynamicLayer was disposed; create a new cache to generate again.');
     const n = checkUpdate(key, value, this.#state?.geometry ?? null);
     const state = this.#state ?? this.#initialize(key, value);
-    state.keys.append(key.data, n);
-    state.values.append(value.data, n);
+    if (concatenated === undefined) {
+      state.keys.append(key.data, n);
+      state.values.append(value.data, n);
+    } else {
+      // Both checked before either is adopted, so a refused concatenation changes nothing.
+      const seq = state.keys.seqLength;
+      checkConcatenation(state.geometry.key, state.keys.view(), seq, key, concatenated.key, 'key');
+      checkConcatenation(state.geometry.value, state.values.view(), seq, value, concatenated.value, 'value');
+      state.keys.adoptConcatenation(concatenated.key, seq + n);
+      state.values.adoptConcatenation(concatenated.value, seq + n);
+    }
     return { key: state.keys.tensor(), value: state.values.tensor() };
   }
 

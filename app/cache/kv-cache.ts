@@ -2,7 +2,7 @@ import { CacheError } from '../errors.js';
 import type { Quantizer } from '../quant/types.js';
 import type { KvTensor } from '../tensor/kv-tensor.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
-import type { CacheLayer, KvPair } from './cache-layer.js';
+import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { DynamicLayer } from './dynamic-layer.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, type LayerMemory } from './layer-memory.js';
 import type { CacheLayerPlan } from './layer-plan.js';
@@ -81,13 +81,14 @@ export class KvCache {
     return this.#layers[layerIndex]!;
   }
 
-  update(layerIndex: number, key: KvTensor, value: KvTensor): KvPair {
+  /** `concatenated`: what the update will return, computed by the caller (see KvConcatenation); optional */
+  update(layerIndex: number, key: KvTensor, value: KvTensor, concatenated?: KvConcatenation): KvPair {
     if (this.#disposed) throw new CacheError('This KvCache was disposed; create a new cache to generate again.');
     const layer = this.layer(layerIndex);
     if (layer === null) {
       throw new CacheError(`layer ${layerIndex} keeps no KV cache (plan "none": a conv or linear-attention layer); do not update it.`);
     }
-    return layer.update(key, value);
+    return layer.update(key, value, concatenated);
   }
 
   /**

@@ -1,7 +1,8 @@
 import { errorStats, type ErrorStats } from '../quant/error-stats.js';
 import type { QuantParams, QuantizedTensor, Quantizer } from '../quant/types.js';
-import type { KvTensor } from '../tensor/kv-tensor.js';
-import type { KvGeometry } from './kv-geometry.js';
+import { kvTensor, type KvTensor } from '../tensor/kv-tensor.js';
+import { shapeWithSeq, slabCount, type KvGeometry } from './kv-geometry.js';
+import { checkConcatenation } from './concatenation.js';
 import { SeqBuffer } from './seq-buffer.js';
 
 /**
@@ -15,10 +16,14 @@ import { SeqBuffer } from './seq-buffer.js';
  * update appends the new tokens to it, which returns the same values as `torch.cat(dequant(Q), res, new)`.
  * The cost is one extra buffer: `#dequantized` holds `dequant(store)` from the quantize call until the
  * next update adopts it as the history, and the history buffer it replaces becomes the next spare.
+ * A caller that has the update's result already (an ONNX graph's present output: KvConcatenation)
+ * hands it to `extend`, and the history adopts it instead of moving every row up by one token;
+ * `#dequantized` then stays the spare for good.
  */
 export class QuantizedHistory {
   readonly #quantizer: Quantizer;
   readonly #params: QuantParams;
+  readonly #geometry: KvGeometry;
   /** [batch, kvHeads, seq, headDim]: dequant(store) ++ residual, as last returned */
   readonly #history: SeqBuffer;
   #store: QuantizedTensor | null = null;
@@ -31,6 +36,7 @@ export class QuantizedHistory {
   constructor(quantizer: Quantizer, params: QuantParams, geometry: KvGeometry) {
     this.#quantizer = quantizer;
     this.#params = params;
+    this.#geometry = geometry;
     this.#history = new SeqBuffer(geometry);
   }
 
@@ -65,8 +71,29 @@ export class QuantizedHistory {
     return errorStats(x.data, dequantized);
   }
 
-  /** `torch.cat([dequant(store), residual, x], dim=-2)`; `x` joins the residual. */
-  extend(x: KvTensor): KvTensor {
+  /**
+   * `dequant(store)` as the last quantize call computed it, `[batch, kvHeads, storeTokens, headDim]`:
+   * what attention sees at the step after a quantize event (spec §1.3). A view, valid until the next
+   * `extend` (which adopts it as the history); null when no quantize call is pending adoption.
+   */
+  dequantizedStore(): KvTensor | null {
+    if (!this.#historyIsStale) return null;
+    const count = slabCount(this.#geometry) * this.#storeTokens * this.#geometry.headDim;
+    return kvTensor(shapeWithSeq(this.#geometry, this.#storeTokens), this.#geometry.dtype, this.#dequantized.subarray(0, count));
+  }
+
+  /**
+   * `torch.cat([dequant(store), residual, x], dim=-2)`; `x` joins the residual. With `concatenated`
+   * (that very result, computed by the caller: see KvConcatenation) the history adopts it instead of
+   * copying every row; `#dequantized` then stays this history's own spare for the next quantize call.
+   */
+  extend(x: KvTensor, concatenated?: Float32Array): KvTensor {
+    if (concatenated !== undefined) {
+      this.checkConcatenation(x, concatenated);
+      this.#history.adoptConcatenation(concatenated, this.#currentSeq() + x.shape[2]);
+      this.#historyIsStale = false;
+      return this.#history.tensor();
+    }
     if (this.#historyIsStale) {
       this.#dequantized = this.#history.adopt(this.#dequantized, this.#storeTokens);
       this.#historyIsStale = false;
@@ -75,9 +102,23 @@ export class QuantizedHistory {
     return this.#history.tensor();
   }
 
+  /**
+   * Throws CacheError unless `concatenated` can be what `extend(x)` is about to return
+   * (KvConcatenation); `what` names the tensor in the message.
+   */
+  checkConcatenation(x: KvTensor, concatenated: Float32Array, what = 'key or value'): void {
+    // What extend would start from: dequant(store) right after a quantize call, else the history.
+    const current = this.#historyIsStale ? this.#dequantized : this.#history.view();
+    checkConcatenation(this.#geometry, current, this.#currentSeq(), x, concatenated, what);
+  }
+
   /** A flush: quantizes everything `extend` just returned, the dequantized old part included (spec §3.5). */
   requantize(): ErrorStats {
     return this.quantize(this.#history.tensor());
+  }
+
+  #currentSeq(): number {
+    return this.#historyIsStale ? this.#storeTokens : this.#history.seqLength;
   }
 
   dispose(): void {

@@ -136,6 +136,70 @@ describe('QuantizedLayer update (spec §1.3) with a fake 1/8-grid quantizer', ()
     });
   });
 
+  it('offers dequant(store) right after each quantize event, and only then (what the next step attends to)', () => {
+    const fake = new FakeGridQuantizer();
+    const layer = track(new QuantizedLayer(fake, settings({ residualLength: 3 })));
+    for (const [step, n] of [6, 1, 1, 1, 1, 1, 1].entries()) {
+      const flushesBefore = layer.flushCount;
+      layer.update(...kv(n, 40 + step));
+      const event = step === 0 || layer.flushCount > flushesBefore;
+      for (const part of ['key', 'value'] as const) {
+        const offered = layer.dequantizedStore(part);
+        if (!event) {
+          expect(offered, `step ${step} ${part}`).toBeNull();
+          continue;
+        }
+        const store = layer.stores[part]!;
+        expect(offered!.shape).toEqual(store.shape);
+        expect(firstBitDifference(offered!.data, fake.dequantize(store).data), `step ${step} ${part}`).toBe(-1);
+      }
+    }
+    layer.dispose();
+  });
+
+  it('gives the same tensors and events when handed the graph\'s concatenation, and never writes into it', () => {
+    const plain = track(new QuantizedLayer(new FakeGridQuantizer(), settings({ residualLength: 3 })));
+    const adopting = track(new QuantizedLayer(new FakeGridQuantizer(), settings({ residualLength: 3 })));
+    // What a graph is fed after each update: deq(store) right after an event, else what update returned.
+    let fed: [KvTensor, KvTensor] | null = null;
+    const handedOver: { array: Float32Array; copy: Float32Array }[] = [];
+    for (const [step, n] of [6, 1, 1, 1, 2, 1, 1, 1, 1].entries()) {
+      const [k, v] = kv(n, 70 + step);
+      const expected = plain.update(k, v);
+      const concatenated = fed === null ? undefined : { key: concatSeq([fed[0], k]).data, value: concatSeq([fed[1], v]).data };
+      if (concatenated !== undefined) handedOver.push(...[concatenated.key, concatenated.value].map((array) => ({ array, copy: Float32Array.from(array) })));
+      const actual = adopting.update(k, v, concatenated);
+      expect(firstBitDifference(actual.key.data, expected.key.data), `step ${step} keys`).toBe(-1);
+      expect(firstBitDifference(actual.value.data, expected.value.data), `step ${step} values`).toBe(-1);
+      const deqKey = adopting.dequantizedStore('key');
+      const deqValue = adopting.dequantizedStore('value');
+      fed = deqKey !== null && deqValue !== null ? [copyTensor(deqKey), copyTensor(deqValue)] : [copyTensor(actual.key), copyTensor(actual.value)];
+    }
+    expect(adopting.events).toEqual(plain.events);
+    expect(adopting.memory().totalBytes).toBe(plain.memory().totalBytes);
+    for (const { array, copy } of handedOver) expect(firstBitDifference(array, copy)).toBe(-1);
+    plain.dispose();
+    adopting.dispose();
+  });
+
+  it('refuses a concatenation that is not cat(history, new), and stays usable and unchanged', () => {
+    const layer = track(new QuantizedLayer(new FakeGridQuantizer(), settings({ residualLength: 8 })));
+    const [k0, v0] = kv(6, 1);
+    layer.update(k0, v0);
+    const fed = [copyTensor(layer.dequantizedStore('key')!), copyTensor(layer.dequantizedStore('value')!)] as const;
+    const [k, v] = kv(1, 2);
+    const wrongNewRow = { key: concatSeq([fed[0], k]).data, value: concatSeq([fed[1], v]).data };
+    wrongNewRow.value[wrongNewRow.value.length - 1]! += 1;
+    expect(() => layer.update(k, v, wrongNewRow)).toThrow(CacheError);
+    const wrongPast = { key: concatSeq([fed[0], k]).data, value: concatSeq([fed[1], v]).data };
+    wrongPast.key[0]! += 1;
+    expect(() => layer.update(k, v, wrongPast)).toThrow(/first row/);
+    expect(layer.seqLength()).toBe(6);
+    const out = layer.update(k, v, { key: concatSeq([fed[0], k]).data, value: concatSeq([fed[1], v]).data });
+    expect(out.key.shape[2]).toBe(7);
+    layer.dispose();
+  });
+
   it('returns exactly [dequant(store) | residual | new] at every step, as the literal §1.3 algorithm does', () => {
     for (const r of [0, 3, 6]) {
       const fake = new FakeGridQuantizer({ seqDependentGrid: true });

@@ -2,7 +2,7 @@ import { CacheError } from '../errors.js';
 import type { QuantizedTensor, Quantizer } from '../quant/types.js';
 import type { KvTensor } from '../tensor/kv-tensor.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
-import type { CacheLayer, KvPair } from './cache-layer.js';
+import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { shouldFlush } from './flush-schedule.js';
 import { checkUpdate, geometryOf, type KvPairGeometry } from './kv-geometry.js';
 import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from './layer-memory.js';
@@ -74,19 +74,35 @@ export class QuantizedLayer implements CacheLayer {
     return { key: this.#state?.keys.store ?? null, value: this.#state?.values.store ?? null };
   }
 
+  /**
+   * `dequant(store)` of keys or values right after a quantize event (the prefill or a flush), exactly
+   * what the next step's attention sees in front of its new token (spec §1.3); null at any other
+   * time. A view of the layer's own buffer, valid until the next `update`: the layer dequantized the
+   * new store once already (for the event's error), so a caller need not do it again.
+   */
+  dequantizedStore(part: 'key' | 'value'): KvTensor | null {
+    const history = part === 'key' ? this.#state?.keys : this.#state?.values;
+    return history?.dequantizedStore() ?? null;
+  }
+
   /** `get_seq_length()`: the cumulative token count, not the stored rows (spec §1.3, consequence 5). */
   seqLength(): number {
     return this.#cumulativeLength;
   }
 
-  update(key: KvTensor, value: KvTensor): KvPair {
+  update(key: KvTensor, value: KvTensor, concatenated?: KvConcatenation): KvPair {
     this.#assertUsable();
-    // A refused shape changes nothing (transformers would fail later, inside torch.cat).
+    // A refused shape changes nothing (transformers would fail later, inside torch.cat); nor does a refused concatenation.
     const n = checkUpdate(key, value, this.#state?.geometry ?? null);
+    if (concatenated !== undefined && this.#state !== null) {
+      this.#state.keys.checkConcatenation(key, concatenated.key, 'key');
+      this.#state.values.checkConcatenation(value, concatenated.value, 'value');
+    }
     this.#cumulativeLength += n; // §1.3: always the first action
     const step = this.#updates++;
     try {
-      return this.#state === null ? this.#prefill(key, value, step) : this.#decode(this.#state, key, value, step);
+      // The prefill returns its inputs and keeps no history, so a concatenation has nothing to save there.
+      return this.#state === null ? this.#prefill(key, value, step) : this.#decode(this.#state, key, value, step, concatenated);
     } catch (error) {
       // Keys may be re-quantized and values not: the layer is half-updated, as transformers leaves it.
       this.#failure = error instanceof Error ? error : new Error(String(error));
@@ -154,9 +170,9 @@ export class QuantizedLayer implements CacheLayer {
     return { key, value };
   }
 
-  #decode(state: QuantizedState, key: KvTensor, value: KvTensor, step: number): KvPair {
-    const keys = state.keys.extend(key);
-    const values = state.values.extend(value);
+  #decode(state: QuantizedState, key: KvTensor, value: KvTensor, step: number, concatenated: KvConcatenation | undefined): KvPair {
+    const keys = state.keys.extend(key, concatenated?.key);
+    const values = state.values.extend(value, concatenated?.value);
     if (shouldFlush(this.#residualIs4d, this.#residualTokens, this.#settings.residualLength)) {
       const keyError = state.keys.requantize();
       const valueError = state.values.requantize();

@@ -49,6 +49,24 @@ describe('SeqBuffer', () => {
     expect(() => buffer.adopt(new Float32Array(10), 3)).toThrow(RangeError);
   });
 
+  it('adoptConcatenation takes a caller\'s cat(history, new) as is, never writes into it and never hands it out', () => {
+    const buffer = new SeqBuffer(geometry);
+    const first = randomTensor([2, 3, 2, 4], 1);
+    buffer.append(first.data, 2);
+    const next = randomTensor([2, 3, 1, 4], 2);
+    const concatenated = concatSeq([first, next]).data;
+    const pristine = Float32Array.from(concatenated);
+    buffer.adoptConcatenation(concatenated, 3);
+    expect(buffer.view().buffer).toBe(concatenated.buffer);
+    const after = randomTensor([2, 3, 1, 4], 3);
+    buffer.append(after.data, 1);
+    expect(Array.from(concatenated)).toEqual(Array.from(pristine));
+    expect(Array.from(buffer.view())).toEqual(Array.from(concatSeq([first, next, after]).data));
+    buffer.adoptConcatenation(concatSeq([first, next, after, next]).data, 5);
+    expect(buffer.adopt(new Float32Array(2 * 3 * 5 * 4), 5).length).toBe(0);
+    expect(() => buffer.adoptConcatenation(new Float32Array(10), 3)).toThrow(RangeError);
+  });
+
   it('dispose drops the storage', () => {
     const buffer = new SeqBuffer(geometry);
     buffer.append(randomTensor([2, 3, 4, 4], 3).data, 4);

@@ -8,7 +8,8 @@ import { shapeWithSeq, slabCount, type KvGeometry } from './kv-geometry.js';
  * without a fresh allocation per decode step: capacity doubles, and between growths an append moves
  * the slabs up in place (the same O(total) copy `torch.cat` does, minus the allocation).
  *
- * A view returned by `view()` or `tensor()` stays valid until the next `append`, `adopt` or `dispose`.
+ * A view returned by `view()` or `tensor()` stays valid until the next `append`, `adopt`,
+ * `adoptConcatenation` or `dispose`.
  */
 export class SeqBuffer {
   readonly #geometry: KvGeometry;
@@ -17,6 +18,8 @@ export class SeqBuffer {
   /** [slabs, seq, width] in the first `slabs·seq·width` elements; the rest is spare capacity */
   #data: Float32Array = new Float32Array(0);
   #seq = 0;
+  /** `#data` is a caller's array taken by `adoptConcatenation`: never written to, never handed out */
+  #borrowed = false;
 
   constructor(geometry: KvGeometry) {
     this.#geometry = geometry;
@@ -52,11 +55,12 @@ export class SeqBuffer {
     const newSlab = newSeq * width;
     const addSlab = tokens * width;
     const needed = this.#slabs * newSlab;
-    if (needed > this.#data.length) {
+    if (needed > this.#data.length || this.#borrowed) {
       // Amortized doubling: a decode loop reallocates O(log steps) times.
       const grown = new Float32Array(Math.max(needed, 2 * this.#data.length));
       for (let i = 0; i < this.#slabs; i++) grown.set(this.#data.subarray(i * oldSlab, (i + 1) * oldSlab), i * newSlab);
       this.#data = grown;
+      this.#borrowed = false;
     } else {
       // Highest slab first: each slab moves up, never onto a slab that has not moved yet.
       for (let i = this.#slabs - 1; i > 0; i--) this.#data.copyWithin(i * newSlab, i * oldSlab, (i + 1) * oldSlab);
@@ -75,14 +79,32 @@ export class SeqBuffer {
     if (storage.length < this.#slabs * seq * this.#width) {
       throw new RangeError(`storage of ${storage.length} values cannot hold [${this.#slabs}, ${seq}, ${this.#width}]`);
     }
-    const previous = this.#data;
+    // A borrowed array is not ours to reuse: hand back nothing instead.
+    const previous = this.#borrowed ? new Float32Array(0) : this.#data;
     this.#data = storage;
     this.#seq = seq;
+    this.#borrowed = false;
     return previous;
+  }
+
+  /**
+   * An append the caller has already done: `concatenated` is exactly the new live part,
+   * `[slabs, seq, width]` (e.g. a graph's present output, which is its past followed by the new
+   * rows). Taken without a copy and never written to: the next `append` reallocates, and `adopt`
+   * does not hand it out for reuse. The caller vouches for the contents (see KvConcatenation).
+   */
+  adoptConcatenation(concatenated: Float32Array, seq: number): void {
+    if (concatenated.length !== this.#slabs * seq * this.#width) {
+      throw new RangeError(`a concatenation of ${concatenated.length} values is not [${this.#slabs}, ${seq}, ${this.#width}]`);
+    }
+    this.#data = concatenated;
+    this.#seq = seq;
+    this.#borrowed = true;
   }
 
   dispose(): void {
     this.#data = new Float32Array(0);
     this.#seq = 0;
+    this.#borrowed = false;
   }
 }

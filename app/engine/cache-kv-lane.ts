@@ -57,10 +57,8 @@ export interface CacheLaneOptions {
 /** One of a layer's two inputs (keys or values) as the next run will be fed. */
 interface PastSide {
   readonly dims: KvDims;
-  /** fp32 graphs: the past to feed, `[1, kvHeads, seq, headDim]` (a view into the cache or `dequantized`) */
+  /** fp32 graphs: the past to feed, `[1, kvHeads, seq, headDim]` (a view into the cache's own buffers) */
   past: Float32Array;
-  /** fp32 graphs: storage for deq(store) after a quantize event */
-  dequantized: Float32Array;
   /** fp16 graphs: the past as binary16 bits */
   readonly bits: SlabHistory<Uint16Array> | null;
   /** the new rows in float32, reused across steps */
@@ -78,7 +76,6 @@ interface LayerBoundary {
 
 export class CacheKvLane implements KvLane {
   readonly #cache: KvCache;
-  readonly #quantizer: Quantizer | undefined;
   readonly #numLayers: number;
   readonly #layers: LayerBoundary[];
   readonly #fp16: boolean;
@@ -91,7 +88,6 @@ export class CacheKvLane implements KvLane {
     this.#cache = new KvCache(options.quantizer === undefined
       ? { plan, settings: options.settings }
       : { plan, settings: options.settings, quantizer: options.quantizer });
-    this.#quantizer = options.quantizer;
     this.#numLayers = options.numLayers;
     this.#fp16 = io.kvDtype === 'float16';
     this.#now = options.now;
@@ -137,7 +133,13 @@ export class CacheKvLane implements KvLane {
       // present = [past | new]: only the last n rows are new (the graph copied our past in front).
       const newKey = this.#newRows(layer.key, presentKey, past, newTokens);
       const newValue = this.#newRows(layer.value, presentValue, past, newTokens);
-      const returned = this.#cache.update(layer.io.layer, newKey, newValue);
+      // fp32 graphs: present is exactly what the update returns, [past fed | new] (see above), so the
+      // cache adopts it rather than moving its whole history up a row every step (32 MB a step at 2k
+      // tokens on the 8-layer model). fp16 presents are binary16 bits, not the cache's float32 values.
+      const concatenated = presentKey.type === 'float32' && presentValue.type === 'float32'
+        ? { key: presentKey.data, value: presentValue.data }
+        : undefined;
+      const returned = this.#cache.update(layer.io.layer, newKey, newValue, concatenated);
       const events = layer.cacheLayer.events;
       if (events.length > layer.eventsSeen) {
         // A quantize event (prefill or flush): the residual is empty, the next past is deq(Q_new).
@@ -187,7 +189,6 @@ export class CacheKvLane implements KvLane {
     for (const layer of this.#layers) {
       for (const side of [layer.key, layer.value]) {
         side.past = new Float32Array(0);
-        side.dequantized = new Float32Array(0);
         side.scratch = new Float32Array(0);
         side.bits?.dispose();
       }
@@ -199,7 +200,6 @@ export class CacheKvLane implements KvLane {
     return {
       dims,
       past: new Float32Array(0),
-      dequantized: new Float32Array(0),
       bits: this.#fp16 ? new SlabHistory((length) => new Uint16Array(length), dims.kvHeads, dims.headDim) : null,
       scratch: new Float32Array(0),
     };
@@ -244,21 +244,19 @@ export class CacheKvLane implements KvLane {
   #pastFromStore(layer: LayerBoundary, part: 'key' | 'value'): void {
     const side = layer[part];
     const cacheLayer = layer.cacheLayer;
-    if (!(cacheLayer instanceof QuantizedLayer) || this.#quantizer === undefined) {
+    if (!(cacheLayer instanceof QuantizedLayer)) {
       throw new GenerationError(`layer ${layer.io.layer} reported a quantize event but is not a quantized layer.`);
     }
-    const store = cacheLayer.stores[part];
-    if (store === null) throw new GenerationError(`layer ${layer.io.layer} has no quantized ${part} store after a quantize event.`);
-    const [, heads, tokens, width] = store.shape;
-    const count = heads * tokens * width;
-    if (side.dequantized.length < count) side.dequantized = new Float32Array(Math.max(count, 2 * side.dequantized.length));
-    const values = side.dequantized.subarray(0, count);
-    this.#quantizer.dequantizeInto(store, values);
+    // deq(store) as the layer computed it for the event: a view valid until the layer's next update,
+    // which comes after the next run (no second dequantize, no buffer of our own).
+    const dequantized = cacheLayer.dequantizedStore(part);
+    if (dequantized === null) throw new GenerationError(`layer ${layer.io.layer} has no quantized ${part} store after a quantize event.`);
+    const values = dequantized.data;
     if (side.bits === null) {
       side.past = values;
       return;
     }
     // fp16 stores dequantize to binary16-exact values (spec §1.3 consequence 6), so this is lossless.
-    float32ToHalfBitsInto(values, 0, side.bits.reset(tokens), 0, count);
+    float32ToHalfBitsInto(values, 0, side.bits.reset(dequantized.shape[2]), 0, values.length);
   }
 }

@@ -10,6 +10,7 @@ import type { ModelIdentity } from '../../engine/generation-result.js';
 import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
+import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
 import { leaseDecoderSession } from '../ort/session-cache.js';
 import { sha256File, sha256Text } from './file-digest.js';
 import { loadTokenizer, type ModelTokenizer } from './load-tokenizer.js';
@@ -75,7 +76,10 @@ export async function openModel(path: string, options: OpenModelOptions): Promis
 /** Creates the session for files read by `readModelFiles` and checks the graph against config.json. */
 export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName): Promise<OpenedModel> {
   const { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
-  const lease = await leaseDecoderSession(onnxPath, { executionProvider, displayName: variant.file });
+  const intraOpNumThreads = intraOpThreadsFor(executionProvider, config.geometry.hiddenSize);
+  const lease = await leaseDecoderSession(onnxPath, {
+    executionProvider, displayName: variant.file, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
+  });
   const session = lease.session;
   try {
     const { io, diagnostics } = checkGraph(session.inputs, session.outputs, config, variant.file);

@@ -23,9 +23,9 @@ export function accumulate(state: Local, offset: number, value: Code): Code {
   return v128.store(get(state), f32x4.add(v128.load(get(state), offset), value), offset);
 }
 
-/** memory[addr] += value, addr computed */
-export function accumulateAt(addr: Code, value: Code): Code {
-  return v128.store(addr, f32x4.add(v128.load(addr), value));
+/** memory[addr + offset] += value, addr computed */
+export function accumulateAt(addr: Code, value: Code, offset = 0): Code {
+  return v128.store(addr, f32x4.add(v128.load(addr, offset), value), offset);
 }
 
 export function zeroLevels(state: Local, at: number, levels: number): Code {
