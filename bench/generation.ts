@@ -30,7 +30,7 @@ import type { GenerationJob, GenerationSample } from './generation-job.js';
 
 type Variant = { readonly name: string; readonly job: GenerationJob };
 
-interface Case {
+export interface Case {
   readonly name: string;
   readonly variants: readonly Variant[];
   readonly processes: number;
@@ -229,7 +229,7 @@ export async function benchGeneration(): Promise<GenerationReport> {
   const loadAfter = loadavg();
   const misses: string[] = [];
   const lines = [
-    'kvscope bench: generation on the CPU EP (onnxruntime-node, default threads), greedy, decode tok/s = (new − 1) / decode wall time;',
+    'kvscope bench: generation on the CPU EP (onnxruntime-node), greedy, decode tok/s = (new − 1) / decode wall time;',
     'each figure: median over processes of each process\'s median timed run, (min–max over processes); variants alternate process by process.',
     `load average (1 min) ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after; ${((performance.now() - started) / 1e3).toFixed(0)} s.`,
     '',

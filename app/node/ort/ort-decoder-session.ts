@@ -32,9 +32,10 @@ export async function createOrtDecoderSession(onnxPath: string, options: OrtDeco
       // stories260k (measured; the arena itself stays on). generation-speed.md: match the minimal loop.
       enableMemPattern: false,
       // ORT's intra-op workers otherwise keep spinning after `run` returns, on a core that the decode
-      // loop's own JavaScript (and V8's GC threads) need until the next run: on the 2-core machines
-      // stopping them lifts stories260k's decode by 20-50% and the 8-layer synthetic model's by 8-11%
-      // (bench/generation.ts; separate processes, alternating). Spinning still happens within a run.
+      // loop's own JavaScript (and V8's GC threads) need until the next run. On the 2-core machines
+      // (separate processes, alternating) stopping them lifted the 8-layer synthetic model's decode
+      // by about 3% at load average 2 and 8-11% at 3-4, and two-thread stories260k's by 20-50% under
+      // load. Spinning still happens within a run.
       // onnxruntime_session_options_config_keys.h: kOrtSessionOptionsConfigForceSpinningStop.
       extra: { session: { force_spinning_stop: '1' } },
       ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
