@@ -88,6 +88,17 @@ describe('the workbench window', () => {
     expect(screen.getByTestId('result-summary').textContent).toContain('cancelled');
   });
 
+  it('stops on Ctrl+. as well, the Electron menu\'s Stop chord', async () => {
+    const view = await renderWorkbench();
+    fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '500' } });
+    fireEvent.keyDown(window, { key: 'Enter', ctrlKey: true });
+    await view.settle(4);
+    expect(screen.getByTestId('run-status').textContent).toBe('Generating…');
+    fireEvent.keyDown(window, { key: '.', ctrlKey: true });
+    await view.settle();
+    expect(screen.getByTestId('run-status').textContent).toBe('Cancelled');
+  });
+
   it('refuses a run with the engine\'s error and runs again after a change', async () => {
     const view = await renderWorkbench();
     fireEvent.click(screen.getByTestId('open-synthetic-hybrid'));

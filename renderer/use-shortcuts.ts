@@ -3,7 +3,8 @@ import type { WorkbenchController } from './controller/workbench-controller.js';
 import { isRunActive } from './store/run-slice.js';
 
 /**
- * Ctrl/Cmd+O open, Ctrl/Cmd+Enter run, Esc stop. In Electron the application menu owns Ctrl+O
+ * Ctrl/Cmd+O open, Ctrl/Cmd+Enter run, Esc or Ctrl/Cmd+. stop (the latter is the menu's Stop
+ * accelerator in Electron, bound here too so that serve mode answers the same chords). In Electron the application menu owns Ctrl+O
  * (its accelerator opens the native picker and sends `open-model`), so the page does not bind it
  * there; run and stop are safe to receive twice (a second start or stop is ignored).
  */
@@ -22,7 +23,8 @@ export function useShortcuts(controller: WorkbenchController): void {
         void controller.startRun();
         return;
       }
-      if (event.key === 'Escape' && !event.defaultPrevented && isRunActive(controller.store.getState().run.status)) {
+      const stop = (event.key === 'Escape' && !event.defaultPrevented) || (mod && !event.altKey && event.key === '.');
+      if (stop && isRunActive(controller.store.getState().run.status)) {
         event.preventDefault();
         void controller.cancelRun();
       }

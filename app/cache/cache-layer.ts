@@ -38,6 +38,11 @@ export interface CacheLayer {
   readonly events: readonly QuantizeEvent[];
   readonly flushCount: number;
   readonly disposed: boolean;
+  /**
+   * Whether the layer still reads `buffer` (a KvConcatenation it adopted, or one of its own). A caller
+   * that adopted-out its arrays asks this before freeing one (app/engine/output-release.ts).
+   */
+  references(buffer: ArrayBufferLike): boolean;
   /** Releases the buffers; later calls to `update` throw. Idempotent. */
   dispose(): void;
 }

@@ -72,6 +72,11 @@ export class DynamicLayer implements CacheLayer {
     });
   }
 
+  references(buffer: ArrayBufferLike): boolean {
+    const state = this.#state;
+    return state !== null && (state.keys.references(buffer) || state.values.references(buffer));
+  }
+
   dispose(): void {
     this.#state?.keys.dispose();
     this.#state?.values.dispose();

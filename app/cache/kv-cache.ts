@@ -126,6 +126,11 @@ export class KvCache {
     return { layers, memory, flushes, events };
   }
 
+  /** Whether any layer still reads `buffer` (CacheLayer.references). */
+  references(buffer: ArrayBufferLike): boolean {
+    return this.#layers.some((layer) => layer?.references(buffer) === true);
+  }
+
   dispose(): void {
     for (const layer of this.#layers) layer?.dispose();
     this.#disposed = true;

@@ -117,6 +117,10 @@ export class QuantizedHistory {
     return this.quantize(this.#history.tensor());
   }
 
+  references(buffer: ArrayBufferLike): boolean {
+    return this.#history.references(buffer) || (this.#dequantized.buffer === buffer && this.#dequantized.byteLength > 0);
+  }
+
   #currentSeq(): number {
     return this.#historyIsStale ? this.#storeTokens : this.#history.seqLength;
   }

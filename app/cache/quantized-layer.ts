@@ -123,6 +123,11 @@ export class QuantizedLayer implements CacheLayer {
     });
   }
 
+  references(buffer: ArrayBufferLike): boolean {
+    const state = this.#state;
+    return state !== null && (state.keys.references(buffer) || state.values.references(buffer));
+  }
+
   dispose(): void {
     this.#state?.keys.dispose();
     this.#state?.values.dispose();

@@ -102,6 +102,11 @@ export class SeqBuffer {
     this.#borrowed = true;
   }
 
+  /** Whether the live part or spare capacity is `buffer` (an adopted concatenation included). */
+  references(buffer: ArrayBufferLike): boolean {
+    return this.#data.buffer === buffer && this.#data.byteLength > 0;
+  }
+
   dispose(): void {
     this.#data = new Float32Array(0);
     this.#seq = 0;

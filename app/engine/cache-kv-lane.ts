@@ -184,6 +184,13 @@ export class CacheKvLane implements KvLane {
     return errors;
   }
 
+  references(buffer: ArrayBufferLike): boolean {
+    if (this.#cache.references(buffer) || this.#states.references(buffer)) return true;
+    // The pasts are views of the cache's buffers; asked anyway, so that a past can never be freed.
+    for (const layer of this.#layers) if (layer.key.past.buffer === buffer || layer.value.past.buffer === buffer) return true;
+    return false;
+  }
+
   dispose(): void {
     this.#cache.dispose();
     for (const layer of this.#layers) {

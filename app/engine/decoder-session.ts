@@ -24,6 +24,12 @@ export interface DecoderSession {
   readonly executionProvider: ExecutionProviderName;
   /** runs the graph; `outputNames` limits what is fetched (default: every output) */
   run(feeds: SessionFeeds, outputNames?: readonly string[]): Promise<SessionOutputs>;
+  /**
+   * Optional: frees the memory of these outputs of this session's runs now, instead of at some later
+   * garbage collection; they must not be read again (their arrays become empty). Tensors the session
+   * did not return are left alone. Why it matters: app/engine/output-release.ts.
+   */
+  release?(outputs: readonly HostTensor[]): void;
   /** releases the native session; later runs throw. Idempotent. */
   dispose(): Promise<void>;
 }

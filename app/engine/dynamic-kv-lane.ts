@@ -106,6 +106,11 @@ export class PassThroughKvLane implements KvLane {
     return new Array<LayerQuantizeError | null>(this.#numLayers).fill(null);
   }
 
+  references(buffer: ArrayBufferLike): boolean {
+    for (const layer of this.#layers) if (layer.key.data.buffer === buffer || layer.value.data.buffer === buffer) return true;
+    return this.#states.references(buffer);
+  }
+
   dispose(): void {
     for (const layer of this.#layers) {
       layer.key = emptyPast(layer.io.dtype, layer.keyDims);

@@ -170,3 +170,42 @@ describe('generate: refusals', () => {
     await expect(generate(request(toy(), { settings: settings({ sampling }) }))).rejects.toThrow(/`temperature` \(=0\) has to be a strictly positive float/);
   });
 });
+
+describe('generate: dead outputs are released at once (output-release.ts)', () => {
+  const cases = [
+    ['dynamic, fp32', 'dynamic', 'float32', QUANTO4, false],
+    ['dynamic + reference, fp16', 'dynamic', 'float16', QUANTO4, true],
+    ['quanto R=3 + reference, fp32', 'quantized', 'float32', QUANTO4, true],
+    ['quanto R=3, fp16', 'quantized', 'float16', QUANTO4, false],
+    ['hqq 2-bit R=0 + reference, fp32', 'quantized', 'float32', HQQ2, true],
+  ] as const;
+  it.each(cases)('%s: every output released exactly once, none read or fed after release, same result', async (_name, cacheMode, kvDtype, quantization, reference) => {
+    const runSettings = settings({ cacheMode, quantization, reference, maxNewTokens: 12 });
+    for (const convState of [false, true]) {
+      const plain = await generate(request(toy({ kvDtype, convState }), { settings: runSettings }));
+      const releasing = toy({ kvDtype, convState, release: true });
+      const outcome = await generate(request(releasing, { settings: runSettings }));
+      // Released outputs are poisoned with NaN: any later read would change tokens, errors or KL.
+      expect(outcome.generatedTokenIds).toEqual(plain.generatedTokenIds);
+      expect(outcome.flushCounts).toEqual(plain.flushCounts);
+      expect(outcome.layerErrors).toEqual(plain.layerErrors);
+      expect(outcome.reference).toEqual(plain.reference);
+      expect(outcome.steps.map((s) => s.kvBytes)).toEqual(plain.steps.map((s) => s.kvBytes));
+      expect(releasing.released.size).toBe(releasing.returned.size);
+    }
+  });
+
+  it('releases a step\'s outputs before the next run, except the pasts it will feed', async () => {
+    const session = toy({ release: true });
+    const pendingAtRun: number[] = [];
+    const counting = Object.assign(Object.create(session) as ToyDecoder, {
+      run: async (feeds: Parameters<ToyDecoder['run']>[0]) => {
+        pendingAtRun.push(session.returned.size - session.released.size);
+        return session.run(feeds);
+      },
+    });
+    await generate(request(counting, { settings: settings({ maxNewTokens: 6 }) }));
+    // Before each decode run only the 4 presents fed as past are alive (logits released).
+    expect(pendingAtRun).toEqual([0, 4, 4, 4, 4, 4]);
+  });
+});

@@ -10,6 +10,7 @@ import type { GenerationResult, GenerationTimings } from './generation-result.js
 import type { KvDims } from './kv-present.js';
 import type { KvLane } from './kv-lane.js';
 import { LogitsReader } from './logits-row.js';
+import { OutputReleasingSession } from './output-release.js';
 import { ThrottledMemorySampler } from './memory-sampler.js';
 import { planRunCache } from './plan-run-cache.js';
 import { ReferenceLane } from './reference-lane.js';
@@ -47,7 +48,8 @@ export type GenerationOutcome = Omit<GenerationResult, 'settings' | 'model' | 'e
  * Cancellation is polled before each step, so it takes effect within one step.
  */
 export async function generate(request: GenerateRequest): Promise<GenerationOutcome> {
-  const { session, io, config, settings, observer = {} } = request;
+  const { io, config, settings, observer = {} } = request;
+  const session = new OutputReleasingSession(request.session);
   checkRequest(request);
   const promptLength = request.promptTokenIds.length;
   const cachePlan = planRunCache(config, settings, promptLength);
@@ -69,6 +71,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const memory = new ThrottledMemorySampler(request.sampleMemory, request.now);
   const eos = new Set(request.eosTokenIds);
   const now = request.now;
+  const inUse = (buffer: ArrayBufferLike): boolean => lane.references(buffer) || reference?.references(buffer) === true;
 
   const generated: number[] = [];
   const steps: StepMetrics[] = [];
@@ -100,6 +103,8 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
           ? reference.sharePrefill(outputs, stepTokens.length, logits)
           : await reference.step(stepTokens[0]!, logits, step);
       }
+      // Every output this step read is copied or adopted by now: free what no lane still reads.
+      session.releaseUnreferenced(inUse);
       generated.push(tokenId);
       const delta = stream?.push(tokenId) ?? '';
       if (delta !== '') observer.onText?.(delta, tokenId);
@@ -158,6 +163,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   } finally {
     lane.dispose();
     reference?.dispose();
+    session.releaseAll();
   }
 }
 

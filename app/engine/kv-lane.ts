@@ -30,5 +30,10 @@ export interface KvLane {
   flushCounts(): (number | null)[];
   /** per decoder layer: the last quantize event's K/V error; null where nothing was quantized */
   lastErrors(): (LayerQuantizeError | null)[];
+  /**
+   * Whether the lane still reads `buffer` (a past it will feed, state, or what its cache adopted): the
+   * generation loop frees every session output no lane references (output-release.ts).
+   */
+  references(buffer: ArrayBufferLike): boolean;
   dispose(): void;
 }

@@ -58,6 +58,10 @@ export class ReferenceLane {
     };
   }
 
+  references(buffer: ArrayBufferLike): boolean {
+    return this.#lane.references(buffer);
+  }
+
   dispose(): void {
     this.#lane.dispose();
   }

@@ -44,6 +44,11 @@ export class StateFeeds {
     }
   }
 
+  references(buffer: ArrayBufferLike): boolean {
+    for (const tensor of this.#current.values()) if (tensor.data.buffer === buffer) return true;
+    return false;
+  }
+
   /** Bytes the states hold now. */
   bytes(): number {
     let bytes = 0;

@@ -9,6 +9,7 @@ import type { ProcessMemory, RunSettings } from '../engine/types.js';
 import { encodePrompt } from './model/load-tokenizer.js';
 import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
+import { useHqqHelperThread } from './hqq-helper-thread.js';
 
 export type { GenerationObserver } from '../engine/generation-observer.js';
 export type { GenerationResult } from '../engine/generation-result.js';
@@ -29,6 +30,9 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const { preflight } = planRunCache(files.config, settings, promptTokenIds.length);
+  // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own
+  // threads are idle while the cache quantizes, the two never run at once).
+  if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq') useHqqHelperThread();
   const model = await openModelSession(files, settings.executionProvider);
   try {
     const loadMs = performance.now() - loadStart;

@@ -8,21 +8,27 @@ import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
 import { runServeCommand } from '../serve/serve-command.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
+import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+/** The quantized-cache settings, spelled the same by `preflight` and `run`. */
+const CACHE_OPTIONS: OptionSpecs = {
+  backend: { type: 'string' },
+  nbits: { type: 'string' },
+  'axis-key': { type: 'string' },
+  'axis-value': { type: 'string' },
+  'group-size': { type: 'string' },
+  'residual-length': { type: 'string' },
+  'layer-policy': { type: 'string' },
+};
 
 // A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
 const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<string, string | boolean | undefined>, io: CliIo) => ExitCode | Promise<ExitCode> }> = {
   preflight: {
     options: {
       config: { type: 'string' },
-      backend: { type: 'string' },
-      nbits: { type: 'string' },
-      'axis-key': { type: 'string' },
-      'axis-value': { type: 'string' },
-      'group-size': { type: 'string' },
-      'residual-length': { type: 'string' },
-      'layer-policy': { type: 'string' },
+      ...CACHE_OPTIONS,
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
       json: { type: 'boolean' },
@@ -42,7 +48,11 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       zero: { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: runQuantize,
+    run: (values, io) => {
+      // Same bits with or without the helper thread; only faster on a second core (app/node/hqq-helper-thread.ts).
+      if (values['backend'] === 'hqq') useHqqHelperThread();
+      return runQuantize(values, io);
+    },
   },
   run: {
     options: {
@@ -50,13 +60,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       onnx: { type: 'string' },
       ep: { type: 'string' },
       cache: { type: 'string' },
-      backend: { type: 'string' },
-      nbits: { type: 'string' },
-      'axis-key': { type: 'string' },
-      'axis-value': { type: 'string' },
-      'group-size': { type: 'string' },
-      'residual-length': { type: 'string' },
-      'layer-policy': { type: 'string' },
+      ...CACHE_OPTIONS,
       prompt: { type: 'string' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },

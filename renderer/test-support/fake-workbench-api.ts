@@ -10,6 +10,7 @@ import type {
 } from '../../app/protocol/workbench-api.js';
 import { createRunRecord, serializeRunRecord, type RunRecord } from '../../app/record/run-record.js';
 import { runRecordToCsv } from '../../app/record/run-record-csv.js';
+import { summarizeRun } from '../../app/record/run-summary.js';
 import { fakeModel } from './fake-models.js';
 import { FakeRunSimulation } from './fake-run.js';
 
@@ -109,7 +110,7 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
       live.get(runId)?.cancel();
     },
     async listRuns(): Promise<RunSummary[]> {
-      return records.map(summarizeRecord);
+      return records.map(summarizeRun);
     },
     async loadRun(runId) {
       const record = records.find((r) => r.id === runId);
@@ -245,23 +246,6 @@ function summarize(source: ModelSource, onnxFile: string | undefined, recent: Mo
   return {
     source: opened, displayName: model.displayName, folder: model.folder, onnxFiles: model.onnxFiles, onnxFile: chosen,
     config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', diagnostics: [], ok: true,
-  };
-}
-
-function summarizeRecord(record: RunRecord): RunSummary {
-  const quantized = record.settings.cacheMode === 'quantized';
-  return {
-    id: record.id, createdAt: record.createdAt,
-    modelName: record.settings.model.split('/').filter(Boolean).at(-1) ?? record.settings.model,
-    cacheMode: record.settings.cacheMode,
-    backend: quantized ? String(record.settings.quantization.backend) : null,
-    nbits: quantized ? record.settings.quantization.nbits : null,
-    executionProvider: record.executionProvider,
-    tokens: record.generatedTokenIds.length,
-    decodeTokensPerSecond: record.timings.decodeTokensPerSecond,
-    totalKvBytes: record.kvBytesTotal.totalBytes,
-    fp16BaselineBytes: record.kvBytesTotal.fp16BaselineBytes,
-    stopReason: record.stopReason,
   };
 }
 

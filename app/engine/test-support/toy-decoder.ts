@@ -25,6 +25,11 @@ export interface ToyOptions {
   readonly convState?: boolean;
   /** called before each run resolves (for cancellation tests) */
   readonly onRun?: (runIndex: number) => void;
+  /**
+   * implements `release`: a released output is poisoned (NaN), and feeding one back, releasing one
+   * twice or releasing a tensor the toy did not return throws
+   */
+  readonly release?: boolean;
 }
 
 /** What attention saw in one run: per layer, K and V = cat(past, new), as float values. */
@@ -45,10 +50,15 @@ export class ToyDecoder implements DecoderSession {
   readonly #dtype: 'float32' | 'float16';
   readonly #onRun: ((runIndex: number) => void) | undefined;
   disposed = false;
+  /** every output returned so far, and which of them were released (with `release: true`) */
+  readonly returned = new Set<HostTensor>();
+  readonly released = new Set<HostTensor>();
+  readonly release?: (outputs: readonly HostTensor[]) => void;
 
   constructor(options: ToyOptions = {}) {
     this.#dtype = options.kvDtype ?? 'float32';
     this.#onRun = options.onRun;
+    if (options.release === true) this.release = (outputs) => this.#release(outputs);
     const kvShape = ['batch_size', TOY.kvHeads, 'past_sequence_length', TOY.headDim];
     const presentShape = ['batch_size', TOY.kvHeads, 'past_sequence_length + sequence_length', TOY.headDim];
     this.inputs = [
@@ -67,6 +77,7 @@ export class ToyDecoder implements DecoderSession {
 
   async run(feeds: SessionFeeds): Promise<SessionOutputs> {
     if (this.disposed) throw new Error('disposed');
+    for (const name in feeds) if (this.released.has(feeds[name]!)) throw new Error(`${name} was fed after it was released`);
     const ids = [...(feeds['input_ids']!.data as BigInt64Array)].map(Number);
     const positions = [...(feeds['position_ids']!.data as BigInt64Array)].map(Number);
     const n = ids.length;
@@ -89,7 +100,7 @@ export class ToyDecoder implements DecoderSession {
           present.set(past.subarray(h * pastLength * TOY.headDim, (h + 1) * pastLength * TOY.headDim), h * total * TOY.headDim);
           present.set(fresh.subarray(h * n * TOY.headDim, (h + 1) * n * TOY.headDim), (h * total + pastLength) * TOY.headDim);
         }
-        parts[part] = present;
+        parts[part] = present.slice(); // a record of its own: the output itself may be released
         news[part] = fresh;
         outputs[`present.${layer}.${part}`] = this.#tensor([1, TOY.kvHeads, total, TOY.headDim], present);
         for (let i = 0; i < present.length; i++) score += present[i]! * Math.cos(0.37 * i + layer + (part === 'key' ? 0 : 1.3));
@@ -103,12 +114,24 @@ export class ToyDecoder implements DecoderSession {
     }
     outputs['logits'] = { type: 'float32', dims: [1, n, TOY.vocab], data: logits };
     this.runs.push(run);
+    for (const name in outputs) this.returned.add(outputs[name]!);
     this.#onRun?.(this.runs.length - 1);
     return outputs;
   }
 
   async dispose(): Promise<void> {
     this.disposed = true;
+  }
+
+  #release(outputs: readonly HostTensor[]): void {
+    for (const output of outputs) {
+      if (!this.returned.has(output)) throw new Error('released a tensor the session did not return');
+      if (this.released.has(output)) throw new Error('released an output twice');
+      this.released.add(output);
+      if (output.type === 'int64') output.data.fill(-1n);
+      else if (output.type === 'float32') output.data.fill(Number.NaN);
+      else output.data.fill(0x7e00); // binary16 NaN
+    }
   }
 
   #values(tensor: HostTensor): Float32Array {

@@ -6,6 +6,7 @@ import { modelError } from '../../engine/model-diagnostic.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
 import { ensureExecutionProvider, webgpuAdapterFix } from './execution-providers.js';
 import { readableOrtMessage } from './ort-message.js';
+import { freeArrayBuffer } from '../free-array-buffer.js';
 
 export interface OrtDecoderSessionOptions {
   readonly executionProvider: ExecutionProviderName;
@@ -102,6 +103,22 @@ class OrtDecoderSession implements DecoderSession {
       this.#wrappers.set(output, tensor);
     }
     return outputs;
+  }
+
+  /**
+   * Frees outputs this session returned (app/engine/output-release.ts): drops their ORT wrapper and
+   * frees the array buffer, when the array covers all of it (onnxruntime-node gives every output a
+   * buffer of its own; anything else is left to the garbage collector). Others' tensors are ignored.
+   */
+  release(outputs: readonly HostTensor[]): void {
+    for (const output of outputs) {
+      const wrapper = this.#wrappers.get(output);
+      if (wrapper === undefined) continue;
+      this.#wrappers.delete(output);
+      wrapper.dispose();
+      const data = output.data;
+      if (data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) freeArrayBuffer(data.buffer);
+    }
   }
 
   async dispose(): Promise<void> {

@@ -19,7 +19,7 @@ import { startRun as startWorkerRun, type StartRunOptions } from '../worker/work
 import { toModelSummary, unopenedModelSummary } from './model-summary.js';
 import { RecentModels } from './recent-models.js';
 import { exportRunRecord } from './run-export.js';
-import { summarizeRun } from './run-summary.js';
+import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
 
 export interface WorkbenchBackendOptions {

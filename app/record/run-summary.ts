@@ -1,5 +1,5 @@
-import type { RunSummary } from '../../protocol/workbench-api.js';
-import type { RunRecord } from '../../record/run-record.js';
+import type { RunSummary } from '../protocol/workbench-api.js';
+import type { RunRecord } from './run-record.js';
 
 /** One line of the run history: what ran, how fast, and what its cache cost against the fp16 baseline. */
 export function summarizeRun(record: RunRecord): RunSummary {
