@@ -8,6 +8,14 @@ import type { ModelDiagnostic } from './model-diagnostic.js';
  * classifies errors by `name` (app/protocol/run-error.ts): keep these names stable.
  */
 
+/**
+ * One line per error diagnostic. The error's own `fix` is shown apart by every host (CLI "fix:", the
+ * UI's "What to do"), so only the other diagnostics' fixes are spelled out in the message.
+ */
+function diagnosticLines(errors: readonly { message: string; fix?: string | undefined }[], fix: string | undefined): string {
+  return errors.map((d) => `- ${d.message}${d.fix !== undefined && d.fix !== fix ? ` Fix: ${d.fix}` : ''}`).join('\n');
+}
+
 /** A model folder, graph, config or tokenizer that cannot be used as given. */
 export class ModelLoadError extends KvscopeError {
   override readonly name = 'ModelLoadError';
@@ -23,9 +31,8 @@ export class ModelLoadError extends KvscopeError {
   /** Collects the error diagnostics into one readable message (the first one's fix becomes `fix`). */
   static fromDiagnostics(summary: string, diagnostics: readonly ModelDiagnostic[]): ModelLoadError {
     const errors = diagnostics.filter((d) => d.severity === 'error');
-    const lines = errors.map((d) => `- ${d.message}${d.fix !== undefined ? ` Fix: ${d.fix}` : ''}`);
     const fix = errors.find((d) => d.fix !== undefined)?.fix;
-    return new ModelLoadError(`${summary}\n${lines.join('\n')}`, fix === undefined ? { diagnostics } : { fix, diagnostics });
+    return new ModelLoadError(`${summary}\n${diagnosticLines(errors, fix)}`, fix === undefined ? { diagnostics } : { fix, diagnostics });
   }
 }
 
@@ -48,11 +55,9 @@ export class PreflightRefusedError extends KvscopeError {
 
   constructor(diagnostics: readonly Diagnostic[]) {
     const errors = diagnostics.filter((d) => d.severity === 'error');
-    super(
-      'The quantized cache cannot run with these settings; the preflight refuses them:\n' +
-      errors.map((d) => `- ${d.message}${d.fix !== undefined ? ` Fix: ${d.fix}` : ''}`).join('\n'),
-    );
-    this.fix = errors.find((d) => d.fix !== undefined)?.fix;
+    const fix = errors.find((d) => d.fix !== undefined)?.fix;
+    super(`The quantized cache cannot run with these settings; the preflight refuses them:\n${diagnosticLines(errors, fix)}`);
+    this.fix = fix;
     this.diagnostics = diagnostics;
   }
 }
