@@ -1,24 +1,21 @@
 import { byteUnitFor, formatError, type ByteUnit } from '../format/units.js';
 import { layerLabels } from '../format/layer-kinds.js';
+import { countingDrawer, errorAxis, errorBars, errorBarTooltip, layerBarTooltip, lineSeries, stepChartBase, type LineExtra } from './chart-parts.js';
 import type { ChartContext, ChartDrawer, ChartSpec } from './chart-spec.js';
 import { baseOption, categoryAxis, niceCeil, stepAxis, valueAxis, type ChartTheme } from './chart-theme.js';
 import type { ChartOption } from './echarts-core.js';
 import { sampleSteps, spread, stepsWhere } from './sample-steps.js';
-import { stepTooltip } from './tooltip.js';
 
 /** Flush markers drawn on the timeline at most (a 2-token residual flushes every other step). */
 const MAX_FLUSH_MARKERS = 80;
 
-function area(name: string, color: string, stack: string): Record<string, unknown> {
-  return {
-    name, type: 'line', stack, showSymbol: false, sampling: 'lttb', large: true, data: [],
-    lineStyle: { width: 1, color }, itemStyle: { color }, areaStyle: { color, opacity: 0.55 },
-    emphasis: { disabled: true },
-  };
+/** Unlike the comparison charts, which draw once, these lines are redrawn while streaming: large mode on. */
+function line(name: string, color: string, extra: LineExtra = {}): Record<string, unknown> {
+  return lineSeries(name, color, { large: true, ...extra });
 }
 
-function line(name: string, color: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name, type: 'line', showSymbol: false, sampling: 'lttb', large: true, data: [], lineStyle: { width: 1.5, color }, itemStyle: { color }, emphasis: { disabled: true }, ...extra };
+function area(name: string, color: string, stack: string): Record<string, unknown> {
+  return line(name, color, { stack, width: 1, areaStyle: { color, opacity: 0.55 } });
 }
 
 /**
@@ -45,26 +42,22 @@ export const KV_MEMORY_CHART: ChartSpec = {
   minIntervalMs: 200,
   create(): ChartDrawer {
     let unit: ByteUnit | null = null;
-    let points = 0;
     const yAxis = (theme: ChartTheme, axis: ReturnType<typeof memoryAxis>): Record<string, unknown> =>
       valueAxis(theme, axis === null ? 'KV cache' : `KV cache (${axis.unit.label})`, { min: 0, ...(axis !== null ? { max: axis.max } : {}) });
-    return {
-      points: () => points,
+    return countingDrawer({
       setup(context) {
         const { theme } = context;
         const axis = memoryAxis(context, false);
         unit = axis?.unit ?? null;
         return {
-          ...baseOption(theme),
-          tooltip: { ...(baseOption(theme)['tooltip'] as object), formatter: stepTooltip(() => unit?.label ?? 'B') },
-          xAxis: stepAxis(theme, context.buffers.metrics.expectedSteps - 1),
+          ...stepChartBase(theme, context.buffers.metrics.expectedSteps - 1, () => unit?.label ?? 'B'),
           yAxis: yAxis(theme, axis),
           series: [
             area('codes', theme.codes, 'kv'),
             area('scale/zero', theme.metadata, 'kv'),
             area('full precision', theme.fullPrecision, 'kv'),
             line('fp16 baseline', theme.baseline, {
-              lineStyle: { width: 1.5, type: 'dashed', color: theme.baseline },
+              lineStyle: { type: 'dashed' },
               markLine: { silent: true, symbol: 'none', label: { show: false }, lineStyle: { color: theme.flush, type: 'dotted', width: 1, opacity: 0.7 }, data: [] },
             }),
           ],
@@ -80,14 +73,11 @@ export const KV_MEMORY_CHART: ChartSpec = {
           option.yAxis = yAxis(context.theme, axis);
         }
         const [codes, metadata, fullPrecision, baseline] = sampleSteps(metrics, 'totalBytes', ['codeBytes', 'metadataBytes', 'fullPrecisionBytes', 'fp16BaselineBytes'], unit.bytes);
-        points = codes!.length / 2;
         const flushes = spread(metrics.flushSteps(), MAX_FLUSH_MARKERS).map((step) => ({ xAxis: step }));
-        return {
-          ...option,
-          series: [{ data: codes }, { data: metadata }, { data: fullPrecision }, { data: baseline, markLine: { data: flushes } }],
-        };
+        const series = [{ data: codes }, { data: metadata }, { data: fullPrecision }, { data: baseline, markLine: { data: flushes } }];
+        return { points: codes!.length / 2, option: { ...option, series } };
       },
-    };
+    });
   },
 };
 
@@ -98,16 +88,12 @@ export const KV_LAYERS_CHART: ChartSpec = {
   minIntervalMs: 400,
   create(): ChartDrawer {
     let unit: ByteUnit | null = null;
-    let points = 0;
-    return {
-      points: () => points,
-      setup(context) {
-        const { theme, buffers } = context;
+    return countingDrawer({
+      setup({ theme, buffers }) {
         const labels = layerLabels(buffers.metrics.layerCount, buffers.layerKinds);
         const bar = (name: string, color: string): Record<string, unknown> => ({ name, type: 'bar', stack: 'kv', data: [], itemStyle: { color }, barMaxWidth: 28, emphasis: { disabled: true } });
         return {
-          ...baseOption(theme),
-          tooltip: { ...(baseOption(theme)['tooltip'] as object), trigger: 'axis', axisPointer: { type: 'shadow' }, valueFormatter: (v: unknown) => (typeof v === 'number' ? `${v.toFixed(3)} ${unit?.label ?? 'B'}` : '–') },
+          ...layerBarTooltip(theme, (v) => `${v.toFixed(3)} ${unit?.label ?? 'B'}`, '–'),
           xAxis: categoryAxis(theme, 'layer', labels),
           yAxis: valueAxis(theme, 'KV cache', { min: 0 }),
           series: [
@@ -129,10 +115,10 @@ export const KV_LAYERS_CHART: ChartSpec = {
         const u = unit.bytes;
         const column = (component: number): (number | string)[] =>
           Array.from({ length: metrics.layerCount }, (_, layer) => (metrics.layerHasKv[layer] === 1 ? metrics.layerBytes[layer * 4 + component]! / u : '-'));
-        points = metrics.layerCount;
-        return { ...option, series: [{ data: column(0) }, { data: column(1) }, { data: column(2) }, { data: column(3) }] };
+        const series = [{ data: column(0) }, { data: column(1) }, { data: column(2) }, { data: column(3) }];
+        return { points: metrics.layerCount, option: { ...option, series } };
       },
-    };
+    });
   },
 };
 
@@ -154,11 +140,8 @@ function heatmapChart(side: 'key' | 'value'): ChartSpec {
     create(): ChartDrawer {
       let columns = -1;
       let scaleMax = 0;
-      let points = 0;
-      return {
-        points: () => points,
-        setup(context) {
-          const { theme, buffers } = context;
+      return countingDrawer({
+        setup({ theme, buffers }) {
           columns = -1;
           scaleMax = 0;
           return {
@@ -206,10 +189,9 @@ function heatmapChart(side: 'key' | 'value'): ChartSpec {
               if (!Number.isNaN(v)) data.push([c, layer, v]);
             }
           }
-          points = data.length;
-          return { ...option, series: [{ data }] };
+          return { points: data.length, option: { ...option, series: [{ data }] } };
         },
-      };
+      });
     },
   };
 }
@@ -222,30 +204,22 @@ export const LATEST_ERROR_CHART: ChartSpec = {
   title: 'Latest quantization error per layer',
   description: 'Relative Frobenius error of each layer\'s most recent quantize event, keys and values; unquantized layers have no bar.',
   minIntervalMs: 400,
-  create(): ChartDrawer {
-    let points = 0;
-    return {
-      points: () => points,
-      setup(context) {
-        const { theme, buffers } = context;
-        const bar = (name: string, color: string): Record<string, unknown> => ({ name, type: 'bar', data: [], itemStyle: { color }, barMaxWidth: 16, emphasis: { disabled: true } });
-        return {
-          ...baseOption(theme),
-          tooltip: { ...(baseOption(theme)['tooltip'] as object), axisPointer: { type: 'shadow' }, valueFormatter: (v: unknown) => (typeof v === 'number' ? formatError(v) : 'not quantized') },
-          xAxis: categoryAxis(theme, 'layer', layerLabels(buffers.metrics.layerCount, buffers.layerKinds)),
-          yAxis: valueAxis(theme, 'rel. error ‖x−x̂‖/‖x‖', { min: 0, axisLabel: { color: theme.muted, fontSize: 10, formatter: (v: number) => formatError(v) } }),
-          series: [bar('K', theme.key), bar('V', theme.value)],
-        };
-      },
-      update(context) {
-        const m = context.buffers.metrics;
-        if (m.stepCount === 0) return null;
-        const values = (errors: Float64Array): (number | string)[] => Array.from(errors, (v) => (Number.isNaN(v) ? '-' : v));
-        points = m.layerCount;
-        return { series: [{ data: values(m.latestKeyError) }, { data: values(m.latestValueError) }] };
-      },
-    };
-  },
+  create: () => countingDrawer({
+    setup({ theme, buffers }) {
+      const bar = (name: string, color: string): Record<string, unknown> => ({ name, type: 'bar', data: [], itemStyle: { color }, barMaxWidth: 16, emphasis: { disabled: true } });
+      return {
+        ...errorBarTooltip(theme),
+        xAxis: categoryAxis(theme, 'layer', layerLabels(buffers.metrics.layerCount, buffers.layerKinds)),
+        yAxis: errorAxis(theme, 'rel. error ‖x−x̂‖/‖x‖'),
+        series: [bar('K', theme.key), bar('V', theme.value)],
+      };
+    },
+    update(context) {
+      const m = context.buffers.metrics;
+      if (m.stepCount === 0) return null;
+      return { points: m.layerCount, option: { series: [{ data: errorBars(m.latestKeyError) }, { data: errorBars(m.latestValueError) }] } };
+    },
+  }),
 };
 
 /** Steps in the rolling window of the per-step rate (single steps are too noisy to read). */
@@ -257,20 +231,15 @@ export const SPEED_CHART: ChartSpec = {
   description: `Tokens per second: the running average over all decode steps, and over the last ${RATE_WINDOW} steps (1000 / mean step ms).`,
   minIntervalMs: 300,
   create(): ChartDrawer {
-    let points = 0;
     let rolling = new Float64Array(0);
-    return {
-      points: () => points,
-      setup(context) {
-        const { theme } = context;
+    return countingDrawer({
+      setup({ theme, buffers }) {
         return {
-          ...baseOption(theme),
-          tooltip: { ...(baseOption(theme)['tooltip'] as object), formatter: stepTooltip(() => 'tok/s') },
-          xAxis: stepAxis(theme, context.buffers.metrics.expectedSteps - 1),
+          ...stepChartBase(theme, buffers.metrics.expectedSteps - 1, 'tok/s'),
           yAxis: valueAxis(theme, 'tok/s', { min: 0 }),
           series: [
-            line(`last ${RATE_WINDOW} steps`, theme.speed, { lineStyle: { width: 1, color: theme.speed, opacity: 0.45 } }),
-            line('average', theme.speed, { lineStyle: { width: 2, color: theme.speed } }),
+            line(`last ${RATE_WINDOW} steps`, theme.speed, { width: 1, lineStyle: { opacity: 0.45 } }),
+            line('average', theme.speed, { width: 2 }),
           ],
         };
       },
@@ -304,10 +273,9 @@ export const SPEED_CHART: ChartSpec = {
             rolling[written++] = count > 0 && sum > 0 ? (1000 * count) / sum : NaN;
           }
         }
-        points = average!.length / 2;
-        return { series: [{ data: rolling.slice(0, written) }, { data: average }] };
+        return { points: average!.length / 2, option: { series: [{ data: rolling.slice(0, written) }, { data: average }] } };
       },
-    };
+    });
   },
 };
 
@@ -316,29 +284,21 @@ export const STEP_TIME_CHART: ChartSpec = {
   title: 'Where each step\'s time goes',
   description: 'Milliseconds per step, stacked: dequantizing the stores into the model\'s KV inputs, the model itself (session.run), and quantizing / flushing the cache.',
   minIntervalMs: 300,
-  create(): ChartDrawer {
-    let points = 0;
-    return {
-      points: () => points,
-      setup(context) {
-        const { theme } = context;
-        return {
-          ...baseOption(theme),
-          tooltip: { ...(baseOption(theme)['tooltip'] as object), formatter: stepTooltip(() => 'ms') },
-          xAxis: stepAxis(theme, context.buffers.metrics.expectedSteps - 1),
-          yAxis: valueAxis(theme, 'ms per step', { min: 0 }),
-          series: [area('dequantize', theme.dequantize, 'time'), area('model', theme.model, 'time'), area('quantize + flush', theme.quantize, 'time')],
-        };
-      },
-      update(context) {
-        const m = context.buffers.metrics;
-        if (m.stepCount === 0) return null;
-        const [dequantize, model, quantize] = sampleSteps(m, 'totalMs', ['dequantizeMs', 'modelMs', 'quantizeMs']);
-        points = dequantize!.length / 2;
-        return { series: [{ data: dequantize }, { data: model }, { data: quantize }] };
-      },
-    };
-  },
+  create: () => countingDrawer({
+    setup({ theme, buffers }) {
+      return {
+        ...stepChartBase(theme, buffers.metrics.expectedSteps - 1, 'ms'),
+        yAxis: valueAxis(theme, 'ms per step', { min: 0 }),
+        series: [area('dequantize', theme.dequantize, 'time'), area('model', theme.model, 'time'), area('quantize + flush', theme.quantize, 'time')],
+      };
+    },
+    update(context) {
+      const m = context.buffers.metrics;
+      if (m.stepCount === 0) return null;
+      const [dequantize, model, quantize] = sampleSteps(m, 'totalMs', ['dequantizeMs', 'modelMs', 'quantizeMs']);
+      return { points: dequantize!.length / 2, option: { series: [{ data: dequantize }, { data: model }, { data: quantize }] } };
+    },
+  }),
 };
 
 export const REFERENCE_CHART: ChartSpec = {
@@ -346,50 +306,44 @@ export const REFERENCE_CHART: ChartSpec = {
   title: 'Fidelity against the full-precision reference',
   description: 'KL(reference ‖ quantized) of the next-token distributions per step in nats, the running top-1 agreement in percent, and the steps whose top-1 token differs.',
   minIntervalMs: 300,
-  create(): ChartDrawer {
-    let points = 0;
-    return {
-      points: () => points,
-      setup(context) {
-        const { theme } = context;
-        return {
-          ...baseOption(theme),
-          grid: { left: 56, right: 48, top: 30, bottom: 34 },
-          xAxis: stepAxis(theme, context.buffers.metrics.expectedSteps - 1),
-          yAxis: [
-            valueAxis(theme, 'KL (nats)', { min: 0 }),
-            valueAxis(theme, 'top-1 agreement (%)', { min: 0, max: 100, position: 'right', nameGap: 32, splitLine: { show: false } }),
-          ],
-          series: [
-            line('KL', theme.kl),
-            line('top-1 agreement', theme.agreement, { yAxisIndex: 1, lineStyle: { width: 1.5, color: theme.agreement } }),
-            { name: 'top-1 differs', type: 'scatter', data: [], symbol: 'triangle', symbolSize: 6, itemStyle: { color: theme.flush }, emphasis: { disabled: true } },
-          ],
-        };
-      },
-      update(context) {
-        const m = context.buffers.metrics;
-        if (m.reference() === null) return null;
-        const [kl] = sampleSteps(m, 'klDivergence', ['klDivergence']);
-        const rows = m.steps.length;
-        const stride = Math.max(1, Math.floor(rows / 600));
-        const agreement: number[][] = [];
-        let agree = 0;
-        let seen = 0;
-        for (let i = 0; i < rows; i++) {
-          const value = m.steps.get('top1Agrees', i);
-          if (!Number.isNaN(value)) {
-            seen++;
-            agree += value;
-          }
-          if (seen > 0 && (i % stride === 0 || i === rows - 1)) agreement.push([m.steps.get('step', i), (100 * agree) / seen]);
+  create: () => countingDrawer({
+    setup({ theme, buffers }) {
+      return {
+        ...baseOption(theme),
+        grid: { left: 56, right: 48, top: 30, bottom: 34 },
+        xAxis: stepAxis(theme, buffers.metrics.expectedSteps - 1),
+        yAxis: [
+          valueAxis(theme, 'KL (nats)', { min: 0 }),
+          valueAxis(theme, 'top-1 agreement (%)', { min: 0, max: 100, position: 'right', nameGap: 32, splitLine: { show: false } }),
+        ],
+        series: [
+          line('KL', theme.kl),
+          line('top-1 agreement', theme.agreement, { yAxisIndex: 1 }),
+          { name: 'top-1 differs', type: 'scatter', data: [], symbol: 'triangle', symbolSize: 6, itemStyle: { color: theme.flush }, emphasis: { disabled: true } },
+        ],
+      };
+    },
+    update(context) {
+      const m = context.buffers.metrics;
+      if (m.reference() === null) return null;
+      const [kl] = sampleSteps(m, 'klDivergence', ['klDivergence']);
+      const rows = m.steps.length;
+      const stride = Math.max(1, Math.floor(rows / 600));
+      const agreement: number[][] = [];
+      let agree = 0;
+      let seen = 0;
+      for (let i = 0; i < rows; i++) {
+        const value = m.steps.get('top1Agrees', i);
+        if (!Number.isNaN(value)) {
+          seen++;
+          agree += value;
         }
-        const differs = stepsWhere(m, 'top1Agrees', 0, 'klDivergence', 300);
-        points = kl!.length / 2;
-        return { series: [{ data: kl }, { data: agreement }, { data: differs }] };
-      },
-    };
-  },
+        if (seen > 0 && (i % stride === 0 || i === rows - 1)) agreement.push([m.steps.get('step', i), (100 * agree) / seen]);
+      }
+      const differs = stepsWhere(m, 'top1Agrees', 0, 'klDivergence', 300);
+      return { points: kl!.length / 2, option: { series: [{ data: kl }, { data: agreement }, { data: differs }] } };
+    },
+  }),
 };
 
 /** The live and saved run dashboards, in reading order. */
