@@ -76,6 +76,27 @@ describe('the workbench window', () => {
     expect((screen.getByTestId('run-button') as HTMLButtonElement).disabled).toBe(false);
   });
 
+  it('offers the chat format only for a model with a chat template, and runs with it', async () => {
+    const view = await renderWorkbench();
+    const toggle = (): HTMLInputElement => screen.getByTestId('chat-format-toggle') as HTMLInputElement;
+    expect(toggle().disabled).toBe(true);
+    expect(screen.getByTestId('chat-format-hint').textContent).toBe('(this model has no chat template)');
+    fireEvent.change(screen.getByTestId('model-path-input'), { target: { value: '/fake/models/llama-3.2-1b-instruct' } });
+    fireEvent.click(screen.getByTestId('model-path-open'));
+    await view.settle();
+    expect(toggle().disabled).toBe(false);
+    expect(screen.getByTestId('chat-format-hint').textContent).toBe("(the model's chat template, from tokenizer_config.json)");
+    fireEvent.click(toggle());
+    fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '4' } });
+    fireEvent.click(screen.getByTestId('run-button'));
+    await view.settle(4);
+    expect(screen.getByTestId('live-settings').textContent).toContain('chat turn · 4 new tokens');
+    // Back on a model without a template the box shows unchecked, and runs use the plain text.
+    fireEvent.click(screen.getByTestId('open-synthetic'));
+    await view.settle();
+    expect(toggle().checked).toBe(false);
+  });
+
   it('runs on Ctrl+Enter, stops on Esc, and the run ends as cancelled', async () => {
     const view = await renderWorkbench();
     fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '500' } });

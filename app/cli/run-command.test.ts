@@ -63,12 +63,12 @@ describe('kvscope run: flags', () => {
     const settings = runSettingsFromOptions({
       model: 'synthetic-hybrid', onnx: 'model_fp16.onnx', ep: 'webgpu', backend: 'hqq', nbits: '8', 'axis-key': '1', 'axis-value': '1',
       'group-size': '32', 'residual-length': '16', 'layer-policy': 'full-attention-only', prompt: 'Once', 'max-new-tokens': '5',
-      temperature: '0.7', 'top-k': '0', 'top-p': '0.9', seed: '42', reference: true,
+      temperature: '0.7', 'top-k': '0', 'top-p': '0.9', seed: '42', reference: true, chat: true,
     }, memoryIo());
     expect(settings).toEqual({
       model: 'synthetic-hybrid', onnxFile: 'model_fp16.onnx', executionProvider: 'webgpu', cacheMode: 'quantized',
       quantization: { backend: 'hqq', nbits: 8, axisKey: 1, axisValue: 1, groupSize: 32, residualLength: 16, layerPolicy: 'full-attention-only' },
-      prompt: 'Once', maxNewTokens: 5, sampling: { greedy: false, temperature: 0.7, topK: 0, topP: 0.9, seed: 42 }, reference: true,
+      prompt: 'Once', promptFormat: 'chat', maxNewTokens: 5, sampling: { greedy: false, temperature: 0.7, topK: 0, topP: 0.9, seed: 42 }, reference: true,
     });
   });
 

@@ -107,6 +107,7 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     cacheMode,
     quantization: settingsFromOptions(options),
     prompt: optionalString(options, 'prompt') ?? '',
+    ...(options['chat'] === true ? { promptFormat: 'chat' as const } : {}),
     maxNewTokens,
     sampling: samplingFromOptions(options),
     reference: options['reference'] === true,

@@ -16,6 +16,7 @@ export type ModelDiagnosticCode =
   | 'tokenizer-missing'
   | 'tokenizer-invalid'
   | 'generation-config-invalid'
+  | 'chat-template-invalid'
   // the graph's inputs and outputs
   | 'io-missing-input'
   | 'io-missing-output'

@@ -27,6 +27,13 @@ export interface SamplingSettings {
 }
 
 /** What a run is asked to do. `model` is a folder path, or `synthetic` / `synthetic-hybrid`. */
+/**
+ * `text`: the prompt as typed (with the tokenizer's BOS); `chat`: one user turn through the model's
+ * chat template with the generation prompt appended, as transformers' `apply_chat_template` does.
+ */
+export type PromptFormat = 'text' | 'chat';
+export const PROMPT_FORMATS: readonly PromptFormat[] = ['text', 'chat'];
+
 export interface RunSettings {
   readonly model: string;
   /** a file under the folder's `onnx/` (or beside config.json); default: the folder's `model.onnx` */
@@ -36,6 +43,8 @@ export interface RunSettings {
   /** used when cacheMode is `quantized` (its layerPolicy too) */
   readonly quantization: QuantizedCacheSettings;
   readonly prompt: string;
+  /** how the prompt becomes tokens; absent means `text` */
+  readonly promptFormat?: PromptFormat;
   readonly maxNewTokens: number;
   readonly sampling: SamplingSettings;
   /** replay the same tokens through a full-precision cache, teacher-forced (KL, top-1 agreement) */

@@ -27,7 +27,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
   const files = readModelFiles(folder, settings.onnxFile);
-  const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId);
+  const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId, settings.promptFormat);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const { preflight } = planRunCache(files.config, settings, promptTokenIds.length);
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own

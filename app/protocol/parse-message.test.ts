@@ -79,6 +79,11 @@ describe('parseHostMessage', () => {
     expect(parsed.type === 'start' && 'onnxFile' in parsed.settings).toBe(false);
   });
 
+  it('carries the chat prompt format when it is set', () => {
+    const start = { type: 'start' as const, id: 3, settings: { ...SAMPLE_SETTINGS, promptFormat: 'chat' as const } };
+    expect(parseHostMessage(structuredClone(start))).toStrictEqual(start);
+  });
+
   it('throws on an unknown type and on worker messages', () => {
     expect(() => parseHostMessage({ type: 'done', id: 1 })).toThrow('Unsupported host message type "done".');
     expect(() => parseHostMessage({ type: 'pause', id: 1 })).toThrow(ProtocolError);
@@ -89,6 +94,7 @@ describe('parseHostMessage', () => {
     ['a string token budget', withField(GOOD_HOST_MESSAGES[0]!, 'settings.maxNewTokens', '32'), 'settings.maxNewTokens: expected an integer ≥ 0, got "32"'],
     ['an infinite temperature', withField(GOOD_HOST_MESSAGES[0]!, 'settings.sampling.temperature', Infinity), 'settings.sampling.temperature: expected a finite number, got Infinity'],
     ['a missing quantization block', withField(GOOD_HOST_MESSAGES[0]!, 'settings.quantization', undefined), 'settings.quantization: expected an object, got nothing'],
+    ['an unknown prompt format', withField(GOOD_HOST_MESSAGES[0]!, 'settings.promptFormat', 'markdown'), 'settings.promptFormat: expected one of text, chat'],
     ['a bad layer policy', withField(GOOD_HOST_MESSAGES[0]!, 'settings.quantization.layerPolicy', 'some'), 'settings.quantization.layerPolicy: expected one of all, full-attention-only'],
     ['a cancel without id', { type: 'cancel' }, 'id: expected an integer ≥ 1, got nothing'],
   ])('rejects %s', (_name, message, expected) => {

@@ -1,5 +1,5 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { EXECUTION_PROVIDERS, type RunSettings, type SamplingSettings } from '../engine/types.js';
+import { EXECUTION_PROVIDERS, PROMPT_FORMATS, type RunSettings, type SamplingSettings } from '../engine/types.js';
 import {
   choiceReader, integerReader, readBoolean, readFiniteNumber, readObject, readString, withOptional, type Read,
 } from './field-readers.js';
@@ -18,6 +18,7 @@ export const readRunSettings: Read<RunSettings> = (value, path) => {
     cacheMode: fields.get('cacheMode', choiceReader(['dynamic', 'quantized'] as const)),
     quantization: fields.get('quantization', readQuantizedCacheSettings),
     prompt: fields.get('prompt', readString),
+    ...withOptional('promptFormat', fields.optional('promptFormat', choiceReader(PROMPT_FORMATS))),
     maxNewTokens: fields.get('maxNewTokens', integerReader(0)),
     sampling: fields.get('sampling', readSamplingSettings),
     reference: fields.get('reference', readBoolean),

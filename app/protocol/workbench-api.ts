@@ -62,6 +62,8 @@ export interface ModelSummary {
   /** null when config.json could not be read (see diagnostics) */
   readonly config: ModelConfig | null;
   readonly kvDtype: 'float32' | 'float16' | null;
+  /** where the model's chat template comes from (`tokenizer_config.json`, `chat_template.jinja`); null: none */
+  readonly chatTemplate: string | null;
   /** folder, tokenizer and graph-vs-config findings; errors mean no run can start */
   readonly diagnostics: readonly ModelDiagnostic[];
   readonly ok: boolean;

@@ -62,6 +62,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       cache: { type: 'string' },
       ...CACHE_OPTIONS,
       prompt: { type: 'string' },
+      chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },
       temperature: { type: 'string' },

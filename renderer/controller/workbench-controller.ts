@@ -158,7 +158,7 @@ export class WorkbenchController {
       });
       return;
     }
-    const settings = toRunSettings(state.form, modelArgument(state.model.source), summary.onnxFile);
+    const settings = toRunSettings(state.form, modelArgument(state.model.source), summary.onnxFile, summary.chatTemplate !== null);
     const serial = state.runStarting(settings);
     const buffers = buffersForRun(settings, summary);
     this.#live = { serial, buffers };

@@ -1,6 +1,6 @@
 import type { StateCreator } from 'zustand/vanilla';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import type { CacheMode, ExecutionProviderName, RunSettings, SamplingSettings } from '../../app/engine/types.js';
+import type { CacheMode, ExecutionProviderName, PromptFormat, RunSettings, SamplingSettings } from '../../app/engine/types.js';
 import type { WorkbenchState } from './workbench-state.js';
 
 /** The run panel's fields: RunSettings without the model, which comes from the model panel. */
@@ -9,6 +9,8 @@ export interface RunForm {
   readonly quantization: QuantizedCacheSettings;
   readonly executionProvider: ExecutionProviderName;
   readonly prompt: string;
+  /** `chat` applies only to a model that has a chat template (toRunSettings) */
+  readonly promptFormat: PromptFormat;
   readonly maxNewTokens: number;
   readonly sampling: SamplingSettings;
   readonly reference: boolean;
@@ -25,6 +27,7 @@ export const DEFAULT_RUN_FORM: RunForm = {
   quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS,
   executionProvider: 'cpu',
   prompt: 'Once upon a time',
+  promptFormat: 'text',
   maxNewTokens: 128,
   sampling: { greedy: true, temperature: 0.8, topK: 40, topP: 0.95, seed: 42 },
   reference: true,
@@ -66,8 +69,11 @@ export const createSettingsSlice: StateCreator<WorkbenchState, [], [], SettingsS
   }),
 });
 
-/** The RunSettings a run starts with: the form plus the model argument and graph file. */
-export function toRunSettings(form: RunForm, model: string, onnxFile: string | null): RunSettings {
+/**
+ * The RunSettings a run starts with: the form plus the model argument and graph file. The chat
+ * format is kept only for a model with a chat template (the choice stays in the form for the next one).
+ */
+export function toRunSettings(form: RunForm, model: string, onnxFile: string | null, hasChatTemplate = false): RunSettings {
   return {
     model,
     ...(onnxFile !== null ? { onnxFile } : {}),
@@ -75,6 +81,7 @@ export function toRunSettings(form: RunForm, model: string, onnxFile: string | n
     cacheMode: form.cacheMode,
     quantization: form.quantization,
     prompt: form.prompt,
+    ...(form.promptFormat === 'chat' && hasChatTemplate ? { promptFormat: 'chat' as const } : {}),
     maxNewTokens: form.maxNewTokens,
     sampling: form.sampling,
     reference: form.reference,

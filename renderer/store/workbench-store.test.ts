@@ -12,7 +12,7 @@ vi.mock('react', () => ({}));
 
 const summary = (patch: Partial<ModelSummary> = {}): ModelSummary => ({
   source: { kind: 'synthetic' }, displayName: 'synthetic', folder: '/cache/synthetic', onnxFiles: ['onnx/model.onnx'], onnxFile: 'onnx/model.onnx',
-  config: null, kvDtype: 'float32', diagnostics: [], ok: true, ...patch,
+  config: null, kvDtype: 'float32', chatTemplate: null, diagnostics: [], ok: true, ...patch,
 });
 
 const runSummary = (id: string): RunSummary => ({

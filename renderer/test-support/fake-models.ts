@@ -13,6 +13,8 @@ export interface FakeModel {
   readonly onnxFiles: readonly string[];
   /** KV dtype per graph file */
   readonly kvDtypes: Readonly<Record<string, KvDtype>>;
+  /** where its chat template would come from; null: none (base models, the synthetic ones) */
+  readonly chatTemplate: string | null;
 }
 
 /** Where the fake pretends its folder models live; e2e tests type these paths. */
@@ -25,12 +27,12 @@ const STORIES_260K_CONFIG = {
   rope_theta: 10000.0, tie_word_embeddings: true, torch_dtype: 'float32', vocab_size: 512,
 };
 
-const FOLDER_MODELS: Readonly<Record<string, { config: Readonly<Record<string, unknown>>; onnx: readonly string[]; dtype: KvDtype }>> = {
+const FOLDER_MODELS: Readonly<Record<string, { config: Readonly<Record<string, unknown>>; onnx: readonly string[]; dtype: KvDtype; chat?: true }>> = {
   'stories260k': { config: STORIES_260K_CONFIG, onnx: ['onnx/model.onnx', 'onnx/model_fp16.onnx'], dtype: 'float32' },
   // 32 layers × 8 KV heads × 128: the 10,000-step streaming check uses this one
   'mistral-7b-v0.3': { config: MISTRAL_7B_V0_3.config, onnx: ['onnx/model_fp16.onnx', 'onnx/model_q4.onnx'], dtype: 'float16' },
-  'llama-3.2-1b-instruct': { config: LLAMA_3_2_1B_INSTRUCT.config, onnx: ['onnx/model_fp16.onnx'], dtype: 'float16' },
-  'gemma-3-1b-it': { config: GEMMA_3_1B_IT.config, onnx: ['onnx/model_fp16.onnx'], dtype: 'float16' },
+  'llama-3.2-1b-instruct': { config: LLAMA_3_2_1B_INSTRUCT.config, onnx: ['onnx/model_fp16.onnx'], dtype: 'float16', chat: true },
+  'gemma-3-1b-it': { config: GEMMA_3_1B_IT.config, onnx: ['onnx/model_fp16.onnx'], dtype: 'float16', chat: true },
   'jamba-1.5-mini': { config: AI21_JAMBA_1_5_MINI.config, onnx: ['onnx/model_fp16.onnx'], dtype: 'float16' },
   'lfm2-350m': { config: LFM2_350M.config, onnx: ['onnx/model.onnx'], dtype: 'float32' },
   'qwen3-next-80b-a3b': { config: QWEN3_NEXT_80B_A3B.config, onnx: ['onnx/model_q4.onnx'], dtype: 'float16' },
@@ -60,6 +62,7 @@ function buildFakeModel(source: ModelSource, key: string): FakeModel | null {
       config: modelConfigFromObject(JSON.parse(configText), `${source.kind}/config.json`),
       onnxFiles: ['onnx/model.onnx'],
       kvDtypes: { 'onnx/model.onnx': 'float32' },
+      chatTemplate: null,
     };
   }
   const name = key.startsWith(`${FAKE_MODELS_ROOT}/`) ? key.slice(FAKE_MODELS_ROOT.length + 1) : key.split('/').at(-1) ?? '';
@@ -73,6 +76,7 @@ function buildFakeModel(source: ModelSource, key: string): FakeModel | null {
     config: modelConfigFromObject(structuredClone(entry.config), `${name}/config.json`),
     onnxFiles: entry.onnx,
     kvDtypes,
+    chatTemplate: entry.chat === true ? 'tokenizer_config.json' : null,
   };
 }
 

@@ -231,7 +231,7 @@ function summarize(source: ModelSource, onnxFile: string | undefined, recent: Mo
   if (model === null) {
     const path = describe(source);
     return {
-      source, displayName: path.split('/').filter(Boolean).at(-1) ?? path, folder: null, onnxFiles: [], onnxFile: null, config: null, kvDtype: null, ok: false,
+      source, displayName: path.split('/').filter(Boolean).at(-1) ?? path, folder: null, onnxFiles: [], onnxFile: null, config: null, kvDtype: null, chatTemplate: null, ok: false,
       diagnostics: [{ code: 'model-folder-missing', severity: 'error', origin: 'kvscope', layers: [],
         message: `the model path ${path} does not exist.`,
         fix: 'Give the folder of a Hugging Face ONNX model (with config.json and onnx/model.onnx), or synthetic.' }],
@@ -245,7 +245,7 @@ function summarize(source: ModelSource, onnxFile: string | undefined, recent: Mo
   recent.splice(9);
   return {
     source: opened, displayName: model.displayName, folder: model.folder, onnxFiles: model.onnxFiles, onnxFile: chosen,
-    config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', diagnostics: [], ok: true,
+    config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', chatTemplate: model.chatTemplate, diagnostics: [], ok: true,
   };
 }
 

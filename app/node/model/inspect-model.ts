@@ -3,7 +3,8 @@ import { basename, join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
-import { modelError, type ModelDiagnostic, type ModelDiagnosticCode } from '../../engine/model-diagnostic.js';
+import { renderChatPrompt } from '../../engine/chat-prompt.js';
+import { modelError, modelWarning, type ModelDiagnostic, type ModelDiagnosticCode } from '../../engine/model-diagnostic.js';
 import { createOrtDecoderSession } from '../ort/ort-decoder-session.js';
 import { chooseVariant, findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
 import { checkGraph } from './open-model.js';
@@ -18,6 +19,8 @@ export interface ModelInspection {
   readonly variant: OnnxVariant | null;
   readonly config: ModelConfig | null;
   readonly io: DecoderIo | null;
+  /** where the chat template comes from (`tokenizer_config.json`, `chat_template.jinja`), null when there is none */
+  readonly chatTemplate: string | null;
   /** errors first; `ok` when there is none */
   readonly diagnostics: readonly ModelDiagnostic[];
   readonly ok: boolean;
@@ -32,7 +35,7 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   const result = (parts: Partial<ModelInspection>): ModelInspection => {
     const sorted = [...diagnostics].sort((a, b) => rank(a) - rank(b));
     return {
-      path, folder: null, variants: [], variant: null, config: null, io: null, ...parts,
+      path, folder: null, variants: [], variant: null, config: null, io: null, chatTemplate: null, ...parts,
       diagnostics: sorted, ok: !sorted.some((d) => d.severity === 'error'),
     };
   };
@@ -56,8 +59,18 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'config-invalid', 'Fix config.json (the message says where), or use the one from the model\'s repository.'));
   }
+  let chatTemplate: string | null = null;
   try {
-    loadTokenizer(folder);
+    const template = loadTokenizer(folder).chatTemplate;
+    if (template !== null) {
+      try {
+        renderChatPrompt(template, 'Hello');
+        chatTemplate = template.source;
+      } catch (error) {
+        const fix = (error as { fix?: string }).fix;
+        diagnostics.push(modelWarning('chat-template-invalid', error instanceof Error ? error.message : String(error), fix));
+      }
+    }
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'tokenizer-missing'));
   }
@@ -76,7 +89,7 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'onnx-unreadable'));
   }
-  return result({ folder, variants: folder.variants, variant, config, io });
+  return result({ folder, variants: folder.variants, variant, config, io, chatTemplate });
 }
 
 function diagnosticsOf(error: unknown, code: ModelDiagnosticCode, fallbackFix?: string): ModelDiagnostic[] {

@@ -24,6 +24,8 @@ export interface ModelFolder {
   readonly generationConfigPath: string | null;
   readonly tokenizerPath: string | null;
   readonly tokenizerConfigPath: string | null;
+  /** `chat_template.jinja`, where newer exports keep the chat template instead of tokenizer_config.json */
+  readonly chatTemplatePath: string | null;
   /** every .onnx under `onnx/` and at the top level, `onnx/model.onnx` first */
   readonly variants: readonly OnnxVariant[];
   /** set when the path given was a .onnx file: that file, relative */
@@ -76,6 +78,7 @@ export function findModelFolder(path: string): ModelFolder {
     generationConfigPath: optional('generation_config.json'),
     tokenizerPath: optional('tokenizer.json'),
     tokenizerConfigPath: optional('tokenizer_config.json'),
+    chatTemplatePath: optional('chat_template.jinja'),
     variants,
     pointedFile,
   };

@@ -14,6 +14,7 @@ export function toModelSummary(source: ModelSource, inspection: ModelInspection)
     onnxFile: inspection.variant?.file ?? null,
     config: inspection.config,
     kvDtype: inspection.io?.kvDtype ?? null,
+    chatTemplate: inspection.chatTemplate,
     diagnostics: inspection.diagnostics,
     ok: inspection.ok,
   };
@@ -29,6 +30,7 @@ export function unopenedModelSummary(source: ModelSource, diagnostic: ModelDiagn
     onnxFile: null,
     config: null,
     kvDtype: null,
+    chatTemplate: null,
     diagnostics: [diagnostic],
     ok: false,
   };

@@ -38,7 +38,7 @@ describe('RunDashboard', () => {
     const clock = new ManualFrames();
     const frames = new FrameLoop(1000, clock);
     const controller = new WorkbenchController(api, store);
-    const summary = { source: { kind: 'folder' as const, path: settings.model }, displayName: 'm', folder: settings.model, onnxFiles: [], onnxFile: null, config: model.config, kvDtype: 'float16' as const, diagnostics: [], ok: true };
+    const summary = { source: { kind: 'folder' as const, path: settings.model }, displayName: 'm', folder: settings.model, onnxFiles: [], onnxFile: null, config: model.config, kvDtype: 'float16' as const, chatTemplate: null, diagnostics: [], ok: true };
     const buffers = buffersForRun(settings, summary);
     const onRender = vi.fn();
     render(

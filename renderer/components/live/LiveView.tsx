@@ -35,7 +35,7 @@ export function LiveView(): ReactNode {
             <span data-testid="live-status">{runStatusLabel(run)}</span>
             {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
           </h2>
-          <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
+          <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.promptFormat === 'chat' ? 'chat turn · ' : ''}{settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
         </div>
         {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && <RunProgress buffers={buffers} active={isRunActive(run.status)} />}
       </header>

@@ -10,8 +10,9 @@ import { SamplingFields } from './SamplingFields.js';
 /** Everything a run is asked to do, checked inline by the preflight as it is edited. */
 export function RunPanel(): ReactNode {
   const { store, controller } = useServices();
-  const { form, environment, modelReady, active } = useWorkbench((s) => ({
+  const { form, environment, modelReady, active, chatTemplate } = useWorkbench((s) => ({
     form: s.form, environment: s.environment, modelReady: s.model.status === 'ready' && s.model.summary?.ok === true, active: isRunActive(s.run.status),
+    chatTemplate: s.model.summary?.chatTemplate ?? null,
   }));
   const ids = { ep: useId(), prompt: useId(), cache: useId() };
   const update = store.getState().updateForm;
@@ -64,6 +65,18 @@ export function RunPanel(): ReactNode {
         <div className="field">
           <label htmlFor={ids.prompt}>Prompt</label>
           <textarea id={ids.prompt} rows={3} value={form.prompt} onChange={(event) => update({ prompt: event.target.value })} data-testid="prompt-input" />
+          <label className="check" title={chatTemplate === null ? 'This model has no chat template (tokenizer_config.json chat_template or chat_template.jinja).' : undefined}>
+            <input
+              type="checkbox" disabled={chatTemplate === null} checked={chatTemplate !== null && form.promptFormat === 'chat'}
+              onChange={(event) => update({ promptFormat: event.target.checked ? 'chat' : 'text' })} data-testid="chat-format-toggle"
+            />
+            <span>
+              As a chat turn{' '}
+              <span className="muted" data-testid="chat-format-hint">
+                {chatTemplate === null ? '(this model has no chat template)' : `(the model's chat template, from ${chatTemplate})`}
+              </span>
+            </span>
+          </label>
         </div>
         <NumberField label="Max new tokens" value={form.maxNewTokens} min={1} max={1_000_000} onCommit={(maxNewTokens) => update({ maxNewTokens })} testId="max-new-tokens-input" />
         <SamplingFields />
