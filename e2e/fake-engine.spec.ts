@@ -30,6 +30,27 @@ test.describe('workbench on the fake engine', () => {
     expect(await live.waitForEnd()).toBe('Done');
   });
 
+  test('follows the system\'s dark and light scheme live, charts included', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench({ engine: 'fake' });
+    const { page, run, live } = workbench;
+    await run.setMaxNewTokens(300);
+    await run.run();
+    expect(await live.waitForEnd()).toBe('Done');
+    const backgroundLuminance = (): Promise<number> => page.evaluate(() => {
+      // e2e/ compiles without DOM types: the page's globals, as far as this needs them
+      const page = globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string }; document: { body: unknown } };
+      const [r, g, b] = page.getComputedStyle(page.document.body).backgroundColor.match(/\d+/g)!.map(Number);
+      return (0.2126 * r! + 0.7152 * g! + 0.0722 * b!) / 255;
+    });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expect(page.getByTestId('app')).toHaveAttribute('data-color-scheme', 'dark');
+    expect(await backgroundLuminance()).toBeLessThan(0.2);
+    await workbench.screenshotResults('dark-scheme');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect(page.getByTestId('app')).toHaveAttribute('data-color-scheme', 'light');
+    expect(await backgroundLuminance()).toBeGreaterThan(0.8);
+  });
+
   test('follows host commands: a dropped folder opens, run and stop come from the menu', async ({ openWorkbench }) => {
     const workbench = await openWorkbench({ engine: 'fake', fakeQuery: 'interval=40&batch=2' });
     await emitCommand(workbench, { type: 'model-dropped', path: '/fake/models/jamba-1.5-mini' });

@@ -18,7 +18,7 @@ export function App({ services }: { services: WorkbenchServices }): ReactNode {
   return (
     <ServicesProvider services={services} theme={theme}>
       <a className="skip-link" href="#workspace">Skip to results</a>
-      <div className="app" data-testid="app">
+      <div className="app" data-testid="app" data-color-scheme={theme.dark ? 'dark' : 'light'}>
         <AppHeader />
         <div className="body">
           <aside className="sidebar" aria-label="Model and run settings">
