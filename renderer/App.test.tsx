@@ -18,6 +18,7 @@ describe('the workbench window', () => {
     expect(screen.getByTestId('model-fact-kv-heads').textContent).toBe('4');
     expect(screen.getByTestId('model-fact-head-dim').textContent).toBe('64');
     expect(screen.getByTestId('model-fact-kv-dtype').textContent).toBe('float32');
+    expect(screen.getByTestId('model-fact-chat-template').textContent).toBe('none');
     const cells = screen.getAllByTestId('layer-cell');
     expect(cells.map((cell) => [cell.textContent, cell.dataset['plan'], cell.dataset['flagged']])).toEqual(Array(8).fill(['F', 'quantized', 'false']));
     expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 8 of 8 layers quantized.');
@@ -85,6 +86,7 @@ describe('the workbench window', () => {
     fireEvent.click(screen.getByTestId('model-path-open'));
     await view.settle();
     expect(toggle().disabled).toBe(false);
+    expect(screen.getByTestId('model-fact-chat-template').textContent).toBe('yes');
     expect(screen.getByTestId('chat-format-hint').textContent).toBe("(the model's chat template, from tokenizer_config.json)");
     fireEvent.click(toggle());
     fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '4' } });

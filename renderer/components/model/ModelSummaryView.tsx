@@ -21,6 +21,7 @@ export function ModelSummaryView({ summary }: { summary: ModelSummary }): ReactN
     ['Max positions', geometry.maxPositionEmbeddings ?? '—', 'max-positions'],
     ['Sliding window', geometry.slidingWindow ?? 'none', 'sliding-window'],
     ['KV dtype', summary.kvDtype ?? 'unknown (graph not read)', 'kv-dtype'],
+    ['Chat template', summary.chatTemplate === null ? 'none' : 'yes', 'chat-template'],
   ];
   return (
     <div className="model-summary" data-testid="model-summary">
