@@ -86,7 +86,7 @@ export async function benchHqq(options: HqqBenchOptions = {}): Promise<BenchRow[
   const threads = options.threads ?? 2;
   setHqqThreadPool(threads === 2 ? createWasmThreadPool(1) : null);
   try {
-    return await benchRows(threads === 2 && hqqKernels()?.runner != null ? 2 : 1);
+    return await benchRows(threads === 2 && hqqKernels()?.startHelpers() === true ? 2 : 1);
   } finally {
     setHqqThreadPool(null);
   }

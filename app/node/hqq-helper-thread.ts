@@ -10,7 +10,8 @@ import { createWasmThreadPool } from './wasm-thread-pool.js';
  * (app/node/run-generation.ts) and `kvscope quantize`.
  *
  * The helper is a worker_threads thread, unref'd, started once per thread that calls this (the
- * kernels are per thread) when the first HQQ tensor is quantized. `KVSCOPE_HQQ_THREADS=1` keeps the
+ * kernels are per thread) when the first tensor large enough to split comes along (2^18 elements,
+ * app/quant/hqq/kernels.ts): a small model's flushes run alone and never pay for its start. `KVSCOPE_HQQ_THREADS=1` keeps the
  * optimizer on one thread (to compare, or on a machine that is busy with something else).
  */
 let enabled = false;

@@ -25,11 +25,28 @@ type KernelName = (typeof KERNEL_NAMES)[number];
 export type HqqKernels = Readonly<Record<KernelName, KernelFunction>> & {
   /** Grows the memory to at least `bytes` and returns its (possibly new) buffer. */
   reserve(bytes: number): ArrayBufferLike;
-  /** Helper threads sharing the memory, or null. */
-  readonly runner: WasmParallelRunner | null;
+  /** Helper threads the kernels may use (0 without a pool); they start on the first parallel call. */
+  readonly helpers: number;
+  /** Elements below which a tensor is not worth splitting between threads (setHqqThreadPool). */
+  readonly minParallelElements: number;
+  /** Starts the helpers if they are not running yet; false when they cannot run here. */
+  startHelpers(): boolean;
   /** Runs `calls` on the helpers and `local` here, in parallel (sequentially without helpers). */
   parallel(calls: readonly HqqKernelCall[], local: () => void): void;
+  /** Stops the helpers. */
+  close(): void;
 };
+
+export interface HqqThreadOptions {
+  /**
+   * Tensors with fewer elements run on one thread. A step hands work over in tens of microseconds and
+   * the helper starts in tens of milliseconds (once), so small flushes (a few heads × a few hundred
+   * tokens) are faster alone; default 2^18 (1 MiB of float32).
+   */
+  readonly minParallelElements?: number;
+}
+
+const DEFAULT_MIN_PARALLEL_ELEMENTS = 1 << 18;
 
 export interface HqqKernelCall extends KernelCall {
   readonly name: KernelName;
@@ -41,15 +58,19 @@ const MAX_PAGES = MAX_KERNEL_BYTES / PAGE_BYTES;
 
 let kernels: HqqKernels | null | undefined;
 let threadPool: WasmThreadPool | null = null;
+let minParallelElements = DEFAULT_MIN_PARALLEL_ELEMENTS;
 
 /**
  * Lets the optimizer use the pool's helper threads (one is enough: torch splits its sums in two),
- * or stops that with null. The kernels are compiled again on next use.
+ * or stops that with null. The kernels are compiled again on next use; the helpers start when a
+ * tensor of at least `minParallelElements` first needs them.
  */
-export function setHqqThreadPool(pool: WasmThreadPool | null): void {
-  if (pool === threadPool) return;
+export function setHqqThreadPool(pool: WasmThreadPool | null, options: HqqThreadOptions = {}): void {
+  const min = options.minParallelElements ?? DEFAULT_MIN_PARALLEL_ELEMENTS;
+  if (pool === threadPool && min === minParallelElements) return;
   releaseHqqKernels();
   threadPool = pool;
+  minParallelElements = min;
 }
 
 export function hqqKernels(): HqqKernels | null {
@@ -58,14 +79,14 @@ export function hqqKernels(): HqqKernels | null {
   const api = wasmApi();
   if (api === undefined) return kernels;
   const initial = Math.ceil(DYNAMIC_BASE / PAGE_BYTES);
-  if (threadPool !== null && threadPool.helpers > 0) {
+  const pool = threadPool;
+  if (pool !== null && pool.helpers > 0) {
     try {
       const memory = new api.Memory({ initial, maximum: MAX_PAGES, shared: true });
       const module = new api.Module(hqqKernelModuleBytes(MAX_PAGES));
       const instance = new api.Instance(module, { env: { memory } });
       writePowTables(memory.buffer);
-      const runner = threadPool.attach(module, { env: { memory } });
-      if (runner !== null) kernels = wrap(instance.exports, memory, runner);
+      kernels = wrap(instance.exports, memory, { helpers: pool.helpers, attach: () => pool.attach(module, { env: { memory } }) });
     } catch {
       kernels = null; // no shared memory here: one thread
     }
@@ -83,19 +104,33 @@ export function hqqKernels(): HqqKernels | null {
   return kernels;
 }
 
-function wrap(exports: Record<string, unknown>, memory: WasmMemory, runner: WasmParallelRunner | null): HqqKernels {
+interface LazyHelpers {
+  readonly helpers: number;
+  attach(): WasmParallelRunner | null;
+}
+
+function wrap(exports: Record<string, unknown>, memory: WasmMemory, lazy: LazyHelpers | null): HqqKernels {
   const functions = Object.fromEntries(KERNEL_NAMES.map((name) => [name, exports[name] as KernelFunction])) as Record<KernelName, KernelFunction>;
+  /** undefined until the first parallel call starts the helpers; null when they could not start */
+  let runner: WasmParallelRunner | null | undefined = lazy === null ? null : undefined;
+  const startHelpers = (): boolean => {
+    if (runner === undefined) runner = lazy!.attach();
+    return runner !== null;
+  };
   return {
     ...functions,
-    runner,
+    helpers: lazy?.helpers ?? 0,
+    minParallelElements,
+    startHelpers,
+    close: () => runner?.close(),
     reserve(bytes: number): ArrayBufferLike {
       const missing = bytes - memory.buffer.byteLength;
       if (missing > 0) memory.grow(Math.ceil(missing / PAGE_BYTES));
       return memory.buffer;
     },
     parallel(calls: readonly HqqKernelCall[], local: () => void): void {
-      if (runner !== null && calls.length <= runner.helpers) {
-        runner.run(calls, local);
+      if (calls.length > 0 && startHelpers() && calls.length <= runner!.helpers) {
+        runner!.run(calls, local);
         return;
       }
       local();
@@ -106,7 +141,7 @@ function wrap(exports: Record<string, unknown>, memory: WasmMemory, runner: Wasm
 
 /** Drops the compiled kernels and their memory (and stops their helper threads); the next use compiles them again. */
 export function releaseHqqKernels(): void {
-  kernels?.runner?.close();
+  kernels?.close();
   kernels = undefined;
 }
 

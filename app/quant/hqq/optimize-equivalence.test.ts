@@ -190,11 +190,12 @@ const splitCases: Case[] = [
 
 for (const [poolName, pool] of [['a second instance on this thread', sameThreadPool], ['a worker thread', createWasmThreadPool(1)]] as const) {
   describe(`the WebAssembly engine with a helper: ${poolName}`, () => {
-    beforeAll(() => setHqqThreadPool(pool));
+    // These tensors are small: split them anyway, that is what is under test.
+    beforeAll(() => setHqqThreadPool(pool, { minParallelElements: 0 }));
     afterAll(() => setHqqThreadPool(null));
 
     it('runs on shared memory with the helper attached', () => {
-      expect(hqqKernels()?.runner).not.toBeNull();
+      expect(hqqKernels()?.startHelpers()).toBe(true);
       const splits = splitCases.map((c) => wasmStepSplits(hqqGrid(c.shape.reduce((a, b) => a * b, 1), c.groupSize, c.axis)));
       expect(splits).toEqual([true, true, true, true, true, true, true, false, false]);
     });
@@ -215,3 +216,24 @@ for (const [poolName, pool] of [['a second instance on this thread', sameThreadP
     });
   });
 }
+
+describe('the helper starts only for tensors worth splitting', () => {
+  afterAll(() => setHqqThreadPool(null));
+
+  it('quantizes small tensors on one thread without starting it, and splits large ones', () => {
+    let attached = 0;
+    const counting: WasmThreadPool = { helpers: 1, attach: (module, imports) => (attached++, sameThreadPool.attach(module, imports)) };
+    setHqqThreadPool(counting, { minParallelElements: 1 << 16 });
+    const small = splitCases[0]!; // 38,400 elements: splittable, but below the threshold
+    const x = kvTensor(small.shape, small.dtype, input(small, 3000));
+    const alone = quantizeHqq(x, { nbits: small.nbits, axis: small.axis, groupSize: small.groupSize }, { engine: 'wasm' });
+    expect(attached).toBe(0);
+    const large: Case = { ...small, shape: [1, 8, 128, 128] }; // 131,072 elements
+    const y = kvTensor(large.shape, large.dtype, input(large, 3001));
+    const split = quantizeHqq(y, { nbits: large.nbits, axis: large.axis, groupSize: large.groupSize }, { engine: 'wasm' });
+    expect(attached).toBe(1);
+    const reference = referenceHqq(y.data, large.nbits, large.axis, large.groupSize);
+    expect(split.stepErrors).toEqual(reference.stepErrors);
+    expect(alone.stepErrors).toEqual(referenceHqq(x.data, small.nbits, small.axis, small.groupSize).stepErrors);
+  });
+});

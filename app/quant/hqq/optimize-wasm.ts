@@ -77,7 +77,7 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
   const readError = (): number => fround(combineChunkSums(chunks.map((_, i) => errorOut[i]!)) / total);
   const ilpRanges = grid.axis === 0 ? kindRanges(columnSumKinds(rows, cols)) : [];
   const divisor = fround(groupSize);
-  const threads = k.runner !== null && wasmStepSplits(grid) ? 2 : 1;
+  const threads = k.helpers > 0 && n >= k.minParallelElements && wasmStepSplits(grid) ? 2 : 1;
 
   /** The step kernel call for thread t of `threads`. */
   const stepCall = (t: number): HqqKernelCall => {
