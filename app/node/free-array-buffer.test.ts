@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wasmApi } from '../wasm/wasm-runtime.js';
 import { freeArrayBuffer } from './free-array-buffer.js';
 
 describe('freeArrayBuffer', () => {
@@ -20,5 +21,14 @@ describe('freeArrayBuffer', () => {
     expect(shared.byteLength).toBe(16);
     const empty = new ArrayBuffer(0);
     expect(() => freeArrayBuffer(empty)).not.toThrow();
+  });
+});
+
+describe('freeArrayBuffer on a buffer that cannot be detached', () => {
+  it('leaves it to the garbage collector instead of throwing', () => {
+    // A WebAssembly memory's buffer cannot be detached by user code.
+    const memory = new (wasmApi()!.Memory)({ initial: 1 });
+    expect(() => freeArrayBuffer(memory.buffer)).not.toThrow();
+    expect(memory.buffer.byteLength).toBe(65536);
   });
 });

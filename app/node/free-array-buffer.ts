@@ -9,7 +9,7 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads';
  * port, which detaches it and drops the message, with its backing store, on the spot.
  *
  * Only for buffers nothing else uses: a caller that frees a view's buffer frees every view of it.
- * SharedArrayBuffers and empty buffers are left alone.
+ * SharedArrayBuffers, empty buffers and buffers that cannot be detached are left alone; it never throws.
  */
 type Transferable = ArrayBuffer & { transfer?: (length?: number) => ArrayBuffer };
 
@@ -18,12 +18,17 @@ let closedPort: MessagePort | null = null;
 export function freeArrayBuffer(buffer: ArrayBufferLike): void {
   if (!(buffer instanceof ArrayBuffer) || buffer.byteLength === 0) return;
   const transferable = buffer as Transferable;
-  if (typeof transferable.transfer === 'function') {
-    transferable.transfer(0);
-    return;
+  try {
+    if (typeof transferable.transfer === 'function') {
+      transferable.transfer(0);
+      return;
+    }
+    closedPort ??= openClosedPort();
+    closedPort.postMessage(null, [buffer]);
+  } catch {
+    // A buffer its creator made non-detachable stays as it is: the garbage collector frees it later,
+    // as it would have without this. Freeing early is an optimisation, never a reason to fail a run.
   }
-  closedPort ??= openClosedPort();
-  closedPort.postMessage(null, [buffer]);
 }
 
 function openClosedPort(): MessagePort {
