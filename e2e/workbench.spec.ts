@@ -78,11 +78,11 @@ test.describe('workbench on the real engine', () => {
     expect(await live.waitForEnd()).toBe('Done');
     await expect(live.stat('steps')).toHaveText('200');
 
-    // every chart drew data
-    expect(await live.chartPoints('kv-memory')).toBeGreaterThan(100);
-    expect(await live.chartPoints('error-heatmap-key')).toBeGreaterThan(0);
-    expect(await live.chartPoints('error-latest')).toBe(5);
-    expect(await live.chartPoints('reference')).toBeGreaterThan(100);
+    // every chart drew data: charts redraw at most every 300-500 ms, so the last draw may follow `Done`
+    await expect.poll(() => live.chartPoints('kv-memory')).toBeGreaterThan(100);
+    await expect.poll(() => live.chartPoints('error-heatmap-key')).toBeGreaterThan(0);
+    await expect.poll(() => live.chartPoints('error-latest')).toBe(5);
+    await expect.poll(() => live.chartPoints('reference')).toBeGreaterThan(100);
     await expect(live.text).not.toBeEmpty();
 
     const savedRunId = (await live.savedRunId.textContent())!;
