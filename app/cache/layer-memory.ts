@@ -94,3 +94,10 @@ export function addLayerMemory(a: LayerMemory, b: LayerMemory): LayerMemory {
 export function bitsPerValue(memory: LayerMemory): number {
   return memory.valueCount === 0 ? 0 : (8 * memory.totalBytes) / memory.valueCount;
 }
+
+/** The whole cache's bytes: the sum over layers, skipping those that keep no KV cache (null). */
+export function sumLayerMemory(layers: readonly (LayerMemory | null)[]): LayerMemory {
+  let sum = EMPTY_LAYER_MEMORY;
+  for (const layer of layers) if (layer !== null) sum = addLayerMemory(sum, layer);
+  return sum;
+}

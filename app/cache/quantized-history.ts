@@ -86,10 +86,11 @@ export class QuantizedHistory {
    * `torch.cat([dequant(store), residual, x], dim=-2)`; `x` joins the residual. With `concatenated`
    * (that very result, computed by the caller: see KvConcatenation) the history adopts it instead of
    * copying every row; `#dequantized` then stays this history's own spare for the next quantize call.
+   * The caller has checked `concatenated` with `checkConcatenation` (QuantizedLayer.update does, for
+   * keys and values both, before either is adopted).
    */
   extend(x: KvTensor, concatenated?: Float32Array): KvTensor {
     if (concatenated !== undefined) {
-      this.checkConcatenation(x, concatenated);
       this.#history.adoptConcatenation(concatenated, this.#currentSeq() + x.shape[2]);
       this.#historyIsStale = false;
       return this.#history.tensor();

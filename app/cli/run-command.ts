@@ -157,13 +157,7 @@ function reportRunError(error: RunError, json: boolean, io: CliIo): ExitCode {
 }
 
 /** Stored bytes of the whole cache, by component. */
-export interface KvBytesJson {
-  readonly codeBytes: number;
-  readonly metadataBytes: number;
-  readonly fullPrecisionBytes: number;
-  readonly totalBytes: number;
-  readonly workingBytes: number;
-}
+export type KvBytesJson = Pick<LayerMemory, 'codeBytes' | 'metadataBytes' | 'fullPrecisionBytes' | 'totalBytes' | 'workingBytes'>;
 
 /** The `--json` contract of `kvscope run` (docs/run-record.md, "CLI --json"). */
 export interface RunJson {

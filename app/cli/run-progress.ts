@@ -1,3 +1,4 @@
+import { sumLayerMemory } from '../cache/layer-memory.js';
 import type { StepMetrics } from '../engine/types.js';
 import { formatBytes } from './byte-size.js';
 
@@ -34,13 +35,8 @@ export class RunProgress {
     const parts = [`${bar} ${done}/${this.maxNewTokens} tokens`];
     if (this.last !== undefined) {
       parts.push(`${this.last.tokensPerSecond.toFixed(1)} tok/s`);
-      let stored = 0;
-      let fp16 = 0;
-      for (const layer of this.last.kvBytes) {
-        stored += layer?.totalBytes ?? 0;
-        fp16 += layer?.fp16BaselineBytes ?? 0;
-      }
-      parts.push(`KV ${formatBytes(stored)} vs fp16 ${formatBytes(fp16)}`);
+      const total = sumLayerMemory(this.last.kvBytes);
+      parts.push(`KV ${formatBytes(total.totalBytes)} vs fp16 ${formatBytes(total.fp16BaselineBytes)}`);
     }
     return parts.join('  ');
   }

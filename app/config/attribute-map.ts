@@ -39,9 +39,3 @@ export function getAttribute(config: ConfigObject, name: string): unknown {
   }
   return undefined;
 }
-
-/** `getattr(config, name, None) is not None`. */
-export function hasAttributeValue(config: ConfigObject, name: string): boolean {
-  const value = getAttribute(config, name);
-  return value !== undefined && value !== null;
-}

@@ -15,7 +15,6 @@ import { floatTensor, type FloatHostTensor, type HostTensor } from './host-tenso
 import { emptyPast } from './dynamic-kv-lane.js';
 import type { AbsorbResult, KvLane } from './kv-lane.js';
 import { readPresent, type KvDims } from './kv-present.js';
-import { SlabHistory } from './slab-history.js';
 import { copySlabRows } from './slab-rows.js';
 import { StateFeeds } from './state-feeds.js';
 import type { FlushMetrics } from './types.js';
@@ -40,7 +39,8 @@ import type { FlushMetrics } from './types.js';
  *
  * fp16-KV graphs: the cache holds fp16-exact values as float32 (app/tensor/kv-tensor.ts), the graph
  * wants binary16 bits; the conversion happens here, on the new rows per step and on the whole
- * history only at a quantize event.
+ * history only at a quantize event. Between events the next past is present itself, already in
+ * binary16 (present = [past fed | new] = what the update returned), fed back without a copy.
  */
 export interface CacheLaneOptions {
   readonly io: DecoderIo;
@@ -59,8 +59,10 @@ interface PastSide {
   readonly dims: KvDims;
   /** fp32 graphs: the past to feed, `[1, kvHeads, seq, headDim]` (a view into the cache's own buffers) */
   past: Float32Array;
-  /** fp16 graphs: the past as binary16 bits */
-  readonly bits: SlabHistory<Uint16Array> | null;
+  /** fp16 graphs: the past as binary16 bits (present's own array, or a view of `bitsStore`); null for fp32 */
+  pastBits: Uint16Array | null;
+  /** fp16 graphs: deq(store) in binary16 after a quantize event, reused (grows to the longest history) */
+  bitsStore: Uint16Array;
   /** the new rows in float32, reused across steps */
   scratch: Float32Array;
 }
@@ -154,8 +156,8 @@ export class CacheKvLane implements KvLane {
         layer.eventsSeen = events.length;
       } else {
         // No event: the next past is what this update returned, [deq(Q) | residual | new].
-        this.#pastFromUpdate(layer.key, returned.key, presentKey, past, newTokens);
-        this.#pastFromUpdate(layer.value, returned.value, presentValue, past, newTokens);
+        this.#pastFromUpdate(layer.key, returned.key, presentKey);
+        this.#pastFromUpdate(layer.value, returned.value, presentValue);
       }
     }
     this.#states.absorb(outputs);
@@ -186,8 +188,11 @@ export class CacheKvLane implements KvLane {
 
   references(buffer: ArrayBufferLike): boolean {
     if (this.#cache.references(buffer) || this.#states.references(buffer)) return true;
-    // The pasts are views of the cache's buffers; asked anyway, so that a past can never be freed.
-    for (const layer of this.#layers) if (layer.key.past.buffer === buffer || layer.value.past.buffer === buffer) return true;
+    // fp32 pasts are views of the cache's buffers (asked anyway, so that a past can never be freed);
+    // fp16 pasts between quantize events are the last present outputs themselves.
+    for (const layer of this.#layers) {
+      for (const side of [layer.key, layer.value]) if (side.past.buffer === buffer || side.pastBits?.buffer === buffer) return true;
+    }
     return false;
   }
 
@@ -197,7 +202,8 @@ export class CacheKvLane implements KvLane {
       for (const side of [layer.key, layer.value]) {
         side.past = new Float32Array(0);
         side.scratch = new Float32Array(0);
-        side.bits?.dispose();
+        side.pastBits = side.pastBits === null ? null : new Uint16Array(0);
+        side.bitsStore = new Uint16Array(0);
       }
     }
     this.#states.dispose();
@@ -207,7 +213,8 @@ export class CacheKvLane implements KvLane {
     return {
       dims,
       past: new Float32Array(0),
-      bits: this.#fp16 ? new SlabHistory((length) => new Uint16Array(length), dims.kvHeads, dims.headDim) : null,
+      pastBits: this.#fp16 ? new Uint16Array(0) : null,
+      bitsStore: new Uint16Array(0),
       scratch: new Float32Array(0),
     };
   }
@@ -216,7 +223,7 @@ export class CacheKvLane implements KvLane {
     const { kvHeads, headDim } = side.dims;
     if (this.#seq === 0) return emptyPast(this.#fp16 ? 'float16' : 'float32', side.dims);
     const dims = [1, kvHeads, this.#seq, headDim];
-    return side.bits !== null ? floatTensor('float16', dims, side.bits.view()) : floatTensor('float32', dims, side.past);
+    return side.pastBits !== null ? floatTensor('float16', dims, side.pastBits) : floatTensor('float32', dims, side.past);
   }
 
   /** present's rows [past, past + n) as a float32 `[1, kvHeads, n, headDim]` KvTensor for the cache. */
@@ -238,14 +245,14 @@ export class CacheKvLane implements KvLane {
     return kvTensor(shape, dtype, out);
   }
 
-  #pastFromUpdate(side: PastSide, returned: KvTensor, present: FloatHostTensor, past: number, rows: number): void {
-    if (side.bits === null) {
+  #pastFromUpdate(side: PastSide, returned: KvTensor, present: FloatHostTensor): void {
+    if (side.pastBits === null) {
       // A view of the cache's own buffer, valid until the layer's next update, which comes after the next run.
       side.past = returned.data;
       return;
     }
-    // The returned tensor ends with the new rows, which present holds as exact binary16 already.
-    side.bits.appendRows(present.data as Uint16Array, past + rows, past, rows);
+    // What the update returned, [past fed | new], is present itself, as exact binary16 already.
+    side.pastBits = present.data as Uint16Array;
   }
 
   #pastFromStore(layer: LayerBoundary, part: 'key' | 'value'): void {
@@ -259,11 +266,13 @@ export class CacheKvLane implements KvLane {
     const dequantized = cacheLayer.dequantizedStore(part);
     if (dequantized === null) throw new GenerationError(`layer ${layer.io.layer} has no quantized ${part} store after a quantize event.`);
     const values = dequantized.data;
-    if (side.bits === null) {
+    if (side.pastBits === null) {
       side.past = values;
       return;
     }
     // fp16 stores dequantize to binary16-exact values (spec §1.3 consequence 6), so this is lossless.
-    float32ToHalfBitsInto(values, 0, side.bits.reset(dequantized.shape[2]), 0, values.length);
+    if (side.bitsStore.length < values.length) side.bitsStore = new Uint16Array(Math.max(values.length, 2 * side.bitsStore.length));
+    side.pastBits = side.bitsStore.subarray(0, values.length);
+    float32ToHalfBitsInto(values, 0, side.pastBits, 0, values.length);
   }
 }

@@ -22,8 +22,8 @@ export interface DecoderSession {
   readonly outputs: readonly ValueInfo[];
   /** the provider the session was created on */
   readonly executionProvider: ExecutionProviderName;
-  /** runs the graph; `outputNames` limits what is fetched (default: every output) */
-  run(feeds: SessionFeeds, outputNames?: readonly string[]): Promise<SessionOutputs>;
+  /** runs the graph and returns every output */
+  run(feeds: SessionFeeds): Promise<SessionOutputs>;
   /**
    * Optional: frees the memory of these outputs of this session's runs now, instead of at some later
    * garbage collection; they must not be read again (their arrays become empty). Tensors the session

@@ -1,4 +1,4 @@
-import { addLayerMemory, EMPTY_LAYER_MEMORY, type LayerMemory } from '../cache/layer-memory.js';
+import { sumLayerMemory } from '../cache/layer-memory.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { CacheKvLane } from './cache-kv-lane.js';
 import type { DecoderIo } from './decoder-io.js';
@@ -12,7 +12,7 @@ import type { KvLane } from './kv-lane.js';
 import { LogitsReader } from './logits-row.js';
 import { OutputReleasingSession } from './output-release.js';
 import { ThrottledMemorySampler } from './memory-sampler.js';
-import { planRunCache } from './plan-run-cache.js';
+import { planRunCache, type RunCachePlan } from './plan-run-cache.js';
 import { ReferenceLane } from './reference-lane.js';
 import { createSampler } from './sampler.js';
 import { StepInputs } from './step-inputs.js';
@@ -34,6 +34,8 @@ export interface GenerateRequest {
   /** process memory from the host (the pure engine has no `process`); zeros when absent */
   readonly sampleMemory?: () => ProcessMemory;
   readonly observer?: GenerationObserver;
+  /** planRunCache's result for these settings and this prompt, when the host already has it (else planned here) */
+  readonly cachePlan?: RunCachePlan;
 }
 
 /** What the engine measures; the host adds the model identity, EP, versions and load time. */
@@ -52,7 +54,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const session = new OutputReleasingSession(request.session);
   checkRequest(request);
   const promptLength = request.promptTokenIds.length;
-  const cachePlan = planRunCache(config, settings, promptLength);
+  const cachePlan = request.cachePlan ?? planRunCache(config, settings, promptLength);
   const dims = kvDims(io, config);
   const numLayers = config.geometry.numLayers;
   const laneOptions: PassThroughLaneOptions = { io, numLayers, dims };
@@ -149,7 +151,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       steps,
       flushCounts: lane.flushCounts(),
       kvBytes,
-      kvBytesTotal: kvBytes.reduce<LayerMemory>((sum, layer) => (layer === null ? sum : addLayerMemory(sum, layer)), EMPTY_LAYER_MEMORY),
+      kvBytesTotal: sumLayerMemory(kvBytes),
       layerErrors: lane.lastErrors(),
       reference: reference?.summary() ?? null,
       timings: {

@@ -25,12 +25,3 @@ export function floatTensor(type: 'float32' | 'float16', dims: readonly number[]
 export function int64Tensor(dims: readonly number[], data: BigInt64Array): HostTensor {
   return { type: 'int64', dims, data };
 }
-
-export function isFloatTensor(t: HostTensor): t is FloatHostTensor {
-  return t.type === 'float32' || t.type === 'float16';
-}
-
-/** Bytes of the tensor's elements (what crosses into the session). */
-export function hostTensorBytes(t: HostTensor): number {
-  return t.data.byteLength;
-}

@@ -40,8 +40,8 @@ export class OutputReleasingSession implements DecoderSession {
     return this.#session.executionProvider;
   }
 
-  async run(feeds: SessionFeeds, outputNames?: readonly string[]): Promise<SessionOutputs> {
-    const outputs = await this.#session.run(feeds, outputNames);
+  async run(feeds: SessionFeeds): Promise<SessionOutputs> {
+    const outputs = await this.#session.run(feeds);
     if (this.#release !== null) for (const name in outputs) this.#pending.push(outputs[name]!);
     return outputs;
   }

@@ -17,18 +17,9 @@ export class StateFeeds {
     for (const state of states) this.#current.set(state.input, initialState(state));
   }
 
-  get count(): number {
-    return this.#states.length;
-  }
-
-  /** Adds every state input to `feeds`; returns the bytes fed. */
-  addFeeds(feeds: Record<string, HostTensor>): number {
-    let bytes = 0;
-    for (const [name, tensor] of this.#current) {
-      feeds[name] = tensor;
-      bytes += tensor.data.byteLength;
-    }
-    return bytes;
+  /** Adds every state input to `feeds`. */
+  addFeeds(feeds: Record<string, HostTensor>): void {
+    for (const [name, tensor] of this.#current) feeds[name] = tensor;
   }
 
   absorb(outputs: SessionOutputs): void {
@@ -47,13 +38,6 @@ export class StateFeeds {
   references(buffer: ArrayBufferLike): boolean {
     for (const tensor of this.#current.values()) if (tensor.data.buffer === buffer) return true;
     return false;
-  }
-
-  /** Bytes the states hold now. */
-  bytes(): number {
-    let bytes = 0;
-    for (const tensor of this.#current.values()) bytes += tensor.data.byteLength;
-    return bytes;
   }
 
   dispose(): void {

@@ -224,7 +224,7 @@ describe('runGeneration refuses bad inputs with a message that says what to do',
     });
   });
 
-  it('names a missing synthetic builder clearly, or resolves to a folder', async () => {
+  it('resolves a synthetic kind to the folder its builder wrote', async () => {
     const resolved = await resolveModelPath('synthetic').catch((e: unknown) => e);
     if (typeof resolved === 'string') expect(resolved.length).toBeGreaterThan(0);
     else expect(resolved).toMatchObject({ name: 'ModelLoadError', message: expect.stringMatching(/synthetic model builder is not available/) });

@@ -3,19 +3,16 @@ import { generate } from '../engine/generate.js';
 import { planRunCache } from '../engine/plan-run-cache.js';
 import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
-import { ModelLoadError } from '../engine/engine-errors.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
 import { encodePrompt } from './model/load-tokenizer.js';
 import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
+import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/synthetic-spec.js';
 
 export type { GenerationObserver } from '../engine/generation-observer.js';
 export type { GenerationResult } from '../engine/generation-result.js';
-
-const SYNTHETIC_KINDS = ['synthetic', 'synthetic-hybrid'] as const;
-type SyntheticKind = (typeof SYNTHETIC_KINDS)[number];
 
 /**
  * One generation run on this machine: resolve the model (a folder, or a synthetic model built on
@@ -29,7 +26,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const files = readModelFiles(folder, settings.onnxFile);
   const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId, settings.promptFormat);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
-  const { preflight } = planRunCache(files.config, settings, promptTokenIds.length);
+  const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own
   // threads are idle while the cache quantizes, the two never run at once).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq') useHqqHelperThread();
@@ -46,6 +43,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       decodeText: model.tokenizer.decode,
       now: () => performance.now(),
       sampleMemory: processMemory,
+      cachePlan,
       observer,
     });
     const diagnostics: ModelDiagnostic[] = [...model.diagnostics, ...contextWarnings(model.config.geometry.maxPositionEmbeddings, promptTokenIds.length, settings.maxNewTokens)];
@@ -57,7 +55,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       ortVersion: ortVersion(),
       timings: { loadMs, ...outcome.timings },
       diagnostics,
-      ...(preflight === null ? {} : { preflightDiagnostics: preflight.diagnostics }),
+      ...(cachePlan.preflight === null ? {} : { preflightDiagnostics: cachePlan.preflight.diagnostics }),
     };
   } finally {
     await model.dispose();
@@ -80,20 +78,8 @@ function processMemory(): ProcessMemory {
 
 /** A folder path as is; `synthetic` / `synthetic-hybrid` through the synthetic model builder. */
 export async function resolveModelPath(model: string): Promise<string> {
-  if (!(SYNTHETIC_KINDS as readonly string[]).includes(model)) return model;
-  // Imported on demand: the builder is another module's, and most runs never need it.
-  const modulePath = './synthetic/ensure-synthetic-model.js';
-  let ensure: ((kind: SyntheticKind) => Promise<string>) | undefined;
-  try {
-    const loaded = (await import(modulePath)) as { ensureSyntheticModel?: (kind: SyntheticKind) => Promise<string> };
-    ensure = loaded.ensureSyntheticModel;
-  } catch (error) {
-    throw new ModelLoadError(`the synthetic model builder is not available in this build, so "${model}" cannot be built.`,
-      { fix: 'Give the path of a model folder instead, e.g. ../shared/models/stories260k.', cause: error });
-  }
-  if (typeof ensure !== 'function') {
-    throw new ModelLoadError(`app/node/synthetic/ensure-synthetic-model does not export ensureSyntheticModel, so "${model}" cannot be built.`,
-      { fix: 'Give the path of a model folder instead, e.g. ../shared/models/stories260k.' });
-  }
-  return ensure(model as SyntheticKind);
+  if (!(SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model)) return model;
+  // Imported on demand: most runs never build a synthetic model, so a worker does not load the builder.
+  const { ensureSyntheticModel } = await import('./synthetic/ensure-synthetic-model.js');
+  return ensureSyntheticModel(model as SyntheticModelKind);
 }

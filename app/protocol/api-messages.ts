@@ -45,11 +45,6 @@ export type ApiRequest =
 
 export type ApiRequestType = ApiRequest['type'];
 
-export const API_REQUEST_TYPES: readonly ApiRequestType[] = [
-  'environment', 'open-model', 'pick-model-folder', 'preflight', 'start-run', 'cancel-run', 'list-runs', 'load-run', 'delete-run', 'export-run',
-  'recent-models',
-];
-
 /** What each request's `result` carries. */
 export interface ApiResults {
   readonly 'environment': WorkbenchEnvironment;

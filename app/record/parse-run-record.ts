@@ -13,7 +13,11 @@ export class RunRecordError extends KvscopeError {
  * tool or a text editor may have cut or changed it). `sourceName` (a path) starts every message.
  */
 export function parseRunRecord(text: string, sourceName: string): RunRecord {
-  const document = parseDocument(text, sourceName);
+  return readRunRecord(parseDocument(text, sourceName), sourceName);
+}
+
+/** The same checks on a record already parsed from JSON (e.g. a WebSocket frame). */
+export function readRunRecord(document: unknown, sourceName: string): RunRecord {
   try {
     const fields = readObject(document, '');
     const format = fields.get('format', (value) => value);

@@ -21,7 +21,7 @@ export function summarizeRun(record: RunRecord): RunSummary {
 }
 
 /** `synthetic` for the built-in models (their folder is a cache path nobody chose), else the folder's name. */
-function modelName(record: RunRecord): string {
+export function modelName(record: RunRecord): string {
   const model = record.settings.model;
   if (model === 'synthetic' || model === 'synthetic-hybrid') return model;
   const parts = record.model.folder.split(/[\\/]/).filter((part) => part.length > 0);

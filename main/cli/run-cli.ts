@@ -6,7 +6,6 @@ import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
-import { runServeCommand } from '../serve/serve-command.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
@@ -81,7 +80,8 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       host: { type: 'string' },
       'data-dir': { type: 'string' },
     },
-    run: (values, io) => runServeCommand(values, io),
+    // Imported on demand: the server pulls in onnxruntime-node and ws, which the other commands never need.
+    run: async (values, io) => (await import('../serve/serve-command.js')).runServeCommand(values, io),
   },
 };
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { app, dialog, ipcMain, Menu, nativeTheme, protocol, type BrowserWindow } from 'electron';
 import { createApiSession, type ApiSession } from '../../app/node/workbench/api-session.js';
+import { explicitDataDir } from '../../app/node/workbench/data-dir.js';
 import { createWorkbenchBackend, type WorkbenchBackend } from '../../app/node/workbench/workbench-backend.js';
 import type { ModelSource, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
@@ -85,7 +86,7 @@ export function startWorkbenchApp(layout: BuiltLayout): void {
     nativeTheme.on('updated', () => window?.setBackgroundColor(nativeTheme.shouldUseDarkColors ? '#1e1e1e' : '#ffffff'));
     handleAppProtocol(protocol, join(layout.mainDir, '..', 'renderer'));
     backend = createWorkbenchBackend({
-      dataDir: app.getPath('userData'),
+      dataDir: explicitDataDir() ?? app.getPath('userData'),
       kvscopeVersion: KVSCOPE_VERSION,
       // The worker is the tsc build (out/node), not part of this bundle: see worker-launch.ts.
       runOptions: { workerEntry: pathToFileURL(join(layout.mainDir, '..', 'node', 'workers', 'generation-worker.js')) },

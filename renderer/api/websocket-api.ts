@@ -6,7 +6,7 @@ import { stringifyJson } from '../../app/protocol/json-numbers.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
 import { parseApiHostMessage } from '../../app/protocol/parse-api-message.js';
 import type { RunEventHandlers, WorkbenchApi, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
-import { parseRunRecord } from '../../app/record/parse-run-record.js';
+import { readRunRecord } from '../../app/record/parse-run-record.js';
 
 /**
  * The part of the browser's WebSocket this client uses. Written out so that the client also runs
@@ -213,6 +213,6 @@ class WebSocketClient {
  * through the record reader, which also checks it; the other results hold finite numbers only.
  */
 function readResult(type: ApiRequestType, value: unknown): unknown {
-  if (type === 'load-run') return parseRunRecord(JSON.stringify(value), 'the run the server sent');
+  if (type === 'load-run') return readRunRecord(value, 'the run the server sent');
   return value;
 }

@@ -345,8 +345,3 @@ export const REFERENCE_CHART: ChartSpec = {
     },
   }),
 };
-
-/** The live and saved run dashboards, in reading order. */
-export const RUN_CHARTS: readonly ChartSpec[] = [
-  KV_MEMORY_CHART, KV_LAYERS_CHART, KEY_ERROR_HEATMAP, VALUE_ERROR_HEATMAP, LATEST_ERROR_CHART, SPEED_CHART, STEP_TIME_CHART, REFERENCE_CHART,
-];

@@ -230,7 +230,6 @@ export class WorkbenchController {
     this.store.getState().savedRunLoading(runId);
     try {
       const record = await this.api.loadRun(runId);
-      this.#saved.set(runId, buffersForRecord(record));
       this.store.getState().savedRunLoaded(record);
     } catch (error) {
       this.store.getState().savedRunFailed(runId, fromThrown(error, 'invalid-input', 'The record may be from a newer kvscope or damaged; delete it or open it with the version that wrote it.'));

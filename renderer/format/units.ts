@@ -55,17 +55,6 @@ export function formatTokensPerSecond(value: number): string {
   return Number.isFinite(value) && value > 0 ? `${significant(value, 3)} tok/s` : '–';
 }
 
-export function formatMs(value: number): string {
-  if (!Number.isFinite(value)) return '–';
-  return value >= 1000 ? `${significant(value / 1000, 3)} s` : `${significant(value, 3)} ms`;
-}
-
-/** Compression against a baseline: `2.91× smaller`. */
-export function formatRatio(baseline: number, actual: number): string {
-  if (!(baseline > 0) || !(actual > 0)) return '–';
-  return `${significant(baseline / actual, 3)}×`;
-}
-
 /** `2.91× smaller`, or `1.93× larger` when the cache outgrows its baseline (a float32 residual). */
 export function formatCompression(baselineBytes: number, storedBytes: number): string {
   if (!(baselineBytes > 0) || !(storedBytes > 0)) return '–';

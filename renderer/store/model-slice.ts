@@ -1,3 +1,4 @@
+import { sameModelSource } from '../../app/protocol/model-source.js';
 import type { StateCreator } from 'zustand/vanilla';
 import type { Diagnostic } from '../../app/preflight/diagnostic.js';
 import type { ModelSource, ModelSummary } from '../../app/protocol/workbench-api.js';
@@ -48,10 +49,7 @@ export const createModelSlice: StateCreator<WorkbenchState, [], [], ModelSlice> 
   setModelPathDraft: (modelPathDraft) => set({ modelPathDraft }),
 });
 
-/** `synthetic`, `synthetic-hybrid`, or the folder path: RunSettings.model for this source. */
-export function modelArgument(source: ModelSource): string {
-  return source.kind === 'folder' ? source.path : source.kind;
-}
+export { modelArgument } from '../../app/protocol/model-source.js';
 
 export function sourceLabel(source: ModelSource): string {
   if (source.kind === 'folder') return source.path;
@@ -59,7 +57,5 @@ export function sourceLabel(source: ModelSource): string {
 }
 
 export function sameSource(a: ModelSource | null, b: ModelSource | null): boolean {
-  if (a === null || b === null) return a === b;
-  if (a.kind === 'folder' || b.kind === 'folder') return a.kind === 'folder' && b.kind === 'folder' && a.path === b.path;
-  return a.kind === b.kind;
+  return a === null || b === null ? a === b : sameModelSource(a, b);
 }

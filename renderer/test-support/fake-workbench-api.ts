@@ -1,4 +1,3 @@
-import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
 import { PreflightRefusedError } from '../../app/engine/engine-errors.js';
 import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import { EXECUTION_PROVIDERS, type RunSettings, type StepMetrics, type StopReason } from '../../app/engine/types.js';
@@ -255,9 +254,4 @@ function describe(source: ModelSource): string {
 
 function tick(scheduler: FakeScheduler): Promise<void> {
   return new Promise((resolve) => scheduler.setTimeout(resolve, 0));
-}
-
-/** Settings for tests that want a quick quantized run. */
-export function fakeQuantizedSettings(patch: Partial<QuantizedCacheSettings> = {}): QuantizedCacheSettings {
-  return { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, ...patch };
 }

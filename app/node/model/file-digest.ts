@@ -12,7 +12,7 @@ export async function sha256File(path: string): Promise<string> {
   const cached = cache.get(path);
   if (cached !== undefined && cached.size === size && cached.mtimeMs === mtimeMs) return cached.digest;
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 22 })) hash.update(chunk as Buffer);
   const digest = hash.digest('hex');
   cache.set(path, { size, mtimeMs, digest });
   return digest;

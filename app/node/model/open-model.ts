@@ -32,11 +32,6 @@ export interface OpenedModel {
   dispose(): Promise<void>;
 }
 
-export interface OpenModelOptions {
-  readonly onnxFile?: string;
-  readonly executionProvider: ExecutionProviderName;
-}
-
 /** A model folder's files, read and checked, before any session exists (cheap: no graph is loaded). */
 export interface ModelFiles {
   readonly folder: ModelFolder;
@@ -62,15 +57,6 @@ export function readModelFiles(path: string, onnxFile?: string): ModelFiles {
   const onnxPath = join(folder.folder, variant.file);
   checkNotLfsPointer(onnxPath, variant.file);
   return { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens };
-}
-
-/**
- * Opens a model folder for a run. Every problem that can be known before the first step stops here
- * with a ModelLoadError / TokenizerError / ConfigError whose message says what to do: a missing folder
- * or config.json, an unreadable graph, a graph that contradicts config.json, a missing tokenizer.
- */
-export async function openModel(path: string, options: OpenModelOptions): Promise<OpenedModel> {
-  return openModelSession(readModelFiles(path, options.onnxFile), options.executionProvider);
 }
 
 /** Creates the session for files read by `readModelFiles` and checks the graph against config.json. */

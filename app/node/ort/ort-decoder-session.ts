@@ -69,7 +69,7 @@ class OrtDecoderSession implements DecoderSession {
     this.outputs = session.outputMetadata.map(valueInfo);
   }
 
-  async run(feeds: SessionFeeds, outputNames?: readonly string[]): Promise<SessionOutputs> {
+  async run(feeds: SessionFeeds): Promise<SessionOutputs> {
     const session = this.#session;
     if (session === null) throw new GenerationError(`the session for ${this.#name} was disposed; open the model again.`);
     const ortFeeds: Record<string, ort.Tensor> = {};
@@ -86,7 +86,7 @@ class OrtDecoderSession implements DecoderSession {
     }
     let results: ort.InferenceSession.ReturnType;
     try {
-      results = outputNames === undefined ? await session.run(ortFeeds) : await session.run(ortFeeds, [...outputNames]);
+      results = await session.run(ortFeeds);
     } catch (error) {
       throw new GenerationError(`onnxruntime failed to run ${this.#name}: ${readableOrtMessage(error)}`,
         'Check that the graph and config.json belong together; run `kvscope preflight` on the folder.', error);

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSyntheticModelJsonFiles, SYNTHETIC_ONNX_PATH } from '../../synthetic/synthetic-model.js';
 import { SYNTHETIC_FORMAT_VERSION } from '../../synthetic/synthetic-spec.js';
 import { ensureSyntheticModel } from './ensure-synthetic-model.js';
-import { checkModelFolder, contentHash, MANIFEST_NAME, sha256Of, type FolderManifest } from './folder-manifest.js';
+import { sha256Text } from '../model/file-digest.js';
+import { checkModelFolder, contentHash, MANIFEST_NAME, type FolderManifest } from './folder-manifest.js';
 import { defaultSyntheticCacheDir, syntheticModelFolder } from './synthetic-cache-dir.js';
 import { testCacheDir } from './test-support/synthetic-session.js';
 
@@ -68,7 +69,7 @@ describe('ensureSyntheticModel', () => {
     const manifest = await readFile(join(folder, MANIFEST_NAME));
     const olderConfig = config.replace('"seed": ', '"seed": 1');
     const files = { ...(JSON.parse(manifest.toString('utf8')) as FolderManifest).files };
-    files['config.json'] = { bytes: Buffer.byteLength(olderConfig), sha256: sha256Of(olderConfig) };
+    files['config.json'] = { bytes: Buffer.byteLength(olderConfig), sha256: sha256Text(olderConfig) };
     const olderManifest: FolderManifest = { kind: 'synthetic', format_version: SYNTHETIC_FORMAT_VERSION, content_sha256: contentHash(files), files };
     await writeFile(configPath, olderConfig);
     await writeFile(join(folder, MANIFEST_NAME), JSON.stringify(olderManifest));

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { SyntheticModelFolder } from '../../synthetic/synthetic-model.js';
+import { sha256File, sha256Text } from '../model/file-digest.js';
 
 /** Written last into a model folder: its presence means every file before it was written. */
 export const MANIFEST_NAME = 'kvscope-synthetic.json';
@@ -29,7 +28,7 @@ export async function writeModelFolder(dir: string, folder: SyntheticModelFolder
     const path = join(dir, ...file.path.split('/'));
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, file.content);
-    files[file.path] = { bytes: byteLength(file.content), sha256: sha256Of(file.content) };
+    files[file.path] = { bytes: byteLength(file.content), sha256: sha256Text(file.content) };
   }
   const manifest: FolderManifest = { kind: folder.kind, format_version: folder.formatVersion, content_sha256: contentHash(files), files };
   await writeFile(join(dir, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -57,13 +56,13 @@ export async function checkModelFolder(dir: string, expected: SyntheticModelFold
   const listed = Object.keys(entries).sort().join(', ');
   if (listed !== [...allPaths].sort().join(', ')) return { ok: false, reason: `manifest lists ${listed}, expected ${[...allPaths].sort().join(', ')}` };
   for (const file of expected.files) {
-    if (entries[file.path]?.sha256 !== sha256Of(file.content)) return { ok: false, reason: `${file.path} is not what this kvscope generates (stale folder)` };
+    if (entries[file.path]?.sha256 !== sha256Text(file.content)) return { ok: false, reason: `${file.path} is not what this kvscope generates (stale folder)` };
   }
   for (const [path, entry] of Object.entries(entries)) {
     const onDisk = join(dir, ...path.split('/'));
     try {
       if ((await stat(onDisk)).size !== entry.bytes) return { ok: false, reason: `${path} has the wrong size (half-written?)` };
-      if ((await sha256OfFile(onDisk)) !== entry.sha256) return { ok: false, reason: `${path} does not match its sha256 (damaged)` };
+      if ((await sha256File(onDisk)) !== entry.sha256) return { ok: false, reason: `${path} does not match its sha256 (damaged)` };
     } catch (error) {
       return { ok: false, reason: `${path}: ${(error as Error).message}` };
     }
@@ -74,19 +73,9 @@ export async function checkModelFolder(dir: string, expected: SyntheticModelFold
 /** The folder's identity: sha256 over `<sha256>  <path>` lines sorted by path. */
 export function contentHash(files: Readonly<Record<string, ManifestEntry>>): string {
   const listing = Object.keys(files).sort().map((path) => `${files[path]?.sha256}  ${path}\n`).join('');
-  return sha256Of(listing);
-}
-
-export function sha256Of(content: string | Uint8Array): string {
-  return createHash('sha256').update(content).digest('hex');
+  return sha256Text(listing);
 }
 
 function byteLength(content: string | Uint8Array): number {
   return typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.byteLength;
-}
-
-async function sha256OfFile(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 22 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }

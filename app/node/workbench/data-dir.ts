@@ -7,9 +7,15 @@ import { join } from 'node:path';
  * `kvscope serve` and the desktop app share one history.
  */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
-  const explicit = env['KVSCOPE_DATA_DIR'];
-  if (explicit !== undefined && explicit !== '') return explicit;
+  const explicit = explicitDataDir(env);
+  if (explicit !== null) return explicit;
   if (platform === 'win32') return join(env['APPDATA'] ?? join(homedir(), 'AppData', 'Roaming'), 'kvscope');
   if (platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'kvscope');
   return join(env['XDG_CONFIG_HOME'] ?? join(homedir(), '.config'), 'kvscope');
+}
+
+/** `KVSCOPE_DATA_DIR` when set: every host honours it (the Electron app falls back to its userData folder). */
+export function explicitDataDir(env: NodeJS.ProcessEnv = process.env): string | null {
+  const explicit = env['KVSCOPE_DATA_DIR'];
+  return explicit !== undefined && explicit !== '' ? explicit : null;
 }

@@ -1,4 +1,4 @@
-import type { HqqGrid } from './grid.js';
+import { groupOf, type HqqGrid } from './grid.js';
 import type { OptimizerEngine } from './optimizer.js';
 import { roundHalfEven } from '../rounding.js';
 import { packCodes } from './bitpack.js';
@@ -30,7 +30,6 @@ export function createJsEngine(values: Float32Array, grid: HqqGrid, maxCode: num
   const count = fround(grid.count);
   let inverseScale: Float32Array = new Float32Array(0);
   let zero: Float32Array = new Float32Array(0);
-  const groupOf = (i: number): number => (grid.axis === 1 ? Math.floor(i / grid.groupSize) : i % grid.cols);
   /** target[i] = W_q − (W − W_e)·s and residual[i] = |W − W_r| for element i of a group with s, z */
   const element = (i: number, s: number, z: number): void => {
     const w = values[i]!;
@@ -70,7 +69,7 @@ export function createJsEngine(values: Float32Array, grid: HqqGrid, maxCode: num
     packedCodes(nbits: number): Uint8Array {
       const codes = new Uint8Array(grid.count);
       for (let i = 0; i < grid.count; i++) {
-        const k = groupOf(i);
+        const k = groupOf(grid, i);
         codes[i] = clampCode(roundHalfEven(fround(fround(values[i]! * inverseScale[k]!) + zero[k]!)), maxCode);
       }
       return packCodes(codes, grid.rows, grid.cols, nbits);

@@ -1,3 +1,4 @@
+import { modelName } from '../../../app/record/run-summary.js';
 import { useState, type ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
 import { COMPARE_CHARTS } from '../../charts/compare-charts.js';
@@ -25,13 +26,6 @@ const ROWS: readonly Row[] = [
   { label: 'Mean KL', value: (r) => (r.reference === null ? '—' : `${formatError(r.reference.meanKl)} nats`) },
   { label: 'Top-1 agreement', value: (r) => (r.reference === null ? '—' : formatPercent(r.reference.top1Agreement)) },
 ];
-
-/** `synthetic` for the embedded models (their folder is a cache path), else the folder's name. */
-function modelName(record: RunRecord): string {
-  const model = record.settings.model;
-  if (model === 'synthetic' || model === 'synthetic-hybrid') return model;
-  return record.model.folder.split(/[\\/]/).filter(Boolean).at(-1) ?? record.model.folder;
-}
 
 /** Two saved runs: a table of what differs, then the same charts overlaid or side by side. */
 export function CompareView(): ReactNode {

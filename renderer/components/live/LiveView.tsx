@@ -61,7 +61,11 @@ export function LiveView(): ReactNode {
 function RunProgress({ buffers, active }: { buffers: RunBuffers; active: boolean }): ReactNode {
   const bar = useRef<HTMLProgressElement>(null);
   const label = useRef<HTMLSpanElement>(null);
+  const drawn = useRef(-1);
   useFrameTask(() => {
+    // Only when steps arrived: the frame loop keeps running after the run (the fps meter).
+    if (drawn.current === buffers.metrics.version) return false;
+    drawn.current = buffers.metrics.version;
     const done = buffers.metrics.stepCount;
     if (bar.current !== null && bar.current.value !== done) bar.current.value = done;
     if (label.current !== null) label.current.textContent = `${done} / ${buffers.metrics.expectedSteps} steps`;
