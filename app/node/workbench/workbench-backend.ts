@@ -209,7 +209,10 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   /** The record is written atomically (run-store.ts); a failed save still delivers the result. */
   private saveRun(runId: string, result: Parameters<typeof createRunRecord>[0]): string | null {
     try {
-      this.store.save(createRunRecord(result, { id: runId, createdAt: this.now(), kvscopeVersion: this.kvscopeVersion }));
+      const record = createRunRecord(result, { id: runId, createdAt: this.now(), kvscopeVersion: this.kvscopeVersion });
+      const path = this.store.save(record);
+      // The history lists it next: summarize the record in hand instead of reading it back.
+      this.summaries.set(runId, { modifiedMs: statSync(path).mtimeMs, summary: summarizeRun(record) });
       return runId;
     } catch (error) {
       console.error(`kvscope: the run finished but could not be saved: ${(error as Error).message}`);

@@ -21,6 +21,8 @@ export function ModelPanel(): ReactNode {
   const onDrop = (event: DragEvent<HTMLElement>): void => {
     event.preventDefault();
     setDragging(false);
+    // In Electron the preload reads the dropped folder's real path and sends `model-dropped`.
+    if (controller.api.host === 'electron') return;
     const path = droppedPath(event.dataTransfer);
     if (path !== null) {
       void controller.openFolderPath(path);
