@@ -7,6 +7,7 @@ import { hqqGrid, paramShape } from './grid.js';
 import type { HqqAxis, HqqGrid } from './grid.js';
 import { runHqq } from './optimizer.js';
 import type { EngineChoice, EngineName } from './optimizer.js';
+import type { RunOrderChoice } from './optimize-wasm.js';
 import { unpackCodes } from './bitpack.js';
 import { dequantizeHqqInto } from './dequantize.js';
 import { validateHqqParams } from './validate.js';
@@ -29,6 +30,8 @@ export { setHqqThreadPool } from './kernels.js';
 export interface HqqQuantizeOptions {
   /** optimizer engine; `auto` (default) prefers WebAssembly SIMD where the layout allows it */
   readonly engine?: EngineChoice;
+  /** how the WebAssembly kernels order their work (optimize-wasm.ts); the same bits, so only tests pin it */
+  readonly runOrder?: RunOrderChoice;
 }
 
 export interface HqqQuantizeResult {
@@ -40,7 +43,7 @@ export interface HqqQuantizeResult {
 
 export function quantizeHqq(x: KvTensor, params: QuantParams, options: HqqQuantizeOptions = {}): HqqQuantizeResult {
   const grid = validateHqqParams(x.shape, params);
-  const result = runHqq(x.data, grid, params.nbits, options.engine ?? 'auto');
+  const result = runHqq(x.data, grid, params.nbits, options.engine ?? 'auto', options.runOrder);
   // meta["scale"] = 1.0 / scale (float32), then `to_inplace` casts scale and zero to T.
   const storage = x.dtype === 'float16' ? roundToFloat16 : Math.fround;
   const scale = new Float32Array(grid.groups);

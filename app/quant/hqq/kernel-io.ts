@@ -1,6 +1,7 @@
 import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i16x8, i32, i32x4, i8x16, ifThen, loop, seq, set, v128 } from '../../wasm/wasm-encoder.js';
 import type { Code, Local } from '../../wasm/wasm-encoder.js';
-import { ZERO, elementLocals, initElement, storeCodes } from './kernel-element.js';
+import { ZERO, elementLocals, initElement, sharedParams, slotLocals, storeCodes } from './kernel-element.js';
+import type { SlotLocals } from './kernel-element.js';
 
 /**
  * The kernels around the optimizer: group ranges (spec §3.2 step 2), final codes and bit packing
@@ -12,7 +13,10 @@ const I = ValType.I32;
 export function codesContiguous(): FunctionBuilder {
   const fb = new FunctionBuilder('codesContiguous', [I, I, I, I, I, I, ValType.F32], []);
   const [pW, pS, pZ, pCodes, groups, groupSize, maxCode] = fb.params as [Local, Local, Local, Local, Local, Local, Local];
-  const L = elementLocals(fb);
+  const sv = fb.local(ValType.V128);
+  const zv = fb.local(ValType.V128);
+  const L = elementLocals(fb, slotLocals(fb, 1, sharedParams(sv, zv)));
+  const [S] = L.slots as [SlotLocals];
   const group = fb.local(I);
   const index = fb.local(I);
   const end = fb.local(I);
@@ -20,13 +24,13 @@ export function codesContiguous(): FunctionBuilder {
     initElement(L, maxCode),
     block(loop(
       brIf(1, i32.geU(get(group), get(groups))),
-      set(L.sv, f32x4.splat(f32.load(i32.add(get(pS), i32.shl(get(group), i32.const(2)))))),
-      set(L.zv, f32x4.splat(f32.load(i32.add(get(pZ), i32.shl(get(group), i32.const(2)))))),
+      set(sv, f32x4.splat(f32.load(i32.add(get(pS), i32.shl(get(group), i32.const(2)))))),
+      set(zv, f32x4.splat(f32.load(i32.add(get(pZ), i32.shl(get(group), i32.const(2)))))),
       set(end, i32.add(get(index), get(groupSize))),
       block(loop(
         brIf(1, i32.geU(get(index), get(end))),
-        set(L.w, v128.load(i32.add(get(pW), i32.shl(get(index), i32.const(2))))),
-        storeCodes(L, i32.add(get(pCodes), get(index))),
+        set(S.w, v128.load(i32.add(get(pW), i32.shl(get(index), i32.const(2))))),
+        storeCodes(L, S, i32.add(get(pCodes), get(index))),
         set(index, i32.add(get(index), i32.const(4))),
         br(0),
       )),
@@ -41,7 +45,10 @@ export function codesContiguous(): FunctionBuilder {
 export function codesStrided(): FunctionBuilder {
   const fb = new FunctionBuilder('codesStrided', [I, I, I, I, I, I, ValType.F32], []);
   const [pW, pS, pZ, pCodes, rows, cols, maxCode] = fb.params as [Local, Local, Local, Local, Local, Local, Local];
-  const L = elementLocals(fb);
+  const sv = fb.local(ValType.V128);
+  const zv = fb.local(ValType.V128);
+  const L = elementLocals(fb, slotLocals(fb, 1, sharedParams(sv, zv)));
+  const [S] = L.slots as [SlotLocals];
   const row = fb.local(I);
   const column = fb.local(I);
   const index = fb.local(I);
@@ -52,10 +59,10 @@ export function codesStrided(): FunctionBuilder {
       set(column, i32.const(0)),
       block(loop(
         brIf(1, i32.geU(get(column), get(cols))),
-        set(L.w, v128.load(i32.add(get(pW), i32.shl(get(index), i32.const(2))))),
-        set(L.sv, v128.load(i32.add(get(pS), i32.shl(get(column), i32.const(2))))),
-        set(L.zv, v128.load(i32.add(get(pZ), i32.shl(get(column), i32.const(2))))),
-        storeCodes(L, i32.add(get(pCodes), get(index))),
+        set(S.w, v128.load(i32.add(get(pW), i32.shl(get(index), i32.const(2))))),
+        set(sv, v128.load(i32.add(get(pS), i32.shl(get(column), i32.const(2))))),
+        set(zv, v128.load(i32.add(get(pZ), i32.shl(get(column), i32.const(2))))),
+        storeCodes(L, S, i32.add(get(pCodes), get(index))),
         set(index, i32.add(get(index), i32.const(4))),
         set(column, i32.add(get(column), i32.const(4))),
         br(0),

@@ -12,12 +12,14 @@ export const TABLE_MANTISSA = 0;
 export const TABLE_EXPONENT = 16384;
 /**
  * Scratch of one thread of a step kernel (kernel-sums.ts): the running torch sum of |W − W_r| (4
- * cascade levels × 8 v128 slots) at +0, the running sum of one axis-1 group (8 slots) at +512.
+ * cascade levels × 8 v128 slots) at +0, the running sum of one axis-1 group (8 slots) at +512, and
+ * at +640 the i32 count of vectors of the last call with a lane that needed the power (kernel-step.ts).
  */
 export const THREAD_STATE = 18432;
 export const THREAD_STATE_BYTES = 768;
 export const ERROR_LEVELS_AT = 0;
 export const GROUP_SLOTS_AT = 512;
+export const POWER_VECTORS_AT = 640;
 /** The step kernels split between at most this many threads (torch's two error chunks, torch-sum.ts). */
 export const MAX_KERNEL_THREADS = 2;
 /** float32 sum of |W − W_r| per torch thread chunk, written by the step kernels */

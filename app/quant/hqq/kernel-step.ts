@@ -1,7 +1,8 @@
 import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i32, ifElse, ifThen, loop, seq, set, v128 } from '../../wasm/wasm-encoder.js';
 import type { Code, Local } from '../../wasm/wasm-encoder.js';
-import { ERROR_LEVELS_AT, GROUP_SLOTS_AT } from './kernel-layout.js';
-import { ZERO, element, elementLocals, initElement } from './kernel-element.js';
+import type { ElementLocals, SlotLocals } from './kernel-element.js';
+import { ERROR_LEVELS_AT, GROUP_SLOTS_AT, POWER_VECTORS_AT } from './kernel-layout.js';
+import { ZERO, elements, elementLocals, initElement, sharedParams, slotLocals } from './kernel-element.js';
 import { SLOTS, accumulate, accumulateAt, cascadePush, combineLevels, pushLevel, slotOffset, zeroLevels } from './kernel-sums.js';
 
 /**
@@ -26,17 +27,37 @@ function increment(local: Local, by: Code = i32.const(1)): Code {
 }
 
 /**
+ * The 8 slots of one torch row: `load` sets each slot's W, `elements` computes c and a, `store` uses
+ * them. Interleaved, every slot goes through each stage before the next stage starts: the CPU overlaps
+ * their long dependency chains (division, table fetches, float64 series), which pays when most
+ * vectors need the power, while the 16 or more vectors kept alive spill to the stack, which costs
+ * when few do. Both orders compute the same bits; optimize-wasm.ts picks one by `L.powerVectors`.
+ */
+function slotStages(L: ElementLocals, interleaved: boolean, load: (slot: SlotLocals, v: number) => Code,
+  store: (slot: SlotLocals, v: number) => Code): Code[] {
+  if (interleaved) return [...L.slots.map(load), elements(L), ...L.slots.map(store)];
+  return L.slots.map((slot, v) => seq(load(slot, v), elements(L, [slot]), store(slot, v)));
+}
+
+/** Stores `L.powerVectors` in the thread's scratch, for optimize-wasm.ts. */
+function storePowerVectors(L: ElementLocals, state: Local): Code {
+  return i32.store(get(state), get(L.powerVectors), POWER_VECTORS_AT);
+}
+
+/**
  * Axis 1 (contiguous groups of g = 32·m < 512 elements): params (pW, pS, pZ, runs, runsPerGroup,
  * runsPerHalf, errorLevelPower, maxCode f32, groupSize f32, pState, pErrorOut). A "run" is one torch
  * row of 32 elements, for the group mean and for the error mean alike; the range starts at a group
  * and a chunk boundary. Writes every group's new z (f32 at pZ) and every chunk's error sum (f32 at
  * pErrorOut, in order).
  */
-export function stepContiguous(): FunctionBuilder {
-  const fb = new FunctionBuilder('stepContiguous', [I, I, I, I, I, I, I, ValType.F32, ValType.F32, I, I]);
+export function stepContiguous(interleaved: boolean): FunctionBuilder {
+  const fb = new FunctionBuilder(interleaved ? 'stepContiguousInterleaved' : 'stepContiguous', [I, I, I, I, I, I, I, ValType.F32, ValType.F32, I, I]);
   const [pW, pS, pZ, runs, runsPerGroup, runsPerHalf, power, maxCode, groupSize, state, pErrorOut] =
     params(fb, 11) as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
-  const L = elementLocals(fb);
+  const sv = fb.local(V);
+  const zv = fb.local(V);
+  const L = elementLocals(fb, slotLocals(fb, SLOTS, sharedParams(sv, zv)));
   const ptr = fb.local(I);
   const run = fb.local(I);
   const runInGroup = fb.local(I);
@@ -46,16 +67,13 @@ export function stepContiguous(): FunctionBuilder {
   const mask = fb.local(I);
 
   const groupParam = (base: Local): Code => f32x4.splat(f32.load(i32.add(get(base), i32.shl(get(group), i32.const(2)))));
-  const loadGroup = seq(set(L.sv, groupParam(pS)), set(L.zv, groupParam(pZ)));
-  const body: Code[] = [];
-  for (let v = 0; v < SLOTS; v++) {
-    body.push(
-      set(L.w, v128.load(get(ptr), v * 16)),
-      element(L),
-      accumulate(state, slotOffset(GROUP_SLOTS_AT, 0, v), get(L.c)),
-      accumulate(state, slotOffset(ERROR_LEVELS_AT, 0, v), get(L.a)),
-    );
-  }
+  const loadGroup = seq(set(sv, groupParam(pS)), set(zv, groupParam(pZ)));
+  const body = slotStages(L, interleaved,
+    (slot, v) => set(slot.w, v128.load(get(ptr), v * 16)),
+    (slot, v) => seq(
+      accumulate(state, slotOffset(GROUP_SLOTS_AT, 0, v), get(slot.c)),
+      accumulate(state, slotOffset(ERROR_LEVELS_AT, 0, v), get(slot.a)),
+    ));
   const finishGroup = seq(
     f32.store(i32.add(get(pZ), i32.shl(get(group), i32.const(2))), f32.div(combineLevels(state, GROUP_SLOTS_AT, 1), get(groupSize))),
     zeroLevels(state, GROUP_SLOTS_AT, 1),
@@ -87,6 +105,7 @@ export function stepContiguous(): FunctionBuilder {
       ifThen(i32.eq(get(runInHalf), get(runsPerHalf)), finishHalf),
       brIf(0, i32.ltU(get(run), get(runs))),
     )),
+    storePowerVectors(L, state),
   );
   return fb;
 }
@@ -99,13 +118,16 @@ export function stepContiguous(): FunctionBuilder {
  * block sums; this kernel writes each block's column sums as one row of `cols` floats from pBlocks
  * (the last block may be partial), and `combineColumns` adds the blocks up in torch's order.
  */
-export function stepStrided(): FunctionBuilder {
-  const fb = new FunctionBuilder('stepStrided', [I, I, I, I, I, I, I, I, I, ValType.F32, I, I]);
+export function stepStrided(interleaved: boolean): FunctionBuilder {
+  const fb = new FunctionBuilder(interleaved ? 'stepStridedInterleaved' : 'stepStrided', [I, I, I, I, I, I, I, I, I, ValType.F32, I, I]);
   const [pW, pS, pZ, pBlocks, rows, cols, vectorsPerHalf, power, blockPower, maxCode, state, pErrorOut] =
     params(fb, 12) as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
-  const L = elementLocals(fb);
-  const ptr = fb.local(I);
   const offset = fb.local(I);
+  // each slot reads its s and z (one vector per column) from memory where it uses them
+  const fromMemory = (base: Local, v: number): Code => v128.load(i32.add(get(base), get(offset)), v * 16);
+  const L = elementLocals(fb, slotLocals(fb, SLOTS, (v) => ({ s: fromMemory(pS, v), z: fromMemory(pZ, v) })));
+  const [S] = slotLocals(fb, 1, (v) => ({ s: fromMemory(pS, v), z: fromMemory(pZ, v) })) as [SlotLocals];
+  const ptr = fb.local(I);
   const rowBytes = fb.local(I);
   const row = fb.local(I);
   const blockRow = fb.local(I);
@@ -139,14 +161,12 @@ export function stepStrided(): FunctionBuilder {
       ifElse(i32.eqz(i32.and(get(rowBytes), i32.const(SLOTS * 16 - 1))),
         // rows of whole torch rows (cols a multiple of 32): 8 vectors at a time, error slots fixed
         [block(loop(
-          ...Array.from({ length: SLOTS }, (_, v) => seq(
-            set(L.w, v128.load(i32.add(get(ptr), get(offset)), v * 16)),
-            set(L.sv, v128.load(i32.add(get(pS), get(offset)), v * 16)),
-            set(L.zv, v128.load(i32.add(get(pZ), get(offset)), v * 16)),
-            element(L),
-            accumulateAt(i32.add(get(blockRow), get(offset)), get(L.c), v * 16),
-            accumulate(state, slotOffset(ERROR_LEVELS_AT, 0, v), get(L.a)),
-          )),
+          ...slotStages(L, interleaved,
+            (slot, v) => set(slot.w, v128.load(i32.add(get(ptr), get(offset)), v * 16)),
+            (slot, v) => seq(
+              accumulateAt(i32.add(get(blockRow), get(offset)), get(slot.c), v * 16),
+              accumulate(state, slotOffset(ERROR_LEVELS_AT, 0, v), get(slot.a)),
+            )),
           increment(vector, i32.const(SLOTS)),
           set(run, i32.shrU(get(vector), i32.const(3))),
           cascadePush(run, mask, power, (level) => pushLevel(state, ERROR_LEVELS_AT, level)),
@@ -155,12 +175,10 @@ export function stepStrided(): FunctionBuilder {
           brIf(0, i32.ltU(get(offset), get(rowBytes))),
         ))],
         [block(loop(
-          set(L.w, v128.load(i32.add(get(ptr), get(offset)))),
-          set(L.sv, v128.load(i32.add(get(pS), get(offset)))),
-          set(L.zv, v128.load(i32.add(get(pZ), get(offset)))),
-          element(L),
-          accumulateAt(i32.add(get(blockRow), get(offset)), get(L.c)),
-          accumulateAt(errorSlot, get(L.a)),
+          set(S.w, v128.load(i32.add(get(ptr), get(offset)))),
+          elements(L, [S]),
+          accumulateAt(i32.add(get(blockRow), get(offset)), get(S.c)),
+          accumulateAt(errorSlot, get(S.a)),
           increment(vector),
           ifThen(i32.eqz(i32.and(get(vector), i32.const(SLOTS - 1))),
             set(run, i32.shrU(get(vector), i32.const(3))),
@@ -173,6 +191,7 @@ export function stepStrided(): FunctionBuilder {
       increment(row),
       brIf(0, i32.ltU(get(row), get(rows))),
     )),
+    storePowerVectors(L, state),
   );
   return fb;
 }
@@ -230,7 +249,10 @@ export function combineColumns(): FunctionBuilder {
 export function ilpColumns(): FunctionBuilder {
   const fb = new FunctionBuilder('ilpColumns', [I, I, I, I, I, I, I, I, I, ValType.F32]);
   const [pW, pS, pZ, pSums, rows, cols, begin, end, power, maxCode] = params(fb, 10) as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
-  const L = elementLocals(fb);
+  const sv = fb.local(V);
+  const zv = fb.local(V);
+  const L = elementLocals(fb, slotLocals(fb, 1, sharedParams(sv, zv)));
+  const [S] = L.slots as [SlotLocals];
   const column = fb.local(I);
   const rowBytes = fb.local(I);
   const base = fb.local(I);
@@ -241,12 +263,12 @@ export function ilpColumns(): FunctionBuilder {
   const sum = fb.local(ValType.F32);
   const levels = [fb.local(V), fb.local(V), fb.local(V), fb.local(V)];
 
-  /** lanes k < count of L.w hold rows 4i + k of the column at `base`; the others 0 */
+  /** lanes k < count of S.w hold rows 4i + k of the column at `base`; the others 0 */
   const gatherRows = (partial: boolean): Code => {
-    const parts: Code[] = [set(L.w, f32x4.splat(f32.load(get(base))))];
+    const parts: Code[] = [set(S.w, f32x4.splat(f32.load(get(base))))];
     for (let k = 1; k < 4; k++) {
-      const lane = set(L.w, f32x4.replaceLane(get(L.w), k, f32.load(i32.add(get(base), i32.mul(get(rowBytes), i32.const(k))))));
-      parts.push(partial ? ifElse(i32.ltU(i32.const(k), get(leftover)), [lane], [set(L.w, f32x4.replaceLane(get(L.w), k, f32.const(0)))]) : lane);
+      const lane = set(S.w, f32x4.replaceLane(get(S.w), k, f32.load(i32.add(get(base), i32.mul(get(rowBytes), i32.const(k))))));
+      parts.push(partial ? ifElse(i32.ltU(i32.const(k), get(leftover)), [lane], [set(S.w, f32x4.replaceLane(get(S.w), k, f32.const(0)))]) : lane);
     }
     return seq(...parts);
   };
@@ -262,16 +284,16 @@ export function ilpColumns(): FunctionBuilder {
     set(column, get(begin)),
     block(loop(
       brIf(1, i32.geU(get(column), get(end))),
-      set(L.sv, columnParam(pS)),
-      set(L.zv, columnParam(pZ)),
+      set(sv, columnParam(pS)),
+      set(zv, columnParam(pZ)),
       ...levels.map((l) => set(l, ZERO)),
       set(base, i32.add(get(pW), i32.shl(get(column), i32.const(2)))),
       set(ilpRow, i32.const(0)),
       block(loop(
         brIf(1, i32.geU(get(ilpRow), get(ilpRows))),
         gatherRows(false),
-        element(L),
-        set(levels[0]!, f32x4.add(get(levels[0]!), get(L.c))),
+        elements(L),
+        set(levels[0]!, f32x4.add(get(levels[0]!), get(S.c))),
         increment(ilpRow),
         cascadePush(ilpRow, mask, power, push),
         increment(base, i32.shl(get(rowBytes), i32.const(2))),
@@ -281,8 +303,8 @@ export function ilpColumns(): FunctionBuilder {
       set(sum, f32x4.extractLane(get(levels[0]!), 0)),
       ifThen(i32.ne(get(leftover), i32.const(0)),
         gatherRows(true),
-        element(L),
-        ...[0, 1, 2].map((k) => ifThen(i32.ltU(i32.const(k), get(leftover)), addLane(get(L.c), k)))),
+        elements(L),
+        ...[0, 1, 2].map((k) => ifThen(i32.ltU(i32.const(k), get(leftover)), addLane(get(S.c), k)))),
       addLane(get(levels[0]!), 1),
       addLane(get(levels[0]!), 2),
       addLane(get(levels[0]!), 3),

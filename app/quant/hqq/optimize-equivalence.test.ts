@@ -11,7 +11,10 @@ import { hqqQuantizer, quantizeHqq } from './hqq.js';
 import { normalSamples } from './normal-samples.js';
 import { SHRINK_EXPONENT, SHRINK_WEIGHT, shrinkPow } from './shrink.js';
 import { columnSums, fullSum, rowSums } from './torch-sum.js';
-import { wasmEngineSupports, wasmStepSplits } from './optimize-wasm.js';
+import { createWasmEngine, wasmEngineSupports, wasmStepSplits } from './optimize-wasm.js';
+import type { RunOrder } from './optimize-wasm.js';
+import { groupRanges, paramsFromRanges } from './init-params.js';
+import { SHRINK_ZERO_BELOW } from './shrink.js';
 import { hqqGrid } from './grid.js';
 
 /**
@@ -97,6 +100,8 @@ function input(c: Case, seed: number): Float32Array {
   return c.dtype === 'float16' ? values.map(roundToFloat16) : values;
 }
 
+const RUN_ORDERS: readonly RunOrder[] = ['interleaved', 'sequential'];
+
 const cases: Case[] = [];
 const shapes: KvShape[] = [[1, 2, 16, 64], [1, 2, 34, 64], [1, 3, 11, 32]];
 for (const shape of shapes) {
@@ -138,8 +143,10 @@ describe('HQQ engines against a plain reference', () => {
       const auto = quantizeHqq(x, params);
       const grid = hqqGrid(values.length, c.groupSize, c.axis);
       expect(auto.engine).toBe(wasmEngineSupports(grid) ? 'wasm' : 'js');
+      // both orders of the kernels' vectors, whatever the adaptive choice picked
+      const pinned = RUN_ORDERS.map((runOrder) => quantizeHqq(x, { ...params }, { runOrder }));
       const storage = c.dtype === 'float16' ? roundToFloat16 : fround;
-      for (const result of [js, auto]) {
+      for (const result of [js, auto, ...pinned]) {
         expect(result.stepErrors).toEqual(reference.stepErrors);
         expect(Array.from(hqqQuantizer.unpackCodes(result.tensor))).toEqual(Array.from(reference.codes));
         expect(Array.from(result.tensor.scale)).toEqual(Array.from(reference.scale, storage));
@@ -206,12 +213,14 @@ for (const [poolName, pool] of [['a second instance on this thread', sameThreadP
         const values = input(c, 2000 + index);
         const x = kvTensor(c.shape, c.dtype, values);
         const reference = referenceHqq(values, c.nbits, c.axis, c.groupSize);
-        const result = quantizeHqq(x, { nbits: c.nbits, axis: c.axis, groupSize: c.groupSize }, { engine: 'wasm' });
         const storage = c.dtype === 'float16' ? roundToFloat16 : fround;
-        expect(result.stepErrors).toEqual(reference.stepErrors);
-        expect(Array.from(hqqQuantizer.unpackCodes(result.tensor))).toEqual(Array.from(reference.codes));
-        expect(Array.from(result.tensor.scale)).toEqual(Array.from(reference.scale, storage));
-        expect(Array.from(result.tensor.zero)).toEqual(Array.from(reference.zero, storage));
+        for (const runOrder of RUN_ORDERS) {
+          const result = quantizeHqq(x, { nbits: c.nbits, axis: c.axis, groupSize: c.groupSize }, { engine: 'wasm', runOrder });
+          expect(result.stepErrors).toEqual(reference.stepErrors);
+          expect(Array.from(hqqQuantizer.unpackCodes(result.tensor))).toEqual(Array.from(reference.codes));
+          expect(Array.from(result.tensor.scale)).toEqual(Array.from(reference.scale, storage));
+          expect(Array.from(result.tensor.zero)).toEqual(Array.from(reference.zero, storage));
+        }
       });
     });
   });
@@ -236,4 +245,51 @@ describe('the helper starts only for tensors worth splitting', () => {
     expect(split.stepErrors).toEqual(reference.stepErrors);
     expect(alone.stepErrors).toEqual(referenceHqq(x.data, small.nbits, small.axis, small.groupSize).stepErrors);
   });
+});
+
+describe('the order of the kernels\' vectors follows the share that needs the power', () => {
+  /** The share of 4-element vectors with a lane whose first-step residual |W − W_r| reaches the shrink threshold. */
+  function firstStepShare(values: Float32Array, nbits: number, axis: 0 | 1, groupSize: number): number {
+    const grid = hqqGrid(values.length, groupSize, axis);
+    const maxCode = 2 ** nbits - 1;
+    const { inverseScale: s, zero: z } = paramsFromRanges(groupRanges(values, grid), maxCode);
+    let vectors = 0;
+    for (let v = 0; v < values.length; v += 4) {
+      let needs = false;
+      for (let i = v; i < v + 4; i++) {
+        const k = axis === 1 ? Math.floor(i / groupSize) : i % grid.cols;
+        const q = Math.min(Math.max(roundHalfEven(fround(fround(values[i]! * s[k]!) + z[k]!)), 0), maxCode);
+        if (Math.abs(fround(values[i]! - fround(fround(q - z[k]!) / s[k]!))) >= SHRINK_ZERO_BELOW) needs = true;
+      }
+      if (needs) vectors++;
+    }
+    return vectors / (values.length / 4);
+  }
+
+  const run = (nbits: number, axis: 0 | 1, magnitude: number): ReturnType<typeof createWasmEngine> & object => {
+    const values = normalSamples(1 * 4 * 64 * 128, 4000 + nbits).map((v) => v * magnitude);
+    const grid = hqqGrid(values.length, 64, axis);
+    const engine = createWasmEngine(values, grid, 2 ** nbits - 1);
+    if (engine === undefined) throw new Error('no WebAssembly engine here');
+    const { inverseScale, zero } = paramsFromRanges(engine.groupRanges(), 2 ** nbits - 1);
+    engine.start(inverseScale, zero);
+    for (let i = 0; i < 4; i++) engine.step();
+    expect(engine.steps[0]!.powerShare).toBeCloseTo(firstStepShare(values, nbits, axis, 64), 12);
+    return engine;
+  };
+
+  for (const axis of [0, 1] as const) {
+    it(`goes sequential where few vectors need it (4-bit, axis ${axis})`, () => {
+      const { steps } = run(4, axis, 1);
+      expect(steps[0]!.powerShare).toBeLessThan(0.25);
+      expect(steps.map((s) => s.order)).toEqual(['interleaved', 'sequential', 'sequential', 'sequential']);
+    });
+
+    it(`stays interleaved where most do (2-bit, and 4-bit at 1.5x the scale, axis ${axis})`, () => {
+      for (const engine of [run(2, axis, 1), run(4, axis, 1.5)]) {
+        expect(engine.steps.every((s) => s.powerShare > 0.25)).toBe(true);
+        expect(engine.steps.map((s) => s.order)).toEqual(['interleaved', 'interleaved', 'interleaved', 'interleaved']);
+      }
+    });
+  }
 });

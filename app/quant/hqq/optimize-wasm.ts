@@ -1,6 +1,6 @@
 import type { HqqGrid } from './grid.js';
 import type { OptimizerEngine } from './optimizer.js';
-import { DYNAMIC_BASE, ERROR_OUT, threadState } from './kernel-layout.js';
+import { DYNAMIC_BASE, ERROR_OUT, POWER_VECTORS_AT, threadState } from './kernel-layout.js';
 import { MAX_KERNEL_BYTES, alignBytes, hqqKernels } from './kernels.js';
 import type { HqqKernelCall } from './kernels.js';
 import { packCodes, packedByteLength } from './bitpack.js';
@@ -21,6 +21,9 @@ import { checkFinite } from './validate.js';
  * torch thread chunk of the error mean: axis 1 when the chunk boundary falls between groups, axis 0
  * when it falls between blocks of torch's column cascade (kernel-step.ts `stepStrided`). Each call
  * sums exactly what one call over the whole tensor sums, in the same order, so the bits are the same.
+ *
+ * Each step kernel comes in two orders of the vectors of a run (`RunOrder`), again the same bits;
+ * the engine picks one per step from the share of vectors the previous step found needing the power.
  *
  * Memory layout from DYNAMIC_BASE: W (N f32) | s | z | block sums (axis 0; also min/max) | column
  * sums | codes (N u8) | packed.
@@ -46,7 +49,35 @@ export function wasmStepSplits(grid: HqqGrid): boolean {
   return grid.rows % 2 === 0 && (grid.rows / 2) % blockRows === 0;
 }
 
-export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: number): OptimizerEngine | undefined {
+/**
+ * How a step kernel orders the 8 vectors of a 32-element run (kernel-step.ts `slotStages`): the same
+ * bits either way, a different speed. `adaptive` runs the first step interleaved, then each step in
+ * the order that suits the share of vectors the previous step found needing the power.
+ */
+export type RunOrder = 'interleaved' | 'sequential';
+export type RunOrderChoice = RunOrder | 'adaptive';
+
+/**
+ * The share of vectors needing the power above which interleaving pays. Measured with bench/hqq.ts's
+ * tensor at 4 bits axis 0, scaled: sequential is faster at ×1 (share 0.05, 116 vs 150 ms on one
+ * thread) and ×1.1 (0.14), even at ×1.2 (0.27), interleaved far faster at ×1.5 (0.63, 226 vs 373
+ * ms, where sequential mispredicts its per-vector branch) and at 2 bits (share above 0.9).
+ */
+const INTERLEAVE_ABOVE = 0.25;
+
+export interface WasmStepRecord {
+  readonly order: RunOrder;
+  /** the share of vectors with a lane that needed the power in this step */
+  readonly powerShare: number;
+}
+
+export interface WasmOptimizerEngine extends OptimizerEngine {
+  /** one record per step run so far */
+  readonly steps: readonly WasmStepRecord[];
+}
+
+export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: number,
+  orderChoice: RunOrderChoice = 'adaptive'): WasmOptimizerEngine | undefined {
   if (!wasmEngineSupports(grid)) return undefined;
   const k = hqqKernels();
   if (k === null) return undefined;
@@ -80,28 +111,36 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
   const threads = k.helpers > 0 && n >= k.minParallelElements && wasmStepSplits(grid) ? 2 : 1;
 
   /** The step kernel call for thread t of `threads`. */
-  const stepCall = (t: number): HqqKernelCall => {
+  const stepCall = (t: number, order: RunOrder): HqqKernelCall => {
+    const interleaved = order === 'interleaved';
     const share = n / threads; // elements per thread: whole chunks
     if (grid.axis === 1) {
       const firstGroup = (t * share) / groupSize;
       return {
-        name: 'stepContiguous',
+        name: interleaved ? 'stepContiguousInterleaved' : 'stepContiguous',
         args: [pW + t * share * 4, pS + firstGroup * 4, pZ + firstGroup * 4, share / TORCH_ROW, groupSize / TORCH_ROW,
           chunkLength / TORCH_ROW, errorPower, maxCode, groupSize, threadState(t), ERROR_OUT + 4 * t],
       };
     }
     const rowShare = rows / threads;
     return {
-      name: 'stepStrided',
+      name: interleaved ? 'stepStridedInterleaved' : 'stepStrided',
       args: [pW + t * share * 4, pS, pZ, pBlocks + ((t * rowShare) / blockRows) * cols * 4, rowShare, cols, chunkLength / 4,
         errorPower, blockPower, maxCode, threadState(t), ERROR_OUT + 4 * t],
     };
   };
-  const local = stepCall(0);
-  const helperCalls = threads === 2 ? [stepCall(1)] : [];
+  const calls = (order: RunOrder): { local: HqqKernelCall; helpers: HqqKernelCall[] } => ({
+    local: stepCall(0, order),
+    helpers: threads === 2 ? [stepCall(1, order)] : [],
+  });
+  const callsByOrder = { interleaved: calls('interleaved'), sequential: calls('sequential') };
+  const powerVectors = Array.from({ length: threads }, (_, t) => new Int32Array(buffer, threadState(t) + POWER_VECTORS_AT, 1));
+  const steps: WasmStepRecord[] = [];
+  let order: RunOrder = orderChoice === 'adaptive' ? 'interleaved' : orderChoice;
 
   return {
     name: 'wasm',
+    steps,
     groupRanges() {
       const pMin = pBlocks;
       const pMax = pBlocks + groups * 4;
@@ -122,7 +161,11 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
       zero = z0;
     },
     step(): number {
-      k.parallel(helperCalls, () => k[local.name](...local.args));
+      const { local, helpers } = callsByOrder[order];
+      k.parallel(helpers, () => k[local.name](...local.args));
+      const powerShare = powerVectors.reduce((sum, count) => sum + count[0]!, 0) / (n / 4);
+      steps.push({ order, powerShare });
+      if (orderChoice === 'adaptive') order = powerShare > INTERLEAVE_ABOVE ? 'interleaved' : 'sequential';
       if (grid.axis === 0) {
         k.combineColumns(pBlocks, pSums, cols, Math.floor(rows / blockRows), rows % blockRows === 0 ? 0 : 1, blockPower);
         for (const [begin, end] of ilpRanges) {

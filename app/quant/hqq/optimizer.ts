@@ -4,6 +4,7 @@ import { paramsFromRanges } from './init-params.js';
 import type { GroupRanges } from './init-params.js';
 import { createJsEngine } from './optimize-js.js';
 import { createWasmEngine } from './optimize-wasm.js';
+import type { RunOrderChoice } from './optimize-wasm.js';
 
 /**
  * HQQ's quantize pipeline around an engine (spec §3.2 steps 2–4): group ranges, initial parameters,
@@ -47,9 +48,10 @@ export interface OptimizerResult {
   readonly engine: EngineName;
 }
 
-export function runHqq(values: Float32Array, grid: HqqGrid, nbits: number, choice: EngineChoice = 'auto'): OptimizerResult {
+export function runHqq(values: Float32Array, grid: HqqGrid, nbits: number, choice: EngineChoice = 'auto',
+  runOrder: RunOrderChoice = 'adaptive'): OptimizerResult {
   const maxCode = 2 ** nbits - 1;
-  const engine = pickEngine(values, grid, maxCode, choice);
+  const engine = pickEngine(values, grid, maxCode, choice, runOrder);
   try {
     const { inverseScale, zero } = paramsFromRanges(engine.groupRanges(), maxCode);
     engine.start(inverseScale, zero);
@@ -67,9 +69,9 @@ export function runHqq(values: Float32Array, grid: HqqGrid, nbits: number, choic
   }
 }
 
-function pickEngine(values: Float32Array, grid: HqqGrid, maxCode: number, choice: EngineChoice): OptimizerEngine {
+function pickEngine(values: Float32Array, grid: HqqGrid, maxCode: number, choice: EngineChoice, runOrder: RunOrderChoice): OptimizerEngine {
   if (choice !== 'js') {
-    const wasm = createWasmEngine(values, grid, maxCode);
+    const wasm = createWasmEngine(values, grid, maxCode, runOrder);
     if (wasm !== undefined) return wasm;
     if (choice === 'wasm') {
       throw new QuantizationError('the WebAssembly HQQ engine cannot run here (no WebAssembly SIMD, or a layout it does not cover, see optimize-wasm.ts); use engine "auto" or "js".');
