@@ -29,7 +29,7 @@ function run(cache: KvCache, steps: number): void {
 }
 
 describe('KvCache', () => {
-  const plan = planCacheLayers(['conv', 'full_attention', 'sliding_attention', 'full_attention'], 'full-attention-only');
+  const plan = planCacheLayers(['conv', 'full_attention', 'sliding_attention', 'full_attention'].map((actualKind) => ({ actualKind, hasKvCache: actualKind !== 'conv' })), 'full-attention-only');
 
   it('builds the planned layer per index and routes updates to it', () => {
     const cache = track(new KvCache({ plan, settings, quantizer: new FakeGridQuantizer() }));

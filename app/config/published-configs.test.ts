@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pythonSetRepr } from './python-repr.js';
+import { pythonSetRepr } from '../python-repr.js';
 import { parseModelConfig } from './parse-model-config.js';
 import { configJson, PUBLISHED_CONFIGS } from './test-support/published-configs.js';
 

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { storedName } from './attribute-map.js';
 import { describeValue, isConfigObject, type ConfigObject } from './config-object.js';
-import { pythonListRepr } from './python-repr.js';
+import { pythonListRepr } from '../python-repr.js';
 import { withExplanation } from './verbatim-message.js';
 
 export interface TextConfigOptions {

@@ -18,15 +18,12 @@ export interface RunCachePlan {
 /**
  * The cache a run gets. Quantized mode first runs the preflight on the real prompt length and refuses
  * exactly when it refuses (its first error is the one transformers would raise, spec §1.2); then the
- * layer policy places each decoder layer (app/cache/layer-plan.ts), from what the layer really is
- * (`actualKinds`: Jamba's mamba layers keep no KV even where transformers says full_attention), and
- * layers that read another layer's KV (num_kv_shared_layers) get none.
+ * layer policy places each decoder layer (app/cache/layer-plan.ts, the plan the preflight reported).
  */
 export function planRunCache(config: ModelConfig, settings: RunSettings, promptLength: number): RunCachePlan {
   if (settings.cacheMode === 'dynamic') return { plan: null, preflight: null, quantizer: undefined };
   const preflight = runPreflight(config, settings.quantization, { sequenceLengths: [promptLength] });
   if (!preflight.ok) throw new PreflightRefusedError(preflight.diagnostics);
-  const kinds = planCacheLayers(config.layers.actualKinds, settings.quantization.layerPolicy);
-  const plan = kinds.map((kind, index) => (config.layers.layers[index]?.hasKvCache === false ? 'none' : kind));
+  const plan = planCacheLayers(config.layers.layers, settings.quantization.layerPolicy);
   return { plan, preflight, quantizer: quantizerFor(settings.quantization.backend as QuantBackend) };
 }

@@ -1,6 +1,6 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { ModelConfig } from '../config/model-config.js';
-import type { BackendRules } from './backend-rules.js';
+import type { BackendRules } from '../quant/backend-rules.js';
 import type { Diagnostic } from './diagnostic.js';
 import { formatLayerList } from './layer-list.js';
 

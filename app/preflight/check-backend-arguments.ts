@@ -1,8 +1,8 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import { withExplanation } from '../config/verbatim-message.js';
-import type { BackendRules } from './backend-rules.js';
+import type { BackendRules } from '../quant/backend-rules.js';
 import type { Diagnostic, DiagnosticCode } from './diagnostic.js';
-import { axisMessage, nbitsMessage } from './transformers-messages.js';
+import { axisMessage, nbitsMessage } from '../quant/library-messages.js';
 
 /**
  * The layer constructor's checks, in its order: nbits, axis_key, axis_value (spec §1.2). transformers

@@ -1,5 +1,5 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import type { BackendRules } from './backend-rules.js';
+import type { BackendRules } from '../quant/backend-rules.js';
 import { isPositiveInteger } from './check-cache-arguments.js';
 import type { Diagnostic } from './diagnostic.js';
 import { hqqPackingFactor } from './shape-rules.js';

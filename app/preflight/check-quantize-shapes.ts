@@ -1,7 +1,7 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { ModelKvGeometry } from '../config/kv-geometry.js';
 import { withExplanation } from '../config/verbatim-message.js';
-import type { BackendRules } from './backend-rules.js';
+import type { BackendRules } from '../quant/backend-rules.js';
 import { flushPeriod, isPositiveInteger } from './check-cache-arguments.js';
 import type { Diagnostic } from './diagnostic.js';
 import { CANDIDATE_GROUP_SIZES, firstFailingQuantize, type LengthFailure } from './quantize-lengths.js';

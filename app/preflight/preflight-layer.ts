@@ -1,6 +1,6 @@
 import type { LayerPolicy } from '../cache/cache-config.js';
+import { planCacheLayers } from '../cache/layer-plan.js';
 import type { ModelConfig } from '../config/model-config.js';
-import { FULL_ATTENTION } from '../config/layer-kinds.js';
 
 /** One decoder layer in the preflight's report. */
 export interface PreflightLayer {
@@ -16,13 +16,8 @@ export interface PreflightLayer {
   readonly quantized: boolean;
 }
 
-/**
- * Which layers the policy quantizes: `all` every layer with a KV cache (what transformers would build
- * once its type check passes), `full-attention-only` the layers that really are full attention.
- */
+/** The layers with the cache plan a run would build (app/cache/layer-plan.ts). */
 export function planPreflightLayers(config: ModelConfig, policy: LayerPolicy): PreflightLayer[] {
-  return config.layers.layers.map((layer) => ({
-    ...layer,
-    quantized: layer.hasKvCache && (policy === 'all' || layer.actualKind === FULL_ATTENTION),
-  }));
+  const plan = planCacheLayers(config.layers.layers, policy);
+  return config.layers.layers.map((layer, index) => ({ ...layer, quantized: plan[index] === 'quantized' }));
 }

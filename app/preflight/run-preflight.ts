@@ -1,6 +1,6 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { ModelConfig } from '../config/model-config.js';
-import { backendRules } from './backend-rules.js';
+import { backendRules } from '../quant/backend-rules.js';
 import { checkAxisRecommendation, checkSlidingWindowCoversContext, configNotes } from './check-advice.js';
 import { checkBackend } from './check-backend.js';
 import { checkBackendArguments } from './check-backend-arguments.js';

@@ -1,6 +1,6 @@
 import type { QuantBackend } from '../quant/types.js';
 import type { DiagnosticCode, DiagnosticOrigin } from './diagnostic.js';
-import { hqqGroupSizeMessage, quantoGroupSizeMessage } from './transformers-messages.js';
+import { hqqGroupSizeMessage, quantoGroupSizeMessage } from '../quant/library-messages.js';
 
 /** The fixed dimensions of a cached K or V tensor `[batch, heads, seq, headDim]`. */
 export interface KvDims {

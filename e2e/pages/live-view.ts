@@ -27,9 +27,14 @@ export class LiveView {
     return this.root.getByTestId(`stat-${key}`);
   }
 
-  /** Points the chart drew in its last update (data-points on the chart element). */
+  /**
+   * Points the chart drew in its last update (data-points on the chart element), scrolled into view
+   * first as a user would: charts out of view skip their redraws and catch up when they come back.
+   */
   async chartPoints(id: string): Promise<number> {
-    return Number(await this.root.getByTestId(`chart-${id}`).getAttribute('data-points'));
+    const chart = this.root.getByTestId(`chart-${id}`);
+    await chart.scrollIntoViewIfNeeded();
+    return Number(await chart.getAttribute('data-points'));
   }
 
   chart(id: string): Locator {

@@ -2,7 +2,7 @@ import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
 import { flushSchedule } from '../../app/cache/flush-schedule.js';
 import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
-import { planCacheLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
+import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
 import type { ModelConfig } from '../../app/config/model-config.js';
 import type { CacheMode } from '../../app/engine/types.js';
 import { packedByteLength } from '../../app/quant/hqq/bitpack.js';
@@ -109,15 +109,7 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
  */
 function layerPlans(config: ModelConfig, cacheMode: CacheMode, settings: QuantizedCacheSettings): CacheLayerPlan[] {
   const layers = config.layers.layers;
-  if (cacheMode === 'dynamic') return layers.map((layer) => (layer.hasKvCache ? 'dynamic' : 'none'));
-  let kinds: CacheLayerPlan[];
-  try {
-    kinds = planCacheLayers(config.layers.actualKinds, settings.layerPolicy);
-  } catch {
-    // An unknown layer type: the engine refuses it; the what-if keeps such layers full precision.
-    kinds = layers.map((layer) => (layer.actualKind === 'full_attention' ? 'quantized' : 'dynamic'));
-  }
-  return kinds.map((kind, index) => (layers[index]?.hasKvCache === false ? 'none' : kind));
+  return cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.layerPolicy);
 }
 
 /** K and V of one layer: `[1, kvHeads, seq, headDim]` in the model's KV dtype. */

@@ -1,6 +1,6 @@
 import { shouldFlush } from '../../app/cache/flush-schedule.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
-import { planCacheLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
+import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
 import type { ModelConfig } from '../../app/config/model-config.js';
 import type { GenerationResult, LayerQuantizeError } from '../../app/engine/generation-result.js';
 import { createPrng, type Prng } from '../../app/engine/prng.js';
@@ -50,9 +50,7 @@ export class FakeRunSimulation {
 
   constructor(readonly config: ModelConfig, readonly kvDtype: KvDtype, readonly settings: RunSettings, seed: number) {
     const layers = config.layers.layers;
-    this.plans = settings.cacheMode === 'dynamic'
-      ? layers.map((layer) => (layer.hasKvCache ? 'dynamic' : 'none'))
-      : planCacheLayers(config.layers.actualKinds, settings.quantization.layerPolicy).map((plan, i) => (layers[i]?.hasKvCache === false ? 'none' : plan));
+    this.plans = settings.cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.quantization.layerPolicy);
     this.#quantizedLayerCount = this.plans.filter((plan) => plan === 'quantized').length;
     this.#geometry = pairGeometry(config, kvDtype);
     this.#random = createPrng(seed ^ 0x5eed);

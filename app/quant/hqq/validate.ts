@@ -1,4 +1,6 @@
 import { QuantizationError } from '../../errors.js';
+import { backendRules } from '../backend-rules.js';
+import { hqqGroupSizeMessage, nbitsMessage, torchSize } from '../library-messages.js';
 import type { KvShape } from '../../tensor/kv-tensor.js';
 import type { QuantParams } from '../types.js';
 import { hqqGrid } from './grid.js';
@@ -10,15 +12,14 @@ import type { HqqAxis, HqqGrid } from './grid.js';
  * texts, verbatim, including hqq's spelling "divisble"), then what hqq gets wrong silently or fails
  * on later: bit-packing parity, 3 bits with axis 1, and non-finite input. Every message ends with a fix.
  */
-export const HQQ_BITS = [1, 2, 3, 4, 8] as const;
+const { messageName, nbits: HQQ_BITS } = backendRules('hqq')!;
 const COMMON_GROUP_SIZES = [8, 16, 32, 64, 128, 256, 512];
 
 export function validateHqqParams(shape: KvShape, params: QuantParams): HqqGrid {
   const { nbits, axis, groupSize } = params;
-  if (!(HQQ_BITS as readonly number[]).includes(nbits)) {
+  if (!HQQ_BITS.includes(nbits)) {
     throw new QuantizationError(
-      `\`nbits\` for \`HQQ\` backend has to be one of [\`1\`, \`2\`, \`3\`, \`4\`, \`8\`] but got ${nbits}. ` +
-      'kvscope supports the bit widths transformers accepts for HQQ; choose 1, 2, 3, 4 or 8.',
+      `${nbitsMessage(messageName, HQQ_BITS, nbits)}. kvscope supports the bit widths transformers accepts for HQQ; choose 1, 2, 3, 4 or 8.`,
     );
   }
   if (axis !== 0 && axis !== 1) {
@@ -36,7 +37,7 @@ export function validateHqqParams(shape: KvShape, params: QuantParams): HqqGrid 
   }
   if (count % groupSize !== 0) {
     throw new QuantizationError(
-      `group_size should be divisble by the total tensor dimensions. shape: ${torchSize(shape)}, group_size: ${groupSize}. ` +
+      `${hqqGroupSizeMessage(shape, groupSize)}. ` +
       `HQQ needs the ${count} values to split into whole groups; choose a group size that divides ${count}, ` +
       `e.g. ${suggestGroupSizes(count, axis, nbits, groupSize)}.`,
     );
@@ -76,11 +77,6 @@ export function nonFinite(index: number, value: number): QuantizationError {
     'group, and so its scale and zero, into NaN or infinity; fix the values upstream (check the model output) ' +
     'or keep this layer in full precision.',
   );
-}
-
-/** `torch.Size([1, 4, 128, 64])`, as hqq prints `tensor.shape`. */
-export function torchSize(shape: readonly number[]): string {
-  return `torch.Size([${shape.join(', ')}])`;
 }
 
 /** Up to three common group sizes, nearest to `wanted`, that pass every check above. */

@@ -1,4 +1,5 @@
 import { QuantizationError } from '../../errors.js';
+import { quantoGroupSizeMessage } from '../library-messages.js';
 import type { KvShape } from '../../tensor/kv-tensor.js';
 import type { QuantoAxis } from './params.js';
 
@@ -84,7 +85,7 @@ export function paramCount(layout: GroupLayout): number {
  */
 function groupSizeMessage(shape: KvShape, axis: QuantoAxis, groupSize: number, axisNumel: number): string {
   const [batch, heads, seq, headDim] = shape;
-  const library = `Group size (${groupSize}) must be a divisor of (${axisNumel})`;
+  const library = quantoGroupSizeMessage(groupSize, axisNumel);
   const what =
     axis === 0
       ? `quanto axis 0 cuts each batch entry into runs of g consecutive values, so kv_heads·seq·head_dim = ${heads}·${seq}·${headDim} = ${axisNumel}`

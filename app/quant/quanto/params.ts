@@ -1,4 +1,6 @@
 import { QuantizationError } from '../../errors.js';
+import { backendRules } from '../backend-rules.js';
+import { nbitsMessage } from '../library-messages.js';
 import type { QuantParams } from '../types.js';
 
 /** quanto's KV qtypes: qint2 and qint4 (spec §1.5: transformers maps nbits 4 → qint4, anything else → qint2). */
@@ -22,8 +24,9 @@ export interface QuantoParams {
 export function validateQuantoParams(params: QuantParams): QuantoParams {
   const { nbits, axis, groupSize } = params;
   if (nbits !== 2 && nbits !== 4) {
+    const { messageName, nbits: allowed } = backendRules('quanto')!;
     throw new QuantizationError(
-      `\`nbits\` for \`quanto\` backend has to be one of [\`2\`, \`4\`] but got ${nbits}. ` +
+      `${nbitsMessage(messageName, allowed, nbits)}. ` +
         'quanto stores KV caches as qint2 or qint4 only; use nbits 2 or 4, or the hqq backend for 1, 3 or 8 bits.',
     );
   }

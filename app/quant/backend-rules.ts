@@ -1,4 +1,4 @@
-import type { QuantBackend } from '../quant/types.js';
+import type { QuantBackend } from './types.js';
 
 /** What each backend's layer class accepts (spec §1.2) and what the transformers docs recommend (spec §4.1). */
 export interface BackendRules {
