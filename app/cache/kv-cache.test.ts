@@ -3,7 +3,6 @@ import { CacheError } from '../errors.js';
 import type { KvTensor } from '../tensor/kv-tensor.js';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from './cache-config.js';
 import { KvCache } from './kv-cache.js';
-import { addLayerMemory, EMPTY_LAYER_MEMORY } from './layer-memory.js';
 import { planCacheLayers } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
 import { firstBitDifference } from './test-support/compare.js';
@@ -70,28 +69,23 @@ describe('KvCache', () => {
     expect(() => new KvCache({ plan, settings })).toThrow(/plan quantizes layer 1 but no quantizer was given; pass the `quanto` quantizer/);
   });
 
-  it('stats() aggregates bytes, flushes and quantize events over the layers', () => {
+  it('keeps per-layer lengths, flushes, quantize events and exact bytes', () => {
     const cache = track(new KvCache({ plan, settings, quantizer: new FakeGridQuantizer() }));
     run(cache, 7);
-    const stats = cache.stats();
-    expect(stats.layers.map((l) => [l.layerIndex, l.plan, l.seqLength, l.flushes])).toEqual([
-      [0, 'none', 0, 0],
+    expect(cache.layer(0)).toBeNull();
+    expect([1, 2, 3].map((i) => [i, cache.layer(i)!.kind, cache.seqLength(i), cache.layer(i)!.flushCount])).toEqual([
       [1, 'quantized', 11, 2],
       [2, 'dynamic', 11, 0],
       [3, 'quantized', 11, 2],
     ]);
-    expect(stats.flushes).toBe(4);
-    // prefill and the flushes at steps 3 and 6, for layers 1 and 3, ordered by step then layer
-    expect(stats.events.map((e) => [e.step, e.layerIndex, e.kind])).toEqual([
-      [0, 1, 'prefill'], [0, 3, 'prefill'], [3, 1, 'flush'], [3, 3, 'flush'], [6, 1, 'flush'], [6, 3, 'flush'],
-    ]);
-    const summed = stats.layers.map((l) => l.memory).reduce(addLayerMemory, EMPTY_LAYER_MEMORY);
-    expect(stats.memory).toEqual(summed);
+    // prefill and the flushes at steps 3 and 6, on each quantized layer; none on the dynamic one
+    for (const i of [1, 3]) expect(cache.layer(i)!.events.map((e) => [e.step, e.kind])).toEqual([[0, 'prefill'], [3, 'flush'], [6, 'flush']]);
+    expect(cache.layer(2)!.events).toEqual([]);
     // the dynamic layer holds 11 tokens of 2·1·2·8 fp32 values; the quantized ones 10 quantized + 1 residual
-    expect(stats.layers[2]!.memory.fullPrecisionBytes).toBe(11 * 32 * 4);
-    expect(stats.layers[1]!.memory.fullPrecisionBytes).toBe(1 * 32 * 4);
-    expect(stats.layers[1]!.memory.codeBytes).toBe(10 * 32 / 2);
-    expect(stats.memory.fp32BaselineBytes).toBe(3 * 11 * 32 * 4);
+    expect(cache.layer(2)!.memory().fullPrecisionBytes).toBe(11 * 32 * 4);
+    expect(cache.layer(1)!.memory().fullPrecisionBytes).toBe(1 * 32 * 4);
+    expect(cache.layer(1)!.memory().codeBytes).toBe(10 * 32 / 2);
+    expect([1, 2, 3].map((i) => cache.layer(i)!.memory().fp32BaselineBytes)).toEqual([11 * 32 * 4, 11 * 32 * 4, 11 * 32 * 4]);
     cache.dispose();
   });
 

@@ -4,10 +4,8 @@ import type { KvTensor } from '../tensor/kv-tensor.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
 import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { DynamicLayer } from './dynamic-layer.js';
-import { addLayerMemory, EMPTY_LAYER_MEMORY, type LayerMemory } from './layer-memory.js';
 import type { CacheLayerPlan } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
-import type { QuantizeEvent } from './quantize-event.js';
 
 export interface KvCacheOptions {
   /** one entry per decoder layer (see `planCacheLayers`) */
@@ -17,42 +15,18 @@ export interface KvCacheOptions {
   readonly quantizer?: Quantizer;
 }
 
-export interface LayerStats {
-  readonly layerIndex: number;
-  readonly plan: CacheLayerPlan;
-  readonly seqLength: number;
-  readonly memory: LayerMemory;
-  readonly flushes: number;
-  readonly events: readonly QuantizeEvent[];
-}
-
-export interface LayerQuantizeEvent extends QuantizeEvent {
-  readonly layerIndex: number;
-}
-
-export interface CacheStats {
-  readonly layers: readonly LayerStats[];
-  /** field-wise sum over the layers */
-  readonly memory: LayerMemory;
-  readonly flushes: number;
-  /** every layer's quantize events, by step, then layer */
-  readonly events: readonly LayerQuantizeEvent[];
-}
-
 /**
  * The cache of a whole model: one `QuantizedLayer`, `DynamicLayer` or nothing per decoder layer, as
  * the plan says. transformers' `QuantizedCache` builds `num_hidden_layers` quantized layers (spec §1.2);
  * a `full-attention-only` plan extends that to hybrid models.
  */
 export class KvCache {
-  readonly #plan: readonly CacheLayerPlan[];
   /** null where the plan is 'none' */
   readonly #layers: readonly (CacheLayer | null)[];
   #disposed = false;
 
   constructor(options: KvCacheOptions) {
     const { plan, settings, quantizer } = options;
-    this.#plan = [...plan];
     this.#layers = plan.map((kind, index) => {
       switch (kind) {
         case 'quantized':
@@ -100,30 +74,6 @@ export class KvCache {
     const layer = this.layer(layerIndex);
     if (layer === null) throw new CacheError(`layer ${layerIndex} keeps no KV cache (plan "none"), so it has no sequence length.`);
     return layer.seqLength();
-  }
-
-  stats(): CacheStats {
-    const layers: LayerStats[] = [];
-    const events: LayerQuantizeEvent[] = [];
-    let memory = EMPTY_LAYER_MEMORY;
-    let flushes = 0;
-    this.#layers.forEach((layer, layerIndex) => {
-      const layerMemory = layer?.memory() ?? EMPTY_LAYER_MEMORY;
-      const layerEvents = layer?.events ?? [];
-      layers.push({
-        layerIndex,
-        plan: this.#plan[layerIndex]!,
-        seqLength: layer?.seqLength() ?? 0,
-        memory: layerMemory,
-        flushes: layer?.flushCount ?? 0,
-        events: layerEvents,
-      });
-      memory = addLayerMemory(memory, layerMemory);
-      flushes += layer?.flushCount ?? 0;
-      for (const event of layerEvents) events.push({ ...event, layerIndex });
-    });
-    events.sort((a, b) => a.step - b.step || a.layerIndex - b.layerIndex);
-    return { layers, memory, flushes, events };
   }
 
   /** Whether any layer still reads `buffer` (CacheLayer.references). */

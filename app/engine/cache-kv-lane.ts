@@ -9,7 +9,7 @@ import { kvTensor, type KvTensor } from '../tensor/kv-tensor.js';
 import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import type { SessionOutputs } from './decoder-session.js';
 import { GenerationError } from './engine-errors.js';
-import { float32ToHalfBitsInto, halfBitsToFloat32Into } from './float16-bits.js';
+import { float32ToHalfBitsInto, halfBitsToFloat32Into } from '../tensor/float16-bits.js';
 import type { LayerQuantizeError } from './generation-result.js';
 import { floatTensor, type FloatHostTensor, type HostTensor } from './host-tensor.js';
 import { emptyPast } from './dynamic-kv-lane.js';

@@ -1,4 +1,5 @@
 import type { ModelConfig } from '../config/model-config.js';
+import { formatLayerList } from '../preflight/layer-list.js';
 import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import { modelError, modelWarning, type ModelDiagnostic } from './model-diagnostic.js';
 
@@ -78,11 +79,8 @@ function checkLogits(io: DecoderIo, config: ModelConfig, graphName: string): Mod
     'Check that config.json belongs to this graph; generation uses the graph\'s vocabulary.')];
 }
 
-/** `0…4` for a contiguous run, else a comma list. */
-export function rangeText(layers: readonly number[]): string {
-  if (layers.length === 0) return 'none';
-  const sorted = [...layers].sort((a, b) => a - b);
-  const contiguous = sorted.every((layer, i) => i === 0 || layer === sorted[i - 1]! + 1);
-  return contiguous && sorted.length > 2 ? `${sorted[0]}…${sorted[sorted.length - 1]}` : sorted.join(', ');
+/** `0-4, 6`: the layers as runs (app/preflight/layer-list.ts), or `none`. */
+function rangeText(layers: readonly number[]): string {
+  return layers.length === 0 ? 'none' : formatLayerList(layers);
 }
 

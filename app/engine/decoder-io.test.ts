@@ -53,7 +53,7 @@ describe('checkDecoderIo: config.json against the graph', () => {
   it('names a num_key_value_heads contradiction and the fix', () => {
     const [diagnostic] = checkDecoderIo(io, stories({ num_key_value_heads: 2 }), 'model.onnx');
     expect(diagnostic).toMatchObject({ code: 'io-kv-heads', severity: 'error', layers: [0, 1, 2, 3, 4] });
-    expect(diagnostic!.message).toContain('stories/config.json says num_key_value_heads = 2, but model.onnx\'s past_key_values.0.key is [batch_size, 4, seq, 8] (4 KV heads) in 5 layers (0…4)');
+    expect(diagnostic!.message).toContain('stories/config.json says num_key_value_heads = 2, but model.onnx\'s past_key_values.0.key is [batch_size, 4, seq, 8] (4 KV heads) in 5 layers (0-4)');
     expect(diagnostic!.fix).toContain('"num_key_value_heads": 4');
   });
 
@@ -64,7 +64,7 @@ describe('checkDecoderIo: config.json against the graph', () => {
   it('names a layer count contradiction', () => {
     const [diagnostic] = checkDecoderIo(io, stories({ num_hidden_layers: 6 }), 'model.onnx');
     expect(diagnostic).toMatchObject({ code: 'io-kv-layer-mismatch', layers: [5] });
-    expect(diagnostic!.message).toMatch(/describes 6 decoder layers, 6 of them with a KV cache \(0…5\), but model\.onnx has past_key_values for 5 layers \(0…4\): no KV input for layer\(s\) 5/);
+    expect(diagnostic!.message).toMatch(/describes 6 decoder layers, 6 of them with a KV cache \(0-5\), but model\.onnx has past_key_values for 5 layers \(0-4\): no KV input for layer\(s\) 5/);
   });
 
   it('warns when the vocabulary differs', () => {

@@ -1,6 +1,6 @@
 import type { SessionOutputs } from './decoder-session.js';
 import { GenerationError } from './engine-errors.js';
-import { halfBitsToFloat32Into } from './float16-bits.js';
+import { halfBitsToFloat32Into } from '../tensor/float16-bits.js';
 
 /**
  * Reads the last row of `logits` [1, n, vocab] (the next-token scores) into a float32 buffer owned by

@@ -8,6 +8,7 @@ import { WorkbenchController } from './workbench-controller.js';
 async function started(options: { host?: 'browser' | 'electron'; pickedFolder?: string } = {}) {
   const scheduler = new ManualScheduler();
   const api = createFakeWorkbenchApi({ scheduler, stepsPerBatch: 8, ...options });
+  api.recentModels = vi.fn(api.recentModels.bind(api));
   const store = createWorkbenchStore(api.host);
   const download = vi.fn();
   const controller = new WorkbenchController(api, store, { preflightDelayMs: 0, download, timers: scheduler });
@@ -17,10 +18,16 @@ async function started(options: { host?: 'browser' | 'electron'; pickedFolder?: 
   return { scheduler, api, store, controller, download };
 }
 
+/** How many times the controller asked the host for the recent models. */
+function recentCalls(api: { recentModels: unknown }): number {
+  return (api.recentModels as ReturnType<typeof vi.fn>).mock.calls.length;
+}
+
 describe('WorkbenchController', () => {
   it('opens the environment\'s default model on start, with the inline preflight', async () => {
-    const { store, scheduler } = await started();
+    const { store, scheduler, api } = await started();
     await scheduler.runAll();
+    expect(recentCalls(api)).toBe(1); // once, after the default model opened
     const state = store.getState();
     expect(state.environment?.defaultModel).toEqual({ kind: 'synthetic' });
     expect(state.model).toMatchObject({ status: 'ready', summary: { displayName: 'synthetic', ok: true }, layerVerdict: null });

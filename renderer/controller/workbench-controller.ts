@@ -62,7 +62,6 @@ export class WorkbenchController {
       if (state.form !== previous.form || state.model.summary !== previous.model.summary) this.#schedulePreflight();
     }));
     const history = this.refreshHistory();
-    const recent = this.#refreshRecent();
     try {
       const environment = await this.api.environment();
       this.store.getState().environmentLoaded(environment);
@@ -72,13 +71,14 @@ export class WorkbenchController {
         const available = environment.executionProviders.find((ep) => ep.available);
         if (available !== undefined) this.store.getState().updateForm({ executionProvider: available.name });
       }
-      await this.openModel(environment.defaultModel);
+      await this.openModel(environment.defaultModel); // which loads the recent models too
     } catch (error) {
       const info = fromThrown(error, 'internal', 'Check that the kvscope host is running, then reload the window.');
       this.store.getState().environmentFailed(info);
       this.#notifyError('The workbench could not reach its engine', info);
+      await this.#refreshRecent();
     }
-    await Promise.all([history, recent]);
+    await history;
   }
 
   dispose(): void {

@@ -1,8 +1,8 @@
-import { float16BitsToNumber } from '../tensor/float16.js';
+import { float16BitsToNumber } from './float16.js';
 
 /**
  * Fast binary16 ↔ float32 conversion for the feeds boundary of fp16-KV graphs (model_fp16.onnx).
- * app/tensor/float16.ts is the reference (exact, but a log2 per element); these are its table and
+ * float16.ts is the reference (exact, but a log2 per element); these are its table and
  * bit-twiddling twins for hot paths, tested equal to it (round to nearest, ties to even).
  */
 

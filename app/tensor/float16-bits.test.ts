@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { float16BitsToNumber, numberToFloat16Bits } from '../tensor/float16.js';
+import { float16BitsToNumber, numberToFloat16Bits } from './float16.js';
 import { float32ToHalfBitsInto, halfBitsToFloat32Into } from './float16-bits.js';
 
 describe('fast binary16 conversion', () => {
