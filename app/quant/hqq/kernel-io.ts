@@ -1,4 +1,4 @@
-import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i16x8, i32, i32x4, i8x16, ifThen, loop, seq, set, v128 } from '../../wasm/wasm-encoder.js';
+import { FunctionBuilder, ValType, block, br, brIf, f32, f32x4, get, i16x8, i32, i32x4, i8x16, ifElse, ifThen, loop, seq, set, v128 } from '../../wasm/wasm-encoder.js';
 import type { Code, Local } from '../../wasm/wasm-encoder.js';
 import { ZERO, elementLocals, initElement, sharedParams, slotLocals, storeCodes } from './kernel-element.js';
 import type { SlotLocals } from './kernel-element.js';
@@ -190,6 +190,7 @@ export function dequantize(): FunctionBuilder {
   const fb = new FunctionBuilder('dequantize', [I, I, I, I, I, I, I, I, I, I], []);
   const [pPacked, pScale, pZero, pOut, planeRows, cols, rowBegin, rowEnd, nbits, axis] = fb.params as [Local, Local, Local, Local, Local, Local, Local, Local, Local, Local];
   const plane = fb.local(I);
+  const planeEnd = fb.local(I);
   const outRow = fb.local(I);
   const column = fb.local(I);
   const shift = fb.local(I);
@@ -202,42 +203,55 @@ export function dequantize(): FunctionBuilder {
   const half = fb.local(ValType.V128);
   const groupParam = (base: Local): Code => f32x4.splat(f32.load(i32.add(get(base), i32.shl(get(outRow), i32.const(2)))));
   const columnParam = (base: Local, offset: number): Code => v128.load(i32.add(get(base), i32.shl(get(column), i32.const(2))), offset);
-  /** dequantizes 4 codes (i32x4) for columns column + 4·quarter .. +3 */
-  const store4 = (codes: Code, quarter: number): Code => seq(
-    ifThen(i32.eqz(get(axis)), set(sv, columnParam(pScale, 16 * quarter)), set(zv, columnParam(pZero, 16 * quarter))),
-    v128.store(i32.add(get(target), i32.shl(get(column), i32.const(2))),
-      f32x4.mul(f32x4.sub(f32x4.convertI32x4U(codes), get(zv)), get(sv)), 16 * quarter),
-  );
+  /** dequantizes 4 codes (i32x4) for columns column + 4·quarter .. +3; axis 0 reads each column's scale and zero */
+  const store4 = (codes: Code, quarter: number, strided: boolean): Code => {
+    const s = strided ? columnParam(pScale, 16 * quarter) : get(sv);
+    const z = strided ? columnParam(pZero, 16 * quarter) : get(zv);
+    return v128.store(i32.add(get(target), i32.shl(get(column), i32.const(2))),
+      f32x4.mul(f32x4.sub(f32x4.convertI32x4U(codes), z), s), 16 * quarter);
+  };
   const codesOf = (value: Code): Code => v128.and(i8x16.shrU(value, get(shift)), get(mask));
+  /** one output row, columns 16 at a time, then 4 */
+  const row = (strided: boolean): Code => seq(
+    set(column, i32.const(0)),
+    block(loop(
+      brIf(1, i32.gtU(i32.add(get(column), i32.const(16)), get(cols))),
+      set(bytes, codesOf(v128.load(i32.add(get(source), get(column))))),
+      set(half, i16x8.extendLowI8x16U(get(bytes))),
+      store4(i32x4.extendLowI16x8U(get(half)), 0, strided),
+      store4(i32x4.extendHighI16x8U(get(half)), 1, strided),
+      set(half, i16x8.extendHighI8x16U(get(bytes))),
+      store4(i32x4.extendLowI16x8U(get(half)), 2, strided),
+      store4(i32x4.extendHighI16x8U(get(half)), 3, strided),
+      set(column, i32.add(get(column), i32.const(16))),
+      br(0),
+    )),
+    block(loop(
+      brIf(1, i32.geU(get(column), get(cols))),
+      store4(i32x4.extendLowI16x8U(i16x8.extendLowI8x16U(codesOf(v128.load32Zero(i32.add(get(source), get(column)))))), 0, strided),
+      set(column, i32.add(get(column), i32.const(4))),
+      br(0),
+    )),
+  );
+  /** source row and bit shift of output row `outRow`: packed row outRow − plane·planeRows, plane outRow / planeRows */
+  const enterPlane = seq(
+    set(shift, i32.sub(i32.const(8), i32.mul(get(nbits), i32.add(get(plane), i32.const(1))))),
+    set(planeEnd, i32.mul(i32.add(get(plane), i32.const(1)), get(planeRows))),
+    set(source, i32.add(get(pPacked), i32.mul(i32.sub(get(outRow), i32.mul(get(plane), get(planeRows))), get(cols)))),
+  );
   fb.emit(
     set(mask, i8x16.splat(i32.sub(i32.shl(i32.const(1), get(nbits)), i32.const(1)))),
     set(outRow, get(rowBegin)),
     set(target, get(pOut)),
+    set(plane, i32.divU(get(outRow), get(planeRows))),
+    enterPlane,
     block(loop(
       brIf(1, i32.geU(get(outRow), get(rowEnd))),
-      set(plane, i32.divU(get(outRow), get(planeRows))),
-      set(shift, i32.sub(i32.const(8), i32.mul(get(nbits), i32.add(get(plane), i32.const(1))))),
-      set(source, i32.add(get(pPacked), i32.mul(i32.sub(get(outRow), i32.mul(get(plane), get(planeRows))), get(cols)))),
-      ifThen(i32.eq(get(axis), i32.const(1)), set(sv, groupParam(pScale)), set(zv, groupParam(pZero))),
-      set(column, i32.const(0)),
-      block(loop(
-        brIf(1, i32.gtU(i32.add(get(column), i32.const(16)), get(cols))),
-        set(bytes, codesOf(v128.load(i32.add(get(source), get(column))))),
-        set(half, i16x8.extendLowI8x16U(get(bytes))),
-        store4(i32x4.extendLowI16x8U(get(half)), 0),
-        store4(i32x4.extendHighI16x8U(get(half)), 1),
-        set(half, i16x8.extendHighI8x16U(get(bytes))),
-        store4(i32x4.extendLowI16x8U(get(half)), 2),
-        store4(i32x4.extendHighI16x8U(get(half)), 3),
-        set(column, i32.add(get(column), i32.const(16))),
-        br(0),
-      )),
-      block(loop(
-        brIf(1, i32.geU(get(column), get(cols))),
-        store4(i32x4.extendLowI16x8U(i16x8.extendLowI8x16U(codesOf(v128.load32Zero(i32.add(get(source), get(column)))))), 0),
-        set(column, i32.add(get(column), i32.const(4))),
-        br(0),
-      )),
+      ifThen(i32.eq(get(outRow), get(planeEnd)), set(plane, i32.add(get(plane), i32.const(1))), enterPlane),
+      ifElse(i32.eq(get(axis), i32.const(1)),
+        [set(sv, groupParam(pScale)), set(zv, groupParam(pZero)), row(false)],
+        [row(true)]),
+      set(source, i32.add(get(source), get(cols))),
       set(target, i32.add(get(target), i32.shl(get(cols), i32.const(2)))),
       set(outRow, i32.add(get(outRow), i32.const(1))),
       br(0),
