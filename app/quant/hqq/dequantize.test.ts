@@ -42,6 +42,23 @@ describe('HQQ dequantization', () => {
     }
   }
 
+  it('gives the same bits when the kernel works in chunks that start inside a plane of packed rows', () => {
+    // axis 0, 49,152 columns: the kernel's 4 MiB output chunks hold 21 rows, so chunks start at rows
+    // 21, 42 and 63, inside the 16- and 32-row planes of 2- and 4-bit packing
+    const shape: KvShape = [1, 6, 4096, 128];
+    const n = shape.reduce((a, b) => a * b, 1);
+    for (const nbits of [2, 4]) {
+      const q = hqqQuantizer.quantize(kvTensor(shape, 'float32', normalSamples(n, 70 + nbits)), { nbits, axis: 0, groupSize: 64 });
+      const fast = new Float32Array(n);
+      const plain = new Float32Array(n);
+      dequantizeHqqInto(input(q), fast);
+      dequantizeHqqInto(input(q), plain, false);
+      let differing = 0;
+      for (let i = 0; i < n; i++) if (!Object.is(fast[i], plain[i])) differing++;
+      expect(differing).toBe(0);
+    }
+  });
+
   it('writes into a caller buffer without allocating a tensor, and checks its length', () => {
     const q = hqqQuantizer.quantize(kvTensor([1, 2, 16, 64], 'float32', normalSamples(2048, 3)), { nbits: 4, axis: 0, groupSize: 64 });
     const out = new Float32Array(2048);
