@@ -36,8 +36,9 @@ export const COMMAND_HELP: Record<string, string> = {
                     desktop app's folder: ~/.config/kvscope, ~/Library/Application Support/kvscope,
                     %APPDATA%\\kvscope)
 
-Open the printed URL: it carries a token that changes at every launch; requests without it are
-refused (401), as are pages from other sites and other host names (403). The UI comes from
+Open the printed URL: it carries a token that changes at every launch (set KVSCOPE_SERVE_TOKEN to
+32 or more URL-safe characters to keep it); requests without it are refused (401), as are pages
+from other sites and other host names (403). The UI comes from
 out/renderer: run \`npm run build\` first. Ctrl-C stops the server and any runs in progress.
 `,
   preflight: `kvscope preflight --config <config.json | model folder> [options]

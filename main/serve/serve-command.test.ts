@@ -39,6 +39,29 @@ describe('kvscope serve', () => {
     expect(io.err).toContain(join(root, 'data', 'runs'));
   });
 
+  it('keeps the token of KVSCOPE_SERVE_TOKEN across launches, and refuses a weak one', async () => {
+    const token = 'kvscope-test-token-0123456789-abcdefghij';
+    const statuses: number[] = [];
+    for (let launch = 0; launch < 2; launch++) {
+      const io = captureIo();
+      await runServeCommand({ port: '0' }, io, {
+        rendererDir: join(root, 'renderer'),
+        dataDir: join(root, 'data'),
+        token,
+        waitForStop: async (server) => {
+          expect(server.url).toMatch(new RegExp(`/\\?token=${token}$`));
+          statuses.push((await fetch(server.url)).status, (await fetch(server.url.replace(token, `${token}x`))).status);
+        },
+      });
+      expect(io.err).toContain('The token comes from KVSCOPE_SERVE_TOKEN');
+    }
+    expect(statuses).toEqual([503, 401, 503, 401]); // the right token passes the guard (the UI is not built here), a wrong one does not
+    for (const weak of ['short', 'x'.repeat(31), `${'x'.repeat(32)}/`]) {
+      await expect(runServeCommand({ port: '0' }, captureIo(), { rendererDir: root, dataDir: join(root, 'data'), token: weak, waitForStop: async () => undefined }))
+        .rejects.toThrow(/KVSCOPE_SERVE_TOKEN must be at least 32 URL-safe characters/);
+    }
+  });
+
   it('explains a port in use and a bad port', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

@@ -11,14 +11,21 @@ import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, startWorkbenchServer, type Work
 export interface ServeRuntime {
   readonly rendererDir: string;
   readonly dataDir: string;
+  /** a fixed access token (KVSCOPE_SERVE_TOKEN) instead of a new one per launch */
+  readonly token?: string;
   /** resolves when the server should stop (Ctrl-C, SIGTERM) */
   waitForStop(server: WorkbenchServer): Promise<void>;
 }
 
+/** The environment variable that fixes the token, so that a bookmarked URL survives a restart. */
+export const SERVE_TOKEN_VARIABLE = 'KVSCOPE_SERVE_TOKEN';
+
 export function nodeServeRuntime(): ServeRuntime {
+  const token = process.env[SERVE_TOKEN_VARIABLE];
   return {
     rendererDir: defaultRendererDir(),
     dataDir: defaultDataDir(),
+    ...(token !== undefined && token !== '' ? { token } : {}),
     waitForStop: () => new Promise((resolve) => {
       const stop = (): void => {
         process.off('SIGINT', stop);
@@ -33,22 +40,25 @@ export function nodeServeRuntime(): ServeRuntime {
 
 /**
  * `kvscope serve [--port N] [--host H] [--data-dir D]`: the workbench in a browser. Prints the URL
- * (with its per-launch token) and serves until Ctrl-C; the runs it saves are the desktop app's too.
+ * (with its per-launch token, or the fixed one of KVSCOPE_SERVE_TOKEN) and serves until Ctrl-C;
+ * the runs it saves are the desktop app's too.
  */
 export async function runServeCommand(options: Record<string, string | boolean | undefined>, io: CliIo, runtime: ServeRuntime = nodeServeRuntime()): Promise<ExitCode> {
   const port = parsePort(options['port']);
+  if (runtime.token !== undefined) checkFixedToken(runtime.token);
   const host = typeof options['host'] === 'string' ? options['host'] : DEFAULT_SERVE_HOST;
   const dataDir = typeof options['data-dir'] === 'string' ? options['data-dir'] : runtime.dataDir;
   const backend = createWorkbenchBackend({ dataDir, kvscopeVersion: KVSCOPE_VERSION });
   let server: WorkbenchServer;
   try {
-    server = await startWorkbenchServer({ backend, rendererDir: runtime.rendererDir, host, port });
+    server = await startWorkbenchServer({ backend, rendererDir: runtime.rendererDir, host, port, ...(runtime.token !== undefined ? { token: runtime.token } : {}) });
   } catch (error) {
     await backend.dispose();
     throw listenError(error, host, port);
   }
   io.stdout(`kvscope serve: the workbench is at\n  ${server.url}\n`);
   io.stderr(`Runs are saved in ${join(backend.dataDir, 'runs')}. Ctrl-C stops the server.\n`);
+  if (runtime.token !== undefined) io.stderr(`The token comes from ${SERVE_TOKEN_VARIABLE}: the URL stays the same at every launch.\n`);
   if (!existsSync(join(runtime.rendererDir, 'index.html'))) {
     io.stderr(`warning: the UI is not built (no ${join(runtime.rendererDir, 'index.html')}); run \`npm run build\` first. The API is up.\n`);
   }
@@ -67,6 +77,20 @@ function parsePort(value: string | boolean | undefined): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`--port must be a port number from 0 to 65535 (0: any free port), got ${JSON.stringify(value)}.`);
   return port;
+}
+
+/**
+ * A fixed token guards the workbench as the random one does only if it is as hard to guess: at
+ * least 32 URL-safe characters (about 190 bits when random), so it also goes into the URL unescaped.
+ */
+function checkFixedToken(token: string): void {
+  if (!/^[A-Za-z0-9_-]{32,}$/.test(token)) {
+    throw new UsageError(
+      `${SERVE_TOKEN_VARIABLE} must be at least 32 URL-safe characters (A-Z, a-z, 0-9, - and _), got ${token.length} characters` +
+      `${/^[A-Za-z0-9_-]*$/.test(token) ? '' : ' with others among them'}. Generate one with ` +
+      '`node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64url\'))"`, or unset it for a new token per launch.',
+    );
+  }
 }
 
 function isLoopback(host: string): boolean {
