@@ -11,7 +11,7 @@ import { codesContiguous, codesStrided, dequantize, packPlanes, rangeContiguous,
  */
 export function hqqKernelModuleBytes(maxPages?: number): Uint8Array {
   const functions = [
-    stepContiguous(false), stepContiguous(true), stepStrided(false), stepStrided(true), combineColumns(), ilpColumns(), codesContiguous(), codesStrided(),
+    stepContiguous(), stepStrided(false), stepStrided(true), combineColumns(), ilpColumns(), codesContiguous(), codesStrided(),
     rangeContiguous(), rangeStrided(), packPlanes(), dequantize(),
   ].map((f) => f.build());
   return encodeModule(functions, maxPages === undefined

@@ -17,7 +17,7 @@ import { hqqKernelModuleBytes, writePowTables } from './kernel-module.js';
 type KernelFunction = (...args: number[]) => void;
 
 const KERNEL_NAMES = [
-  'stepContiguous', 'stepContiguousInterleaved', 'stepStrided', 'stepStridedInterleaved', 'combineColumns', 'ilpColumns', 'codesContiguous', 'codesStrided',
+  'stepContiguous', 'stepStrided', 'stepStridedInterleaved', 'combineColumns', 'ilpColumns', 'codesContiguous', 'codesStrided',
   'rangeContiguous', 'rangeStrided', 'packPlanes', 'dequantize',
 ] as const;
 type KernelName = (typeof KERNEL_NAMES)[number];

@@ -22,8 +22,8 @@ import { checkFinite } from './validate.js';
  * when it falls between blocks of torch's column cascade (kernel-step.ts `stepStrided`). Each call
  * sums exactly what one call over the whole tensor sums, in the same order, so the bits are the same.
  *
- * Each step kernel comes in two orders of the vectors of a run (`RunOrder`), again the same bits;
- * the engine picks one per step from the share of vectors the previous step found needing the power.
+ * The axis-0 step kernel comes in two orders of the vectors of a run (`RunOrder`), again the same
+ * bits; the engine picks one per step from the share of vectors the previous step found needing the power.
  *
  * Memory layout from DYNAMIC_BASE: W (N f32) | s | z | block sums (axis 0; also min/max) | column
  * sums | codes (N u8) | packed.
@@ -50,9 +50,10 @@ export function wasmStepSplits(grid: HqqGrid): boolean {
 }
 
 /**
- * How a step kernel orders the 8 vectors of a 32-element run (kernel-step.ts `slotStages`): the same
- * bits either way, a different speed. `adaptive` runs the first step interleaved, then each step in
- * the order that suits the share of vectors the previous step found needing the power.
+ * How the axis-0 step kernel orders the 8 vectors of a 32-element run (kernel-step.ts `slotStages`):
+ * the same bits either way, a different speed. `adaptive` runs the first step interleaved, then each
+ * step in the order that suits the share of vectors the previous step found needing the power. The
+ * axis-1 kernel is always interleaved (never slower there), whatever the choice.
  */
 export type RunOrder = 'interleaved' | 'sequential';
 export type RunOrderChoice = RunOrder | 'adaptive';
@@ -61,7 +62,8 @@ export type RunOrderChoice = RunOrder | 'adaptive';
  * The share of vectors needing the power above which interleaving pays. Measured with bench/hqq.ts's
  * tensor at 4 bits axis 0, scaled: sequential is faster at ×1 (share 0.05, 116 vs 150 ms on one
  * thread) and ×1.1 (0.14), even at ×1.2 (0.27), interleaved far faster at ×1.5 (0.63, 226 vs 373
- * ms, where sequential mispredicts its per-vector branch) and at 2 bits (share above 0.9).
+ * ms, where sequential mispredicts its per-vector branch) and at 2 bits (share above 0.9). The axis-1
+ * kernel measured 106 vs 113 ms (×1), 142 vs 160 (×1.1), 178 vs 228 (×1.2): it has no sequential order.
  */
 const INTERLEAVE_ABOVE = 0.25;
 
@@ -112,19 +114,18 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
 
   /** The step kernel call for thread t of `threads`. */
   const stepCall = (t: number, order: RunOrder): HqqKernelCall => {
-    const interleaved = order === 'interleaved';
     const share = n / threads; // elements per thread: whole chunks
     if (grid.axis === 1) {
       const firstGroup = (t * share) / groupSize;
       return {
-        name: interleaved ? 'stepContiguousInterleaved' : 'stepContiguous',
+        name: 'stepContiguous',
         args: [pW + t * share * 4, pS + firstGroup * 4, pZ + firstGroup * 4, share / TORCH_ROW, groupSize / TORCH_ROW,
           chunkLength / TORCH_ROW, errorPower, maxCode, groupSize, threadState(t), ERROR_OUT + 4 * t],
       };
     }
     const rowShare = rows / threads;
     return {
-      name: interleaved ? 'stepStridedInterleaved' : 'stepStrided',
+      name: order === 'interleaved' ? 'stepStridedInterleaved' : 'stepStrided',
       args: [pW + t * share * 4, pS, pZ, pBlocks + ((t * rowShare) / blockRows) * cols * 4, rowShare, cols, chunkLength / 4,
         errorPower, blockPower, maxCode, threadState(t), ERROR_OUT + 4 * t],
     };
@@ -136,7 +137,8 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
   const callsByOrder = { interleaved: calls('interleaved'), sequential: calls('sequential') };
   const powerVectors = Array.from({ length: threads }, (_, t) => new Int32Array(buffer, threadState(t) + POWER_VECTORS_AT, 1));
   const steps: WasmStepRecord[] = [];
-  let order: RunOrder = orderChoice === 'adaptive' ? 'interleaved' : orderChoice;
+  const adaptive = orderChoice === 'adaptive' && grid.axis === 0;
+  let order: RunOrder = grid.axis === 1 || orderChoice === 'adaptive' ? 'interleaved' : orderChoice;
 
   return {
     name: 'wasm',
@@ -165,7 +167,7 @@ export function createWasmEngine(values: Float32Array, grid: HqqGrid, maxCode: n
       k.parallel(helpers, () => k[local.name](...local.args));
       const powerShare = powerVectors.reduce((sum, count) => sum + count[0]!, 0) / (n / 4);
       steps.push({ order, powerShare });
-      if (orderChoice === 'adaptive') order = powerShare > INTERLEAVE_ABOVE ? 'interleaved' : 'sequential';
+      if (adaptive) order = powerShare > INTERLEAVE_ABOVE ? 'interleaved' : 'sequential';
       if (grid.axis === 0) {
         k.combineColumns(pBlocks, pSums, cols, Math.floor(rows / blockRows), rows % blockRows === 0 ? 0 : 1, blockPower);
         for (const [begin, end] of ilpRanges) {
