@@ -123,6 +123,7 @@ cases.push({ shape: [1, 3, 100, 128], nbits: 2, axis: 1, groupSize: 64, magnitud
 cases.push({ shape: [1, 2, 48, 64], nbits: 4, axis: 1, groupSize: 48, magnitude: 1, dtype: 'float32' });
 cases.push({ shape: [1, 1, 11, 64], nbits: 8, axis: 0, groupSize: 22, magnitude: 1, dtype: 'float32' });
 cases.push({ shape: [1, 2, 16, 64], nbits: 2, axis: 0, groupSize: 64, magnitude: 3e4, dtype: 'float32' });
+cases.push({ shape: [1, 2, 16, 64], nbits: 2, axis: 1, groupSize: 64, magnitude: 3e4, dtype: 'float32' });
 cases.push({ shape: [1, 2, 16, 64], nbits: 4, axis: 1, groupSize: 32, magnitude: 1e-3, dtype: 'float32' });
 cases.push({ shape: [1, 2, 16, 64], nbits: 4, axis: 0, groupSize: 64, magnitude: 1, dtype: 'float16' });
 
