@@ -5,7 +5,7 @@
 // (asar whitelist, unpacked native addon, dependency pruning), never a launch.
 // Prints one line per check and "package check: N passed, N failed"; exits 1 on a failure.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import asar from '@electron/asar';
@@ -22,7 +22,7 @@ const check = (name, ok, detail = '') => {
 };
 
 try {
-  spawnSync('mkdir', ['-p', dist]);
+  mkdirSync(dist, { recursive: true });
   writeFileSync(join(dist, 'electron'), '#!/bin/sh\necho "placeholder Electron distribution for .ci/package-check.mjs: no runtime" >&2\nexit 1\n');
   chmodSync(join(dist, 'electron'), 0o755);
   const started = Date.now();

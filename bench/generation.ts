@@ -30,7 +30,7 @@ import type { GenerationJob, GenerationSample } from './generation-job.js';
 
 type Variant = { readonly name: string; readonly job: GenerationJob };
 
-export interface Case {
+interface Case {
   readonly name: string;
   readonly variants: readonly Variant[];
   readonly processes: number;

@@ -9,6 +9,7 @@ import type { StartRun } from '../protocol/run-handle.js';
 import { createRunRecord, newRunId, serializeRunRecord } from '../record/run-record.js';
 import { runRecordToCsv } from '../record/run-record-csv.js';
 import { encodeUtf8 } from '../record/utf8.js';
+import { SYNTHETIC_MODEL_KINDS } from '../synthetic/synthetic-spec.js';
 import { formatBytes } from './byte-size.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, integerOption, numberOption, optionalString, requireString, type RawOptions } from './options.js';
@@ -25,8 +26,6 @@ export interface RunCommandRuntime {
   /** Calls `onInterrupt` on Ctrl-C while a run goes on; the returned function stops listening. */
   onInterrupt(onInterrupt: () => void): () => void;
 }
-
-export const SYNTHETIC_MODELS = ['synthetic', 'synthetic-hybrid'] as const;
 
 /** transformers' GenerationConfig defaults for sampling (top_k 50, top_p 1.0, temperature 1.0). */
 const SAMPLING_DEFAULTS: SamplingSettings = { greedy: false, temperature: 1, topK: 50, topP: 1, seed: 0 };
@@ -89,8 +88,8 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
 /** The flags as RunSettings; every check that needs no model happens here, before a worker starts. */
 export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSettings {
   const model = requireString(options, 'model');
-  if (!(SYNTHETIC_MODELS as readonly string[]).includes(model) && !io.isDirectory(model)) {
-    throw new UsageError(`--model ${model} is not a folder. Pass a model folder (config.json, onnx/model.onnx, tokenizer.json) or ${SYNTHETIC_MODELS.join(' | ')}.`);
+  if (!(SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model) && !io.isDirectory(model)) {
+    throw new UsageError(`--model ${model} is not a folder. Pass a model folder (config.json, onnx/model.onnx, tokenizer.json) or ${SYNTHETIC_MODEL_KINDS.join(' | ')}.`);
   }
   const cacheMode = choiceOption<CacheMode>(options, 'cache', ['dynamic', 'quantized'], 'quantized');
   const quantizationFlags = QUANTIZATION_FLAGS.filter((flag) => options[flag] !== undefined);

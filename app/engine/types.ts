@@ -26,7 +26,6 @@ export interface SamplingSettings {
   readonly seed: number;
 }
 
-/** What a run is asked to do. `model` is a folder path, or `synthetic` / `synthetic-hybrid`. */
 /**
  * `text`: the prompt as typed (with the tokenizer's BOS); `chat`: one user turn through the model's
  * chat template with the generation prompt appended, as transformers' `apply_chat_template` does.
@@ -34,6 +33,7 @@ export interface SamplingSettings {
 export type PromptFormat = 'text' | 'chat';
 export const PROMPT_FORMATS: readonly PromptFormat[] = ['text', 'chat'];
 
+/** What a run is asked to do. `model` is a folder path, or `synthetic` / `synthetic-hybrid`. */
 export interface RunSettings {
   readonly model: string;
   /** a file under the folder's `onnx/` (or beside config.json); default: the folder's `model.onnx` */

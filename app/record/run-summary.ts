@@ -1,4 +1,5 @@
 import type { RunSummary } from '../protocol/workbench-api.js';
+import { SYNTHETIC_MODEL_KINDS } from '../synthetic/synthetic-spec.js';
 import type { RunRecord } from './run-record.js';
 
 /** One line of the run history: what ran, how fast, and what its cache cost against the fp16 baseline. */
@@ -23,7 +24,7 @@ export function summarizeRun(record: RunRecord): RunSummary {
 /** `synthetic` for the built-in models (their folder is a cache path nobody chose), else the folder's name. */
 export function modelName(record: RunRecord): string {
   const model = record.settings.model;
-  if (model === 'synthetic' || model === 'synthetic-hybrid') return model;
+  if ((SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model)) return model;
   const parts = record.model.folder.split(/[\\/]/).filter((part) => part.length > 0);
   return parts.at(-1) ?? record.model.folder;
 }

@@ -1,6 +1,6 @@
-import { modelName } from '../../../app/record/run-summary.js';
 import { useState, type ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
+import { modelName } from '../../../app/record/run-summary.js';
 import { COMPARE_CHARTS } from '../../charts/compare-charts.js';
 import { describeSettings } from '../../format/run-labels.js';
 import { formatBytes, formatError, formatCompression, formatPercent, formatTokensPerSecond } from '../../format/units.js';
