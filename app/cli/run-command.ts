@@ -1,7 +1,7 @@
 import type { LayerMemory } from '../cache/layer-memory.js';
 import { checkSamplingSettings } from '../engine/sampler.js';
 import type { GenerationResult, LayerQuantizeError } from '../engine/generation-result.js';
-import { EXECUTION_PROVIDERS, type CacheMode, type ReferenceSummary, type RunSettings, type SamplingSettings } from '../engine/types.js';
+import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS, type CacheMode, type DequantizePath, type ReferenceSummary, type RunSettings, type SamplingSettings } from '../engine/types.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 import type { RunErrorPayload } from '../protocol/messages.js';
 import { RunError } from '../protocol/run-error.js';
@@ -99,6 +99,10 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
   const maxNewTokens = integerOption(options, 'max-new-tokens', DEFAULT_MAX_NEW_TOKENS);
   if (maxNewTokens < 1) throw new UsageError(`--max-new-tokens must be at least 1, got ${maxNewTokens}.`);
   const onnxFile = optionalString(options, 'onnx');
+  const dequantize = options['dequantize'] === undefined ? undefined : choiceOption<DequantizePath>(options, 'dequantize', DEQUANTIZE_PATHS);
+  if (cacheMode === 'dynamic' && dequantize !== undefined) {
+    throw new UsageError('--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic. Drop it or use --cache quantized.');
+  }
   return {
     model,
     ...(onnxFile !== undefined ? { onnxFile } : {}),
@@ -110,6 +114,8 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     maxNewTokens,
     sampling: samplingFromOptions(options),
     reference: options['reference'] === true,
+    ...(dequantize !== undefined ? { dequantize } : {}),
+    ...(options['ignore-eos'] === true ? { ignoreEos: true } : {}),
   };
 }
 
@@ -175,6 +181,8 @@ export interface RunJson {
   readonly error: readonly (LayerQuantizeError | null)[];
   readonly timings: GenerationResult['timings'];
   readonly reference?: ReferenceSummary | null;
+  /** quantized runs: where the cache was dequantized (`graph` or `host`) */
+  readonly dequantize?: DequantizePath;
 }
 
 export function runJson(result: GenerationResult): RunJson {
@@ -195,6 +203,7 @@ export function runJson(result: GenerationResult): RunJson {
     error: result.layerErrors,
     timings: result.timings,
     ...(result.settings.reference ? { reference: result.reference } : {}),
+    ...(result.dequantize !== undefined ? { dequantize: result.dequantize } : {}),
   };
 }
 
@@ -208,6 +217,7 @@ function formatSummary(result: GenerationResult, recordPath: string | undefined)
       `full precision ${formatBytes(kv.fullPrecisionBytes)}) vs fp16 ${formatBytes(kv.fp16BaselineBytes)}, fp32 ${formatBytes(kv.fp32BaselineBytes)}`,
   ];
   if (result.settings.cacheMode === 'quantized') {
+    if (result.dequantize !== undefined) lines.push(`   dequantized ${result.dequantize === 'graph' ? 'inside the graph (only codes, scales, zeros and the residual cross into onnxruntime)' : 'on the host (JavaScript feeds every layer\'s history)'}`);
     lines.push(`   flushes per layer: ${result.flushCounts.map((n) => (n === null ? '-' : String(n))).join(' ')}`);
     const errors = result.layerErrors.flatMap((e) => (e === null ? [] : [`${e.layer}: K ${e.key.relFroErr.toExponential(2)} V ${e.value.relFroErr.toExponential(2)}`]));
     if (errors.length > 0) lines.push(`   rel. error of the last quantize per layer: ${errors.join(', ')}`);

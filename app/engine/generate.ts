@@ -7,6 +7,8 @@ import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lan
 import { GenerationError } from './engine-errors.js';
 import type { GenerationObserver } from './generation-observer.js';
 import type { GenerationResult, GenerationTimings } from './generation-result.js';
+import { GraphKvLane } from './graph-kv-lane.js';
+import { sourcePrefill, type InGraphRun } from './in-graph-run.js';
 import type { KvDims } from './kv-present.js';
 import type { KvLane } from './kv-lane.js';
 import { LogitsReader } from './logits-row.js';
@@ -36,6 +38,8 @@ export interface GenerateRequest {
   readonly observer?: GenerationObserver;
   /** planRunCache's result for these settings and this prompt, when the host already has it (else planned here) */
   readonly cachePlan?: RunCachePlan;
+  /** set when `session` runs the in-graph dequantization rewrite of the graph `io` describes (quantized mode only) */
+  readonly inGraph?: InGraphRun;
 }
 
 /** What the engine measures; the host adds the model identity, EP, versions and load time. */
@@ -60,12 +64,16 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const laneOptions: PassThroughLaneOptions = { io, numLayers, dims };
   const lane: KvLane = cachePlan.plan === null
     ? new PassThroughKvLane(laneOptions)
-    : new CacheKvLane({
-      io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now,
-      ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
-    });
+    : request.inGraph !== undefined
+      ? new GraphKvLane({ io, kv: request.inGraph.kv, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, quantizer: cachePlan.quantizer! })
+      : new CacheKvLane({
+        io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now,
+        ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
+      });
   const inputs = new StepInputs(io, session.inputs);
-  const reference = settings.reference ? new ReferenceLane(session, inputs, io.logits, laneOptions) : null;
+  // On the in-graph path the reference replays on the source graph (app/engine/in-graph-run.ts).
+  const referenceSession = request.inGraph?.referenceSession === undefined ? session : new OutputReleasingSession(request.inGraph.referenceSession);
+  const reference = settings.reference ? new ReferenceLane(referenceSession, inputs, io.logits, laneOptions) : null;
   const logitsReader = new LogitsReader(io.logits);
   const sampler = createSampler(settings.sampling);
   // Detokenizing every step costs two tokenizer decodes (and their garbage): only for a listener.
@@ -101,12 +109,14 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       const tokenId = sampler.next(logits);
       let referenceStep: ReferenceStepMetrics | undefined;
       if (reference !== null) {
+        const shared = step !== 0 || referenceSession === session ? outputs : await sourcePrefill(referenceSession, inputs, laneOptions, stepTokens);
         referenceStep = step === 0
-          ? reference.sharePrefill(outputs, stepTokens.length, logits)
+          ? reference.sharePrefill(shared, stepTokens.length, logits)
           : await reference.step(stepTokens[0]!, logits, step);
       }
       // Every output this step read is copied or adopted by now: free what no lane still reads.
       session.releaseUnreferenced(inUse);
+      if (referenceSession !== session) referenceSession.releaseUnreferenced(inUse);
       generated.push(tokenId);
       const delta = stream?.push(tokenId) ?? '';
       if (delta !== '') observer.onText?.(delta, tokenId);
@@ -132,7 +142,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       };
       steps.push(metrics);
       observer.onStep?.(metrics);
-      if (eos.has(tokenId)) {
+      if (eos.has(tokenId) && settings.ignoreEos !== true) {
         stopReason = 'eos';
         break;
       }
@@ -166,6 +176,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
     lane.dispose();
     reference?.dispose();
     session.releaseAll();
+    if (referenceSession !== session) referenceSession.releaseAll();
   }
 }
 
@@ -177,6 +188,13 @@ function checkRequest(request: GenerateRequest): void {
   if (promptTokenIds.length === 0) {
     throw new GenerationError('the prompt encodes to no tokens and the model defines no BOS token to start from.',
       'Type a prompt, or add bos_token_id to generation_config.json.');
+  }
+  if (request.inGraph !== undefined && settings.cacheMode !== 'quantized') {
+    throw new GenerationError('the in-graph dequantization path runs quantized caches only.', 'Run a dynamic cache on the source graph.');
+  }
+  if (request.inGraph !== undefined && settings.reference && request.inGraph.referenceSession === undefined) {
+    throw new GenerationError('the reference replay on the in-graph path needs the source graph\'s session, and none was given.',
+      'Pass the source graph\'s session as inGraph.referenceSession, or turn the reference off.');
   }
   if (request.io.kvLayers.length === 0) {
     throw new GenerationError('the graph has no past_key_values inputs, so there is no KV cache to study.',

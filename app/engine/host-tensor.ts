@@ -6,7 +6,9 @@
 export type HostTensor =
   | { readonly type: 'float32'; readonly dims: readonly number[]; readonly data: Float32Array }
   | { readonly type: 'float16'; readonly dims: readonly number[]; readonly data: Uint16Array }
-  | { readonly type: 'int64'; readonly dims: readonly number[]; readonly data: BigInt64Array };
+  | { readonly type: 'int64'; readonly dims: readonly number[]; readonly data: BigInt64Array }
+  /** packed quantized codes (the in-graph dequantization path feeds them as the store holds them) */
+  | { readonly type: 'uint8'; readonly dims: readonly number[]; readonly data: Uint8Array };
 
 export type HostTensorType = HostTensor['type'];
 
@@ -24,4 +26,8 @@ export function floatTensor(type: 'float32' | 'float16', dims: readonly number[]
 
 export function int64Tensor(dims: readonly number[], data: BigInt64Array): HostTensor {
   return { type: 'int64', dims, data };
+}
+
+export function uint8Tensor(dims: readonly number[], data: Uint8Array): HostTensor {
+  return { type: 'uint8', dims, data };
 }

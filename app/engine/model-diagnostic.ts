@@ -30,7 +30,9 @@ export type ModelDiagnosticCode =
   | 'io-hybrid-state'
   // the run's settings against the model
   | 'execution-provider-unavailable'
-  | 'prompt-too-long';
+  | 'prompt-too-long'
+  // where a quantized cache is dequantized (in the graph or on the host)
+  | 'dequantize-path';
 
 /** A preflight-style finding about a model (STYLE.md §9: what is wrong, and `fix`: what to do). */
 export interface ModelDiagnostic {

@@ -69,6 +69,8 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       'top-p': { type: 'string' },
       seed: { type: 'string' },
       reference: { type: 'boolean' },
+      dequantize: { type: 'string' },
+      'ignore-eos': { type: 'boolean' },
       out: { type: 'string' },
       json: { type: 'boolean' },
     },

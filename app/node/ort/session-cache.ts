@@ -67,5 +67,5 @@ export function leasedSessionCount(): number {
 /** The file's identity too: a graph rewritten in place must not reuse the old session. */
 function sessionKey(onnxPath: string, options: OrtDecoderSessionOptions): string {
   const { size, mtimeMs } = statSync(onnxPath);
-  return JSON.stringify([onnxPath, size, mtimeMs, options.executionProvider, options.intraOpNumThreads ?? null, options.displayName ?? null]);
+  return JSON.stringify([onnxPath, size, mtimeMs, options.executionProvider, options.intraOpNumThreads ?? null, options.displayName ?? null, options.disabledOptimizers ?? null]);
 }

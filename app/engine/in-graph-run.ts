@@ -1,0 +1,93 @@
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { CacheLayerPlan } from '../cache/layer-plan.js';
+import {
+  inGraphUnsupportedReason,
+  type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerSpec, type InGraphSideSpec, type UnpackStrategy,
+} from '../onnx/rewrite/in-graph-spec.js';
+import type { QuantBackend } from '../quant/types.js';
+import type { DecoderIo } from './decoder-io.js';
+import type { DecoderSession, SessionOutputs } from './decoder-session.js';
+import type { ExecutionProviderName } from './types.js';
+import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
+import type { StepInputs } from './step-inputs.js';
+
+/**
+ * What a run on the in-graph dequantization path (`--dequantize graph`) adds to a GenerateRequest:
+ * the request's session is the rewritten graph's, and `kv` names its stored-cache inputs and new-rows
+ * outputs (app/onnx/rewrite/). The reference replay needs the source graph (full-precision past in,
+ * full present out), so a run with `reference` on passes the source graph's session too.
+ */
+export interface InGraphRun {
+  readonly kv: InGraphKvIo;
+  /** the source graph's session, for the teacher-forced reference lane; required when `settings.reference` */
+  readonly referenceSession?: DecoderSession;
+}
+
+/**
+ * The prefill's outputs as the source graph returns them (full present), for the reference lane to
+ * share: from an empty past both graphs compute the same logits, but only the source graph returns
+ * the full-precision present the reference keeps.
+ */
+export async function sourcePrefill(session: DecoderSession, inputs: StepInputs, laneOptions: PassThroughLaneOptions, promptTokenIds: readonly number[]): Promise<SessionOutputs> {
+  const empty = new PassThroughKvLane(laneOptions);
+  try {
+    const feeds = inputs.feeds(promptTokenIds, 0);
+    empty.addFeeds(feeds);
+    return await session.run(feeds);
+  } finally {
+    empty.dispose();
+  }
+}
+
+/** The QuantizedCacheSettings fields transformers has (spec §1.1) plus the layer policy: all the graph path expresses. */
+const EXPRESSIBLE_SETTINGS: ReadonlySet<string> = new Set(['backend', 'nbits', 'axisKey', 'axisValue', 'groupSize', 'residualLength', 'layerPolicy']);
+
+/** The spec, or why the graph path cannot run these settings on this graph. */
+export type InGraphPlan =
+  | { readonly ok: true; readonly spec: InGraphDequantizeSpec }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * The rewrite's spec for a run: every layer the plan quantizes, keys and values as the cache stores
+ * them, with each layer's heads and head size as the graph declares them (else config.json's, as the
+ * engine reads them). Refuses what the rewrite cannot express: HQQ's 3-bit int32 packing, and any
+ * kvscope extension of the cache settings it does not know (a setting it would silently ignore
+ * would make the two paths differ).
+ */
+export function planInGraph(
+  io: DecoderIo, geometry: { readonly numKeyValueHeads: number; readonly headDim: number }, plan: readonly CacheLayerPlan[],
+  settings: QuantizedCacheSettings, unpack: UnpackStrategy,
+): InGraphPlan {
+  const extensions = Object.keys(settings).filter((key) => !EXPRESSIBLE_SETTINGS.has(key) && (settings as unknown as Record<string, unknown>)[key] !== undefined);
+  if (extensions.length > 0) {
+    return { ok: false, reason: `the in-graph path does not express the cache setting(s) ${extensions.map((key) => `\`${key}\``).join(', ')} (kvscope extensions)` };
+  }
+  if (io.kvDtype === null) return { ok: false, reason: 'the graph has no KV inputs' };
+  const backend = settings.backend as QuantBackend;
+  const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
+  const layers: InGraphLayerSpec[] = [];
+  for (const layer of io.kvLayers) {
+    if (plan[layer.layer] !== 'quantized') continue;
+    const side = (axis: number, shape: readonly (number | string)[]): InGraphSideSpec => ({
+      backend, nbits: settings.nbits, axis, groupSize: settings.groupSize,
+      kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
+    });
+    const key = side(settings.axisKey, layer.keyShape);
+    const value = side(settings.axisValue, layer.valueShape);
+    for (const [part, s] of [['keys', key], ['values', value]] as const) {
+      const reason = inGraphUnsupportedReason(s);
+      if (reason !== null) return { ok: false, reason: `${part}: ${reason}` };
+    }
+    layers.push({
+      layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
+      dtype: layer.dtype, key, value,
+    });
+  }
+  if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
+  return { ok: true, spec: { layers, unpack } };
+}
+
+/** Bitwise unpacking on the CPU (cheapest there); float arithmetic elsewhere, which every EP runs on the device. */
+export function unpackStrategyFor(executionProvider: ExecutionProviderName): UnpackStrategy {
+  return executionProvider === 'cpu' ? 'bitwise' : 'arithmetic';
+}

@@ -1,0 +1,93 @@
+import type { CacheLayerPlan } from '../../cache/layer-plan.js';
+import { ModelLoadError } from '../../engine/engine-errors.js';
+import type { ModelIdentity } from '../../engine/generation-result.js';
+import { planInGraph, unpackStrategyFor, type InGraphRun } from '../../engine/in-graph-run.js';
+import { modelWarning } from '../../engine/model-diagnostic.js';
+import type { RunSettings } from '../../engine/types.js';
+import { ensureInGraphModel, type InGraphModel } from '../onnx/in-graph-model.js';
+import { readGraphHeaderFile } from '../onnx/read-graph-header-file.js';
+import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
+import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
+import { sha256File, sha256Text } from './file-digest.js';
+import { checkGraph, type ModelFiles, type OpenedModel } from './open-model.js';
+
+/**
+ * ORT's transpose optimizer pushes a Transpose through a Concat whenever that removes a node, whatever
+ * the tensors' sizes. In a source graph the key Concat's output is a graph output (present), so it
+ * stays put and the score MatMul fuses the key transpose (FusedMatMul, transB). In the rewritten graph
+ * the Concat feeds attention alone, and the optimizer would transpose every layer's whole history
+ * each step to save one Transpose of the new key (measured on the 8-layer synthetic model: 16
+ * history-sized transposes, the score MatMul no longer fused). Both its passes are disabled, which
+ * leaves the rewritten attention exactly as ORT optimizes the source's (and the logits bit-identical).
+ */
+export const IN_GRAPH_DISABLED_OPTIMIZERS: readonly string[] = ['TransposeOptimizer', 'TransposeOptimizer_CPUExecutionProvider'];
+
+/** A model opened on the in-graph dequantization path: the rewritten graph's session, and what the engine needs to drive it. */
+export interface InGraphOpenedModel extends OpenedModel {
+  readonly inGraph: InGraphRun;
+  readonly rewrite: InGraphModel;
+}
+
+/**
+ * Opens `files` for a quantized run with `--dequantize graph`: the source graph's I/O is read from its
+ * header (no session on it), checked against config.json as openModelSession checks it, the rewrite
+ * is built or taken from the content-addressed cache (app/node/onnx/in-graph-model.ts), and the
+ * session is created from the cached file. With the reference replay on, the source graph gets a
+ * session too (the reference feeds and reads full-precision KV). Returns the reason instead when the
+ * graph path cannot express these settings on this graph (the caller refuses or runs host).
+ */
+export async function openInGraphModel(
+  files: ModelFiles, settings: RunSettings, plan: readonly CacheLayerPlan[],
+): Promise<InGraphOpenedModel | { readonly reason: string }> {
+  const { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
+  const executionProvider = settings.executionProvider;
+  const header = await readGraphHeaderFile(onnxPath);
+  const { io, diagnostics } = checkGraph(header.inputs, header.outputs, config, variant.file);
+  if (io === null || diagnostics.some((d) => d.severity === 'error')) {
+    throw ModelLoadError.fromDiagnostics(`${variant.file} and ${config.sourceName} cannot be used together:`, diagnostics);
+  }
+  const planned = planInGraph(io, config.geometry, plan, settings.quantization, unpackStrategyFor(executionProvider));
+  if (!planned.ok) return { reason: planned.reason };
+  const rewrite = await ensureInGraphModel(onnxPath, planned.spec);
+  const intraOpNumThreads = intraOpThreadsFor(executionProvider, config.geometry.hiddenSize);
+  const sessionOptions = { executionProvider, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }) };
+  const leases: LeasedSession[] = [];
+  const releaseAll = async (): Promise<void> => {
+    for (const lease of leases.splice(0)) await lease.release();
+  };
+  try {
+    const lease = await leaseDecoderSession(rewrite.path, {
+      ...sessionOptions, displayName: `${variant.file} (rewritten for in-graph dequantization)`, disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS,
+    });
+    leases.push(lease);
+    let referenceSession: OpenedModel['session'] | undefined;
+    if (settings.reference) {
+      const referenceLease = await leaseDecoderSession(onnxPath, { ...sessionOptions, displayName: variant.file });
+      leases.push(referenceLease);
+      referenceSession = referenceLease.session;
+    }
+    if (specialTokens.eosTokenIds.length === 0) {
+      diagnostics.push(modelWarning('generation-config-invalid',
+        'Neither generation_config.json nor config.json names an eos_token_id: runs stop only at maxNewTokens.',
+        'Add "eos_token_id" to generation_config.json.'));
+    }
+    const identity: ModelIdentity = {
+      folder: folder.folder,
+      onnxFile: variant.file,
+      onnxSha256: await sha256File(onnxPath),
+      configSha256: sha256Text(configBytes),
+      modelType: config.modelType ?? null,
+      numLayers: config.geometry.numLayers,
+      kvDtype: io.kvDtype ?? 'float32',
+    };
+    return {
+      folder, variant, config, session: lease.session, io, tokenizer, specialTokens, identity, diagnostics,
+      inGraph: referenceSession === undefined ? { kv: rewrite.io } : { kv: rewrite.io, referenceSession },
+      rewrite,
+      dispose: releaseAll,
+    };
+  } catch (error) {
+    await releaseAll();
+    throw error;
+  }
+}
