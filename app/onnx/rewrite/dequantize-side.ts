@@ -5,8 +5,6 @@ import type { GraphEditor } from './graph-editor.js';
 import type { InGraphSideSpec, UnpackStrategy } from './in-graph-spec.js';
 import { unpackCodes } from './unpack-codes.js';
 
-const INT64_MAX = 9_223_372_036_854_775_807n;
-
 export interface SideDequantize {
   readonly editor: GraphEditor;
   /** node name prefix, e.g. `/kvscope/layers.3/key` */
@@ -51,13 +49,12 @@ export interface DequantizedSide {
 export function dequantizeSide(d: SideDequantize): DequantizedSide {
   const { editor: e, scope, side } = d;
   const { layout, rowsAreGroups } = gridLayout(side);
-  const packed = d.gate === null ? d.codes : e.op(scope, 'Slice', [d.codes, d.gate, e.int64([INT64_MAX]), e.int64([0])]);
   const scaleShape = e.op(scope, 'Shape', [d.scale]);
   // rows of the grid (row layouts: one group per row) or its cols (column layouts), int64 [1]
   const varying = e.op(scope, 'Slice', [scaleShape, e.int64([rowsAreGroups ? 0 : 1]), e.int64([rowsAreGroups ? 1 : 2]), e.int64([0])]);
   const linear = dequantizeLinearAxis(d);
   const grid = unpackCodes({
-    editor: e, scope, packed, nbits: side.nbits, strategy: d.unpack,
+    editor: e, scope, packed: d.codes, gate: d.gate, nbits: side.nbits, strategy: d.unpack,
     order: side.backend === 'quanto' ? 'low-first' : 'high-first',
     rows: paddingRows(side) ? (rowsAreGroups ? varying : e.int64([side.groupSize])) : null,
     keepUint8: linear !== null,

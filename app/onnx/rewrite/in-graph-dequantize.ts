@@ -53,8 +53,8 @@ export function rewriteForInGraphDequantize(source: ModelProto, spec: InGraphDeq
     // Found on the graph as it is before this layer changes, so every use still reads the past input.
     const keyUse = findAttentionUse(editor, layer.pastKey);
     const valueUse = findAttentionUse(editor, layer.pastValue);
-    const key = rewriteSide(editor, spec.unpack, opset, `${scope}/key`, layer, 'key', keyUse, previous);
-    const value = rewriteSide(editor, spec.unpack, opset, `${scope}/value`, layer, 'value', valueUse, previous);
+    const key = rewriteSide(editor, spec.unpack, spec.gate !== false, opset, `${scope}/key`, layer, 'key', keyUse, previous);
+    const value = rewriteSide(editor, spec.unpack, spec.gate !== false, opset, `${scope}/value`, layer, 'value', valueUse, previous);
     layers.push({ layer: layer.layer, key: key.io, value: value.io, gated: key.gated && value.gated });
     previous = [key.io.newRows, value.io.newRows];
   }
@@ -67,7 +67,7 @@ export function rewriteForInGraphDequantize(source: ModelProto, spec: InGraphDeq
 }
 
 function rewriteSide(
-  editor: GraphEditor, unpack: UnpackStrategy, opset: number, scope: string, layer: InGraphLayerSpec, part: 'key' | 'value', use: AttentionUse | null, previous: readonly string[],
+  editor: GraphEditor, unpack: UnpackStrategy, gate: boolean, opset: number, scope: string, layer: InGraphLayerSpec, part: 'key' | 'value', use: AttentionUse | null, previous: readonly string[],
 ): { io: InGraphSideIo; gated: boolean } {
   const past = part === 'key' ? layer.pastKey : layer.pastValue;
   const present = part === 'key' ? layer.presentKey : layer.presentValue;
@@ -80,7 +80,7 @@ function rewriteSide(
   // Only tensors that do not depend on this past may gate it (else the graph would wait on itself).
   const dependsOnPast = editor.downstream(past);
   const freshIsSafe = use !== null && !dependsOnPast.has(use.fresh);
-  const after = [...(freshIsSafe ? [use.fresh] : []), ...previous.filter((tensor) => !dependsOnPast.has(tensor))];
+  const after = gate ? [...(freshIsSafe ? [use.fresh] : []), ...previous.filter((tensor) => !dependsOnPast.has(tensor))] : [];
 
   const elemType = layer.dtype === 'float16' ? DataType.FLOAT16 : DataType.FLOAT;
   const dims = dimsOf(pastInfo);
@@ -105,7 +105,7 @@ function rewriteSide(
   newRows(editor, scope, past, present, io.newRows, use);
   editor.removeOutput(present);
   editor.addOutput(io.newRows, elemType, [dimsOf(presentInfo)[0] ?? 'batch_size', side.kvHeads, 'new_tokens', side.headDim]);
-  return { io, gated: freshIsSafe };
+  return { io, gated: gate && freshIsSafe };
 }
 
 /**

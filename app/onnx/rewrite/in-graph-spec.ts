@@ -15,6 +15,11 @@ export interface InGraphDequantizeSpec {
    * so WebGPU, CUDA or DirectML run the whole dequantization on the device). Both give the same codes.
    */
   readonly unpack: UnpackStrategy;
+  /**
+   * false leaves the layers ungated (ORT's own order decides when each history is built): only for
+   * measuring what the gates save (bench/in-graph-memory.ts); runs always gate.
+   */
+  readonly gate?: boolean;
 }
 
 export type UnpackStrategy = 'bitwise' | 'arithmetic';
@@ -75,7 +80,7 @@ export interface InGraphKvIo {
 }
 
 /** Bumped whenever the rewrite emits a different graph for the same source and spec (the on-disk cache is keyed by it). */
-export const IN_GRAPH_REWRITE_VERSION = 1;
+export const IN_GRAPH_REWRITE_VERSION = 2;
 
 /**
  * Why a stored tensor cannot be dequantized inside the graph, or null when it can. Everything else

@@ -59,9 +59,10 @@ export function findAttentionUse(editor: GraphEditor, past: string): AttentionUs
 
 /**
  * An int64 `[1]` zero that can only be computed once every tensor in `after` exists:
- * `Shape(t) − Shape(t)`, first element, summed over `after`. Fed as the start of a Slice over the
- * packed codes, it makes a layer's whole dequantization wait for `after` without touching a value
- * (shapes of computed tensors with a dynamic sequence axis, which ORT cannot fold away).
+ * `Shape(t) − Shape(t)`, first element, summed over `after`. Added to the packed codes' shape, which
+ * the codes are then reshaped to (unpack-codes.ts), it makes a layer's whole dequantization wait for
+ * `after` without touching a value (shapes of computed tensors with a dynamic sequence axis, which
+ * ORT cannot fold away).
  *
  * Why: ORT may run a node as soon as its inputs exist, and the dequantization of every layer depends
  * on graph inputs only; left alone, all layers' histories could be materialized before the first

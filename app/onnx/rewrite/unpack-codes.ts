@@ -34,10 +34,20 @@ export interface UnpackInput {
   readonly rows: string | null;
   /** bitwise only: return the uint8 grid uncast (for DequantizeLinear) */
   readonly keepUint8?: boolean;
+  /**
+   * int64 `[1]` zero the unpacking must wait for (layer-gate.ts), or null. It is added to the codes'
+   * own shape and the codes are reshaped to it: a Reshape to the same shape, which ORT does without a
+   * copy and which every EP runs on uint8 (WebGPU has no uint8 Slice, and would move the codes to the
+   * CPU and back), but which cannot start before the gate exists.
+   */
+  readonly gate: string | null;
 }
 
 export function unpackCodes(input: UnpackInput): string {
-  const { editor, scope, packed, nbits, strategy } = input;
+  const { editor, scope, nbits, strategy } = input;
+  const packed = input.gate === null
+    ? input.packed
+    : editor.op(scope, 'Reshape', [input.packed, editor.op(scope, 'Add', [editor.op(scope, 'Shape', [input.packed]), input.gate])]);
   const fields = 8 / nbits;
   // The low bit of each field, in grid-row block order.
   const lows = Array.from({ length: fields }, (_, block) => (input.order === 'low-first' ? nbits * block : 8 - nbits * (block + 1)));
