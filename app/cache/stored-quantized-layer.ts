@@ -57,8 +57,15 @@ export class StoredQuantizedLayer implements CacheLayer {
   #failure: Error | null = null;
   #disposed = false;
 
-  /** `scratch`: the cache's shared flush memory (one per cache); a layer of its own gets a private one. */
-  constructor(quantizer: Quantizer, settings: StoredLayerSettings, scratch?: FlushScratch) {
+  readonly #releaseStore: ((store: QuantizedTensor) => void) | null;
+
+  /**
+   * `scratch`: the cache's shared flush memory (one per cache); a layer of its own gets a private one.
+   * `releaseStore`: called with each store once it is replaced or the layer disposed, so a host can
+   * free its arrays at once, as torch frees a tensor nothing refers to (else they wait for a garbage
+   * collection, and a flush of every layer holds two stores of each for a while).
+   */
+  constructor(quantizer: Quantizer, settings: StoredLayerSettings, scratch?: FlushScratch, releaseStore?: (store: QuantizedTensor) => void) {
     if (!Number.isInteger(settings.residualLength)) {
       throw new CacheError(`residual length must be an integer number of tokens, got ${settings.residualLength}.`);
     }
@@ -66,6 +73,7 @@ export class StoredQuantizedLayer implements CacheLayer {
     this.#settings = settings;
     this.#scratch = scratch ?? new FlushScratch();
     this.#ownsScratch = scratch === undefined;
+    this.#releaseStore = releaseStore ?? null;
   }
 
   get events(): readonly QuantizeEvent[] {
@@ -146,8 +154,11 @@ export class StoredQuantizedLayer implements CacheLayer {
   }
 
   dispose(): void {
-    this.#sides?.key.residual.dispose();
-    this.#sides?.value.residual.dispose();
+    for (const side of this.#sides === null ? [] : [this.#sides.key, this.#sides.value]) {
+      side.residual.dispose();
+      if (side.store !== null) this.#releaseStore?.(side.store);
+      side.store = null;
+    }
     this.#sides = null;
     if (this.#ownsScratch) this.#scratch.dispose();
     this.#disposed = true;
@@ -223,8 +234,10 @@ export class StoredQuantizedLayer implements CacheLayer {
     const store = this.#quantizer.quantize(x, side.params);
     const check = this.#scratch.check(x.data.length);
     this.#quantizer.dequantizeInto(store, check);
+    const replaced = side.store;
     side.store = store;
     side.storeTokens = x.shape[2];
+    if (replaced !== null) this.#releaseStore?.(replaced);
     return errorStats(x.data, check);
   }
 

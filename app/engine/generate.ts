@@ -40,6 +40,8 @@ export interface GenerateRequest {
   readonly cachePlan?: RunCachePlan;
   /** set when `session` runs the in-graph dequantization rewrite of the graph `io` describes (quantized mode only) */
   readonly inGraph?: InGraphRun;
+  /** frees an ArrayBuffer nothing reads any more, now (Node: app/node/free-array-buffer.ts); optional */
+  readonly releaseBuffer?: (buffer: ArrayBufferLike) => void;
 }
 
 /** What the engine measures; the host adds the model identity, EP, versions and load time. */
@@ -65,7 +67,10 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const lane: KvLane = cachePlan.plan === null
     ? new PassThroughKvLane(laneOptions)
     : request.inGraph !== undefined
-      ? new GraphKvLane({ io, kv: request.inGraph.kv, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, quantizer: cachePlan.quantizer! })
+      ? new GraphKvLane({
+        io, kv: request.inGraph.kv, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, quantizer: cachePlan.quantizer!,
+        ...(request.releaseBuffer === undefined ? {} : { releaseBuffer: request.releaseBuffer }),
+      })
       : new CacheKvLane({
         io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now,
         ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),

@@ -5,7 +5,7 @@ import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../cache/laye
 import type { KvRows } from '../cache/stored-parts.js';
 import { StoredQuantizedLayer } from '../cache/stored-quantized-layer.js';
 import { emptyStoreShapes, type InGraphKvIo, type InGraphSideIo } from '../onnx/rewrite/in-graph-spec.js';
-import type { QuantBackend, QuantParams, Quantizer } from '../quant/types.js';
+import type { QuantBackend, QuantParams, QuantizedTensor, Quantizer } from '../quant/types.js';
 import { float32ToHalfBitsInto } from '../tensor/float16-bits.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
 import type { DecoderIo, KvLayerIo } from './decoder-io.js';
@@ -50,6 +50,8 @@ export interface GraphLaneOptions {
   readonly settings: QuantizedCacheSettings;
   readonly quantizer: Quantizer;
   readonly dims: ReadonlyMap<number, { readonly key: KvDims; readonly value: KvDims }>;
+  /** frees a buffer nothing reads any more (Node: app/node/free-array-buffer.ts): replaced stores go at once */
+  readonly releaseBuffer?: (buffer: ArrayBufferLike) => void;
 }
 
 interface QuantizedSide {
@@ -99,6 +101,14 @@ export class GraphKvLane implements KvLane {
     const rewritten = new Map(kv.layers.map((layer) => [layer.layer, layer]));
     const keyParams: QuantParams = { nbits: settings.nbits, axis: settings.axisKey, groupSize: settings.groupSize };
     const valueParams: QuantParams = { nbits: settings.nbits, axis: settings.axisValue, groupSize: settings.groupSize };
+    const release = options.releaseBuffer;
+    // A store's arrays are its own (the quantizers copy them out of their working memory) and are read
+    // only while the next run is fed: once replaced, nothing refers to them.
+    const releaseStore = release === undefined ? undefined : (store: QuantizedTensor): void => {
+      for (const array of [store.packed, store.scale, store.zero]) {
+        if (array.byteOffset === 0 && array.byteLength === array.buffer.byteLength) release(array.buffer);
+      }
+    };
     this.#layers = io.kvLayers.map((layerIo): LayerLane => {
       const dims = options.dims.get(layerIo.layer)!;
       const layerPlan = plan[layerIo.layer];
@@ -111,7 +121,7 @@ export class GraphKvLane implements KvLane {
         return {
           kind: 'quantized',
           layer: layerIo.layer,
-          cache: new StoredQuantizedLayer(quantizer, { key: keyParams, value: valueParams, residualLength: settings.residualLength }, this.#scratch),
+          cache: new StoredQuantizedLayer(quantizer, { key: keyParams, value: valueParams, residualLength: settings.residualLength }, this.#scratch, releaseStore),
           key: side(inGraph.key, dims.key, keyParams),
           value: side(inGraph.value, dims.value, valueParams),
           eventsSeen: 0,

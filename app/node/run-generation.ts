@@ -12,6 +12,7 @@ import { encodePrompt } from './model/load-tokenizer.js';
 import { openInGraphModel } from './model/open-in-graph-model.js';
 import { openModelSession, readModelFiles, type ModelFiles, type OpenedModel } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
+import { freeArrayBuffer } from './free-array-buffer.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
 import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/synthetic-spec.js';
 
@@ -50,6 +51,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       cachePlan,
       observer,
       ...(inGraph === undefined ? {} : { inGraph }),
+      releaseBuffer: freeArrayBuffer,
     });
     const diagnostics: ModelDiagnostic[] = [...model.diagnostics, ...pathDiagnostics, ...contextWarnings(model.config.geometry.maxPositionEmbeddings, promptTokenIds.length, settings.maxNewTokens)];
     return {
