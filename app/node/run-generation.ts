@@ -68,13 +68,14 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
  * prompt encoded by the model's tokenizer; a folder without tokenizer.json needs the former.
  */
 function promptIdsFor(settings: RunSettings, tokenizer: ModelTokenizer | null, bosTokenId: number | null, logitsShape: readonly (number | string)[] | undefined): number[] {
+  const vocab = logitsShape?.[logitsShape.length - 1];
+  const lastId = typeof vocab === 'number' ? vocab - 1 : null;
   if (settings.promptTokenIds !== undefined) {
-    const vocab = logitsShape?.[logitsShape.length - 1];
-    const outside = settings.promptTokenIds.filter((id) => !Number.isInteger(id) || id < 0 || (typeof vocab === 'number' && id >= vocab));
+    const outside = settings.promptTokenIds.filter((id) => !Number.isInteger(id) || id < 0 || (lastId !== null && id > lastId));
     if (outside.length > 0 || settings.promptTokenIds.length === 0) {
       throw new GenerationError(
-        settings.promptTokenIds.length === 0 ? 'the prompt ids are empty.' : `prompt ids ${outside.slice(0, 5).join(', ')} are not token ids of this model (its vocabulary has ${String(vocab)} entries).`,
-        `Give at least one id, each from 0 to ${typeof vocab === 'number' ? vocab - 1 : 'the vocabulary size - 1'}.`);
+        settings.promptTokenIds.length === 0 ? 'the prompt ids are empty.' : `prompt ids ${outside.slice(0, 5).join(', ')} are not token ids of this model (its logits have ${String(vocab)} entries).`,
+        `Give at least one id, each from 0 to ${lastId ?? 'the vocabulary size - 1'}.`);
     }
     return [...settings.promptTokenIds];
   }
@@ -82,7 +83,16 @@ function promptIdsFor(settings: RunSettings, tokenizer: ModelTokenizer | null, b
     throw new TokenizerError('this model folder has no tokenizer.json, so the prompt cannot be encoded.',
       'Give the prompt as token ids (kvscope run --prompt-ids 1,2,3), or copy tokenizer.json from the model\'s repository into the folder.');
   }
-  return encodePrompt(tokenizer, settings.prompt, bosTokenId, settings.promptFormat);
+  const ids = encodePrompt(tokenizer, settings.prompt, bosTokenId, settings.promptFormat);
+  const outside = lastId === null ? [] : ids.filter((id) => id > lastId);
+  if (outside.length > 0) {
+    // onnxruntime would fail inside the embedding lookup ("input index out of range"): say why here.
+    throw new TokenizerError(
+      `the tokenizer encodes the prompt to ids the graph does not have (${outside.slice(0, 5).join(', ')}; the graph's logits have ${String(vocab)} entries): ` +
+      'the tokenizer and the graph do not belong together (test exports with a cut vocabulary are like this).',
+      `Give the prompt as token ids from 0 to ${lastId} (kvscope run --prompt-ids 1,2,3), or use the tokenizer exported with the graph.`);
+  }
+  return ids;
 }
 
 /** A folder without a tokenizer shows the generated ids as its text: `403 407 261`. */
