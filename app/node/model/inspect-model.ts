@@ -7,6 +7,7 @@ import { analyzeLayoutGraph } from '../../model-layout/analyze-layout-graph.js';
 import type { ExternalDataReport } from '../../model-layout/external-data.js';
 import type { GraphPrecision } from '../../model-layout/graph-precision.js';
 import { layoutModelConfig } from '../../model-layout/layout-config.js';
+import { summarizeLayout, type LayoutSummary } from '../../model-layout/layout-summary.js';
 import type { ModelLayout } from '../../model-layout/model-layout.js';
 import { resolveLayout } from '../../model-layout/resolve-layout.js';
 import { loadTokenizer } from './load-tokenizer.js';
@@ -29,6 +30,8 @@ export interface ModelInspection {
   /** from the graph's tensor types */
   readonly precision: GraphPrecision | null;
   readonly externalData: ExternalDataReport | null;
+  /** the layout as the UI and the CLI show it; null when the folder could not be resolved */
+  readonly layoutSummary: LayoutSummary | null;
   /** where the chat template comes from (`tokenizer_config.json`, `chat_template.jinja`), null when there is none */
   readonly chatTemplate: string | null;
   readonly hasTokenizer: boolean;
@@ -46,9 +49,12 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   const diagnostics: ModelDiagnostic[] = [];
   const result = (parts: Partial<ModelInspection>): ModelInspection => {
     const sorted = [...diagnostics].sort((a, b) => rank(a) - rank(b));
+    const layoutSummary = parts.layout == null ? null : summarizeLayout(parts.layout, {
+      naming: parts.naming ?? null, io: parts.io ?? null, precision: parts.precision ?? null, externalData: parts.externalData ?? null,
+    });
     return {
       path, folder: null, variants: [], variant: null, layout: null, config: null, io: null, naming: null, precision: null, externalData: null,
-      chatTemplate: null, hasTokenizer: false, ...parts, diagnostics: sorted, ok: !sorted.some((d) => d.severity === 'error'),
+      chatTemplate: null, hasTokenizer: false, ...parts, layoutSummary, diagnostics: sorted, ok: !sorted.some((d) => d.severity === 'error'),
     };
   };
   let folder: ModelFolder;
