@@ -244,8 +244,8 @@ function perLayerLayer(
     return null;
   }
   const presentInfos = [outputByName.get(presentKey)!, outputByName.get(presentValue)!];
+  checkKvTypes([key, value, ...presentInfos], layer, graphName, diagnostics);
   for (const info of [key, value, ...presentInfos]) {
-    checkKvType(info, layer, graphName, diagnostics);
     if (info.shape.length !== 4) {
       diagnostics.push(modelError('io-kv-shape',
         `${graphName}: \`${info.name}\` has shape [${info.shape.join(', ')}]; KV tensors must be [batch, kv_heads, seq, head_dim].`,
@@ -272,8 +272,8 @@ function combinedLayer(
       'Use the export whose every past_N input has a present_N output (onnxruntime.transformers convert_to_onnx with past state).', [layer]));
     return null;
   }
+  checkKvTypes([past, present], layer, graphName, diagnostics);
   for (const info of [past, present]) {
-    checkKvType(info, layer, graphName, diagnostics);
     if (info.shape.length !== 5 || (typeof info.shape[0] === 'number' && info.shape[0] !== 2)) {
       diagnostics.push(modelError('io-kv-shape',
         `${graphName}: \`${info.name}\` has shape [${info.shape.join(', ')}]; a combined past is [2, batch, kv_heads, seq, head_dim] (keys, then values).`,
@@ -291,16 +291,19 @@ function combinedLayer(
   };
 }
 
-function checkKvType(info: ValueInfo, layer: number, graphName: string, diagnostics: ModelDiagnostic[]): void {
-  if (FLOAT_TYPES.has(info.type)) return;
-  if (info.type === 'bfloat16') {
+/** One diagnostic per layer for its KV tensors of a type kvscope cannot cache (bf16 said apart). */
+function checkKvTypes(infos: readonly ValueInfo[], layer: number, graphName: string, diagnostics: ModelDiagnostic[]): void {
+  const bad = infos.filter((info) => !FLOAT_TYPES.has(info.type));
+  if (bad.length === 0) return;
+  const names = bad.map((info) => `\`${info.name}\``).join(', ');
+  if (bad.some((info) => info.type === 'bfloat16')) {
     diagnostics.push(modelError('io-kv-bf16',
-      `${graphName}: \`${info.name}\` is bfloat16. onnxruntime-node has no bfloat16 tensors in JavaScript, so kvscope can neither read ` +
+      `${graphName}: ${names} ${bad.length > 1 ? 'are' : 'is'} bfloat16. onnxruntime-node has no bfloat16 tensors in JavaScript, so kvscope can neither read ` +
       'the present keys and values into its cache nor feed them back.',
       'Use the fp16 or fp32 export of the model (or re-export with --dtype fp16).', [layer]));
     return;
   }
-  diagnostics.push(modelError('io-kv-dtype', `${graphName}: \`${info.name}\` is ${info.type}; kvscope caches float32 or float16 keys and values.`,
+  diagnostics.push(modelError('io-kv-dtype', `${graphName}: ${names} ${bad.length > 1 ? 'are' : 'is'} ${[...new Set(bad.map((info) => info.type))].join('/')}; kvscope caches float32 or float16 keys and values.`,
     'Use the float32 (model.onnx) or fp16-KV (model_fp16.onnx) export.', [layer]));
 }
 

@@ -45,8 +45,9 @@ export function checkLayoutGraph(graphs: LayoutGraphs, context: LayoutGraphConte
   const reading = readDecoderIo(inputs, outputs, layout.graph, naming, { presentMayExceedValidLength: genai?.pastPresentShareBuffer === true });
   const diagnostics: ModelDiagnostic[] = [...reading.diagnostics];
   const io = reading.io;
-  if (io !== null && config !== null) diagnostics.push(...checkDecoderIo(io, config, layout.graph));
+  // A graph without any past input is the one thing to say about it (not a layer-count mismatch).
   if (io !== null && io.kvLayers.length === 0) diagnostics.push(noPastDiagnostic(layout, naming));
+  else if (io !== null && config !== null) diagnostics.push(...checkDecoderIo(io, config, layout.graph));
   if (io !== null && graphs.prefill !== null) diagnostics.push(...checkPair(io, graphs.prefill, layout));
   if (io !== null && context.transformersJs !== null) diagnostics.push(...checkKvCacheDtype(io, context.transformersJs, layout));
   diagnostics.push(...layoutNotes(io, naming, layout));

@@ -226,7 +226,7 @@ describe('exports kvscope cannot feed are refused before the run, with the reaso
     ['a static cache written at write_indices', { extraInputs: [{ name: 'key_cache.0', type: OnnxDataType.FLOAT, shape: [1, 2, 64, 8] }, { name: 'write_indices', type: OnnxDataType.INT64, shape: [1] }] },
       'io-static-cache', /keeps a static KV cache/],
     ['an inputs_embeds-only decoder', { inputsEmbeds: true }, 'io-inputs-embeds', /takes `inputs_embeds` and no `input_ids`: it is the text decoder of a multimodal export/],
-    ['bf16 KV', { kvType: 'bfloat16' }, 'io-kv-bf16', /is bfloat16\. onnxruntime-node has no bfloat16 tensors in JavaScript/],
+    ['bf16 KV', { kvType: 'bfloat16' }, 'io-kv-bf16', /are bfloat16\. onnxruntime-node has no bfloat16 tensors in JavaScript/],
     ['an input nobody feeds', { extraInputs: [{ name: 'pixel_values', type: OnnxDataType.FLOAT, shape: [1, 3, 8, 8] }] }, 'io-unexpected-input', /inputs kvscope does not know how to feed: `pixel_values`/],
   ];
 
