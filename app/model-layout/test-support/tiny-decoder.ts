@@ -42,12 +42,15 @@ export interface TinyDecoderOptions {
   readonly extraInputs: readonly { readonly name: string; readonly type: OnnxDataType; readonly shape: readonly OnnxDim[] }[];
   /** the graph also declares `position_ids` (default true) */
   readonly positionIds: boolean;
+  /** `plain` ONNX attention ops, or onnxruntime's GroupQueryAttention contrib op (the model builder's) */
+  readonly attention: 'plain' | 'gqa';
 }
 
 export const TINY_DEFAULTS: TinyDecoderOptions = {
   layers: 2, kvHeads: 2, headDim: 8, vocab: 61, seed: 7,
   naming: OPTIMUM_NAMING, idsType: 'int64', kvType: 'float32', logitsType: 'float32',
   withPast: true, merged: false, convLayers: [], convWidth: 4, inputsEmbeds: false, presentPadding: 0, extraInputs: [], positionIds: true,
+  attention: 'plain',
 };
 
 const MAX_POSITIONS = 64;
@@ -125,7 +128,7 @@ export function tinyDecoder(overrides: Partial<TinyDecoderOptions> = {}): ModelP
     irVersion: 8n,
     producerName: 'kvscope-test',
     graph: g.build('tiny_decoder', 'kvscope test fixture'),
-    opsetImport: [{ domain: '', version: 17n }],
+    opsetImport: [{ domain: '', version: 17n }, ...(o.attention === 'gqa' ? [{ domain: 'com.microsoft', version: 1n }] : [])],
   });
 }
 
@@ -189,20 +192,33 @@ function decoderBody(
       biasPast = pastKey;
       bias = attentionBias(scope.at('mask'), { inputIds: inputs.tokens, attentionMask: inputs.mask, pastKey }, 1, null); // [B, 1, S, T]
     }
-    const heads = (name: string): string => at.op('Transpose', [
-      at.op('Reshape', [at.op('MatMul', [h, weight(`${name}.${layer}`, [hidden, hidden], 0.6)]), g.int64([0, 0, o.kvHeads, o.headDim])]),
-    ], [intsAttribute('perm', [0, 2, 1, 3])]); // [B, heads, S, d]
-    const q = heads('q');
-    const k = heads('k');
-    const v = heads('v');
-    const presentKey = at.op('Concat', [pastKey, toKv(k)], [intAttribute('axis', 2)]); // [B, heads, T, d] in the KV type
-    const presentValue = at.op('Concat', [pastValue, toKv(v)], [intAttribute('axis', 2)]);
-    const scores = at.op('Add', [
-      at.op('Mul', [at.op('MatMul', [q, at.op('Transpose', [toFloat(presentKey)], [intsAttribute('perm', [0, 1, 3, 2])])]), g.float(1 / Math.sqrt(o.headDim))]),
-      bias,
-    ]);
-    const context = at.op('MatMul', [at.op('Softmax', [scores], [intAttribute('axis', -1)]), toFloat(presentValue)]); // [B, heads, S, d]
-    const merged = at.op('Reshape', [at.op('Transpose', [context], [intsAttribute('perm', [0, 2, 1, 3])]), g.int64([0, 0, hidden])]);
+    const project = (name: string): string => at.op('MatMul', [h, weight(`${name}.${layer}`, [hidden, hidden], 0.6)]); // [B, S, hidden]
+    let presentKey: string;
+    let presentValue: string;
+    let merged: string;
+    if (o.attention === 'gqa') {
+      // The model builder's attention: GroupQueryAttention takes [B, S, heads·d] projections and the
+      // BNSH past, masks causally itself and returns present = [past | new] (onnxruntime contrib op).
+      const lengths = gqaLengths(g, scope, inputs.mask);
+      [merged, presentKey, presentValue] = at.domainOps('com.microsoft', 'GroupQueryAttention',
+        [project('q'), project('k'), project('v'), pastKey, pastValue, lengths.seqlensK, lengths.total], 3,
+        [intAttribute('num_heads', o.kvHeads), intAttribute('kv_num_heads', o.kvHeads)]) as [string, string, string];
+    } else {
+      const heads = (name: string): string => at.op('Transpose', [
+        at.op('Reshape', [project(name), g.int64([0, 0, o.kvHeads, o.headDim])]),
+      ], [intsAttribute('perm', [0, 2, 1, 3])]); // [B, heads, S, d]
+      const q = heads('q');
+      const k = heads('k');
+      const v = heads('v');
+      presentKey = at.op('Concat', [pastKey, toKv(k)], [intAttribute('axis', 2)]); // [B, heads, T, d] in the KV type
+      presentValue = at.op('Concat', [pastValue, toKv(v)], [intAttribute('axis', 2)]);
+      const scores = at.op('Add', [
+        at.op('Mul', [at.op('MatMul', [q, at.op('Transpose', [toFloat(presentKey)], [intsAttribute('perm', [0, 1, 3, 2])])]), g.float(1 / Math.sqrt(o.headDim))]),
+        bias,
+      ]);
+      const context = at.op('MatMul', [at.op('Softmax', [scores], [intAttribute('axis', -1)]), toFloat(presentValue)]); // [B, heads, S, d]
+      merged = at.op('Reshape', [at.op('Transpose', [context], [intsAttribute('perm', [0, 2, 1, 3])]), g.int64([0, 0, hidden])]);
+    }
     h = at.op('Add', [h, at.op('MatMul', [merged, weight(`o.${layer}`, [hidden, hidden], 0.6)])]);
     const padded = (present: string): string => (o.presentPadding === 0 ? present : at.op('Concat', [
       present, g.initializer(`${prefix}/padding.${layer}.${output}`, [1, o.kvHeads, o.presentPadding, o.headDim], zerosOf(o.kvType, o.kvHeads * o.presentPadding * o.headDim)),
@@ -218,6 +234,21 @@ function decoderBody(
   const logits = scope.op('MatMul', [scope.op('Tanh', [h]), weight('lm_head', [hidden, o.vocab], 2)]);
   if (o.logitsType === 'float16') scope.opNamed(outputNames[0]!, 'Cast', [logits], [intAttribute('to', OnnxDataType.FLOAT16)]);
   else scope.opNamed(outputNames[0]!, 'Identity', [logits]);
+}
+
+/** GroupQueryAttention's lengths from the mask, as the model builder computes them: seqlens_k = Σmask - 1, total = mask length (int32). */
+const gqaLengthsByGraph = new WeakMap<GraphBuilder, { seqlensK: string; total: string }>();
+function gqaLengths(g: GraphBuilder, scope: GraphScope, mask: string): { seqlensK: string; total: string } {
+  let lengths = gqaLengthsByGraph.get(g);
+  if (lengths === undefined) {
+    const int32 = [intAttribute('to', OnnxDataType.INT32)];
+    const sum = scope.op('ReduceSum', [scope.op('Cast', [mask], [intAttribute('to', OnnxDataType.INT64)]), g.int64([1])], [intAttribute('keepdims', 0)]); // [B]
+    const seqlensK = scope.op('Cast', [scope.op('Sub', [sum, g.int64([1], [])])], int32);
+    const total = scope.op('Cast', [scope.op('Squeeze', [scope.op('Shape', [mask], [intAttribute('start', 1), intAttribute('end', 2)]), g.int64([0])])], int32);
+    lengths = { seqlensK, total };
+    gqaLengthsByGraph.set(g, lengths);
+  }
+  return lengths;
 }
 
 function range(count: number): number[] {

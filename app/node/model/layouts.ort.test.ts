@@ -51,7 +51,7 @@ interface Case {
   readonly kind: string;
   readonly label: RegExp;
   /** the cases with the same K/V (dtype) whose quantized runs must agree */
-  readonly family: 'fp32' | 'fp16' | 'hybrid';
+  readonly family: 'fp32' | 'fp16' | 'hybrid' | 'gqa';
   readonly settings?: Partial<RunSettings>;
 }
 
@@ -105,6 +105,11 @@ const CASES: Case[] = [
       }],
     },
     graph: 'onnx/model_q4f16.onnx', options: { ...TINY_DEFAULTS, ...fp16 },
+  },
+  {
+    name: 'the model builder\'s GroupQueryAttention (com.microsoft contrib op), genai_config.json only', kind: 'ort-genai', label: /^ONNX Runtime GenAI folder/, family: 'gqa',
+    folder: { configJson: null, graphs: [{ path: 'model.onnx', options: { attention: 'gqa' } }], genaiConfig: genaiConfig({}, {}) },
+    graph: 'model.onnx', options: { ...TINY_DEFAULTS, attention: 'gqa' },
   },
   {
     name: 'an LFM2-like hybrid: conv layers whose state the logits depend on, genai_config.json only, no tokenizer', kind: 'ort-genai', label: /^ONNX Runtime GenAI folder/, family: 'hybrid',
