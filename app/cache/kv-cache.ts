@@ -4,6 +4,7 @@ import type { KvTensor } from '../tensor/kv-tensor.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
 import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { DynamicLayer } from './dynamic-layer.js';
+import { extensionProblems } from './extension-problems.js';
 import type { CacheLayerPlan } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
 import { planLayerQuantization } from './quantization-plan.js';
@@ -28,6 +29,9 @@ export class KvCache {
 
   constructor(options: KvCacheOptions) {
     const { plan, settings, quantizer } = options;
+    // The extensions' one validation (the preflight reports the same problems before a run starts).
+    const problem = extensionProblems(settings, { numLayers: plan.length }).find((item) => item.severity === 'error');
+    if (problem !== undefined) throw new CacheError(`${problem.message} ${problem.fix}`);
     this.#layers = plan.map((kind, index) => {
       switch (kind) {
         case 'quantized':
