@@ -3,6 +3,7 @@ import { errorStats } from '../quant/error-stats.js';
 import { hadamardRotateRows, planHadamard, type HadamardPlan } from '../quant/hadamard.js';
 import { quantizerFor } from '../quant/registry.js';
 import type { QuantBackend } from '../quant/types.js';
+import { roundToFloat16 } from '../tensor/float16.js';
 import { kvTensor, type KvTensor } from '../tensor/kv-tensor.js';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from './cache-config.js';
 import type { CacheExtensions } from './cache-extensions.js';
@@ -172,6 +173,16 @@ describe('rotation (--rotate hadamard)', () => {
     expect(event.value).toEqual(errorStats(v.data, quantizer.dequantize(quantizer.quantize(v, { nbits: 2, axis: 0, groupSize: 8 })).data));
     // what the next step sees is the un-rotated reconstruction
     expect(firstBitDifference(layer.dequantizedStore('key')!.data, back)).toBe(-1);
+  });
+
+  it('keeps float16 tensors binary16-exact after rotating back (the lane feeds them to fp16 graphs as bits)', () => {
+    const layer = layerOf(settings('quanto', { rotation: 'hadamard', rotateValues: true, outlierQuantile: 0.95, sinkTokens: 2 }, { nbits: 4 }));
+    const [k, v] = kv(8, 21);
+    layer.update(kvTensor(k.shape, 'float16', k.data), kvTensor(v.shape, 'float16', v.data));
+    for (const part of ['key', 'value'] as const) {
+      const values = layer.dequantizedStore(part)!.data;
+      for (const value of values) expect(roundToFloat16(value)).toBe(value);
+    }
   });
 
   it('rotates the values too with --rotate-values', () => {
