@@ -40,7 +40,7 @@ export function preflightJson(result: PreflightResult): {
 /** Accepts a `config.json` or a model folder holding one. */
 export function readModelConfig(io: CliIo, path: string): ModelConfig {
   const file = io.isDirectory(path) ? io.joinPath(path, 'config.json') : path;
-  return parseModelConfig(io.readTextFile(file), file);
+  return parseModelConfig(io.readTextFile(file, 'config'), file);
 }
 
 export function settingsFromOptions(options: RawOptions): QuantizedCacheSettings {

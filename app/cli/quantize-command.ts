@@ -99,7 +99,7 @@ export function readKvTensor(io: CliIo, path: string): KvTensor {
   if (!path.toLowerCase().endsWith('.npy')) {
     throw new UsageError(`${path} is not a .npy file. Save the tensor with numpy.save("x.npy", k.float().numpy()).`);
   }
-  const array = parseNpy(io.readFile(path), path);
+  const array = parseNpy(io.readFile(path, 'npy'), path);
   if (array.dtype !== 'float32' && array.dtype !== 'float16') {
     throw new UsageError(`${path} holds ${array.dtype} values; kvscope quantizes float32 or float16 KV tensors. Convert with x.astype(numpy.float32).`);
   }

@@ -1,4 +1,5 @@
 import { KvscopeError } from '../errors.js';
+import { jsonSyntaxProblem } from '../json-syntax.js';
 import { FieldError, literalReader, readObject, readString } from '../protocol/field-readers.js';
 import { readGenerationResult } from '../protocol/read-generation-result.js';
 import { RUN_ID_PATTERN, RUN_RECORD_FORMAT, RUN_RECORD_VERSION, type RunRecord } from './run-record.js';
@@ -58,7 +59,8 @@ function parseDocument(text: string, sourceName: string): unknown {
     return JSON.parse(text);
   } catch (error) {
     const cut = /[}\]]\s*$/.test(text) ? '' : ' The file looks cut short (an interrupted write or copy).';
-    throw new RunRecordError(`${sourceName} is not valid JSON: ${(error as Error).message}.${cut}`);
+    // Only where it breaks: V8's message quotes the text, which may be another program's file.
+    throw new RunRecordError(`${sourceName} is not valid JSON${jsonSyntaxProblem(error, text)}.${cut}`);
   }
 }
 

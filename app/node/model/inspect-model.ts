@@ -1,14 +1,14 @@
-import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
 import { renderChatPrompt } from '../../engine/chat-prompt.js';
 import { modelError, modelWarning, type ModelDiagnostic, type ModelDiagnosticCode } from '../../engine/model-diagnostic.js';
+import { checkReadableFile, readGuardedText } from '../files/guarded-read.js';
 import { createOrtDecoderSession } from '../ort/ort-decoder-session.js';
 import { chooseVariant, findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
 import { checkGraph } from './open-model.js';
-import { loadTokenizer } from './load-tokenizer.js';
+import { loadTokenizer, readTokenizerTexts } from './load-tokenizer.js';
 
 /** What the UI shows about a model before a run: its graphs, and every problem found, never thrown. */
 export interface ModelInspection {
@@ -55,13 +55,14 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   }
   let config: ModelConfig | null = null;
   try {
-    config = parseModelConfig(readFileSync(folder.configPath, 'utf8'), `${basename(folder.folder)}/config.json`);
+    // Read without blocking: a host answers other requests meanwhile (app/node/files/guarded-read.ts).
+    config = parseModelConfig(await readGuardedText(folder.configPath, 'config'), `${basename(folder.folder)}/config.json`);
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'config-invalid', 'Fix config.json (the message says where), or use the one from the model\'s repository.'));
   }
   let chatTemplate: string | null = null;
   try {
-    const template = loadTokenizer(folder).chatTemplate;
+    const template = loadTokenizer(folder, await readTokenizerTexts(folder)).chatTemplate;
     if (template !== null) {
       try {
         renderChatPrompt(template, 'Hello');
@@ -76,6 +77,7 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   }
   let io: DecoderIo | null = null;
   try {
+    await checkReadableFile(join(folder.folder, variant.file), 'onnx');
     const session = await createOrtDecoderSession(join(folder.folder, variant.file), { executionProvider: 'cpu', displayName: variant.file });
     try {
       if (config !== null) {

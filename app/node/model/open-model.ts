@@ -1,4 +1,3 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
@@ -10,6 +9,8 @@ import type { ModelIdentity } from '../../engine/generation-result.js';
 import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
+import { jsonSyntaxProblem } from '../../json-syntax.js';
+import { readGuardedFileSync, readGuardedHeadSync, readGuardedTextSync } from '../files/guarded-read.js';
 import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
 import { leaseDecoderSession } from '../ort/session-cache.js';
 import { sha256File, sha256Text } from './file-digest.js';
@@ -50,7 +51,7 @@ export interface ModelFiles {
 export function readModelFiles(path: string, onnxFile?: string): ModelFiles {
   const folder = findModelFolder(path);
   const variant = chooseVariant(folder, onnxFile);
-  const configBytes = readFileSync(folder.configPath);
+  const configBytes = readGuardedFileSync(folder.configPath, 'config');
   const config = parseModelConfig(configBytes.toString('utf8'), `${basename(folder.folder)}/config.json`);
   const specialTokens = readSpecialTokens(readOptionalJson(folder.generationConfigPath), [config.text, config.root]);
   const tokenizer = loadTokenizer(folder);
@@ -105,25 +106,20 @@ export function checkGraph(
 
 function readOptionalJson(path: string | null): unknown {
   if (path === null) return null;
-  const text = readFileSync(path, 'utf8');
+  const text = readGuardedTextSync(path, 'generation-config');
   try {
     return JSON.parse(text);
   } catch (error) {
     const fix = 'Fix the JSON, or delete generation_config.json to fall back to config.json.';
-    const message = `${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`;
+    const message = `${path} is not valid JSON${jsonSyntaxProblem(error, text)}.`;
     throw new ModelLoadError(message, { fix, diagnostics: [modelError('generation-config-invalid', message, fix)] });
   }
 }
 
 /** A Git LFS pointer (a clone without `git lfs pull`) fails in ORT as a protobuf error; say what it is. */
 function checkNotLfsPointer(path: string, name: string): void {
-  const head = Buffer.alloc(64);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, head, 0, head.length, 0);
-  } finally {
-    closeSync(fd);
-  }
+  // Also refuses a FIFO or a device in place of the graph before onnxruntime opens it (and hangs or never ends).
+  const head = readGuardedHeadSync(path, 'onnx', 64);
   if (!head.toString('latin1').startsWith('version https://git-lfs')) return;
   const fix = 'Run `git lfs pull` in the model repository (or download the file directly).';
   const message = `${name} is a Git LFS pointer, not the model itself.`;

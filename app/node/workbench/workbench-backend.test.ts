@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -191,10 +191,40 @@ describe('workbench backend', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kvscope-recent-'));
     try {
       const path = join(dir, 'recent.json');
-      const { writeFileSync } = await import('node:fs');
       writeFileSync(path, '{"format": "kvscope-recent-models", "models": [{"kind": "folder"}]');
       expect(new RecentModels(path).list()).toEqual([]);
       expect(existsSync(path)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens a model and finishes a run in a data folder that cannot be written (issue 9, failure 4)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-unwritable-'));
+    try {
+      // A data folder below a regular file: mkdir and every write fail (ENOTDIR), even for root, as a
+      // read-only or full disk does.
+      writeFileSync(join(dir, 'blocker'), '');
+      const stuck = createWorkbenchBackend({ dataDir: join(dir, 'blocker', 'data') });
+      try {
+        const summary = await stuck.openModel({ kind: 'folder', path: stories });
+        expect(summary.ok).toBe(true);
+        expect(summary.diagnostics).toEqual([expect.objectContaining({ code: 'data-folder-unwritable', severity: 'info', message: expect.stringMatching(/could not be added to Open Recent/) })]);
+        expect(await stuck.recentModels()).toEqual([{ kind: 'folder', path: stories }]); // kept for this session
+
+        const { ticket, outcome } = runToEnd(stuck, storiesSettings({ maxNewTokens: 4 }));
+        const { runId } = await ticket;
+        const run = await outcome;
+        expect(run.savedRunId).toBeNull();
+        expect(run.result.generatedTokenIds).toHaveLength(4);
+        expect(run.result.diagnostics).toContainEqual(expect.objectContaining({ code: 'run-not-saved', severity: 'info', message: expect.stringMatching(/could not be saved.*can still be exported/s) }));
+        const exported = await stuck.exportRun(runId, 'json');
+        expect(parseRunRecord(exported.content, exported.fileName).generatedTokenIds).toEqual(run.result.generatedTokenIds);
+        expect((await stuck.exportRun(runId, 'csv')).content.trim().split('\n')).toHaveLength(1 + 4);
+        expect((await stuck.loadRun(runId)).id).toBe(runId);
+      } finally {
+        await stuck.dispose();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

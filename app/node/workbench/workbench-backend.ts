@@ -1,8 +1,9 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
-import { modelError } from '../../engine/model-diagnostic.js';
+import { modelError, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
+import type { GenerationResult } from '../../engine/generation-result.js';
 import type { RunSettings } from '../../engine/types.js';
 import { runPreflight, type PreflightResult } from '../../preflight/run-preflight.js';
 import { ApiError } from '../../protocol/api-error.js';
@@ -11,6 +12,7 @@ import type { RunHandle, StartRun } from '../../protocol/run-handle.js';
 import type { ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment } from '../../protocol/workbench-api.js';
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
 import { KVSCOPE_VERSION } from '../../version.js';
+import { readGuardedText } from '../files/guarded-read.js';
 import { inspectModel } from '../model/inspect-model.js';
 import { findModelFolder } from '../model/model-folder.js';
 import { RunStore } from '../run-store.js';
@@ -70,6 +72,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   private readonly live = new Map<string, RunHandle>();
   /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
   private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
+  /** Records that could not be written (a full or read-only disk): kept for this session, so they can still be exported. */
+  private readonly unsaved = new Map<string, RunRecord>();
   private disposed = false;
 
   constructor(private readonly options: WorkbenchBackendOptions) {
@@ -98,20 +102,24 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     // A folder source is remembered as the model folder itself, whichever file inside it was given.
     const opened: ModelSource = source.kind === 'folder' ? { kind: 'folder', path: inspection.folder?.folder ?? resolve(source.path) } : source;
     // Remembered once it is a model folder at all, even with errors: the user may be fixing it.
-    if (inspection.folder !== null) this.recent.add(opened);
-    return toModelSummary(opened, inspection);
+    // Best effort: a data folder that cannot be written is a notice on a model that opened fine.
+    const notSaved = inspection.folder !== null ? this.recent.add(opened).notSaved : null;
+    const summary = toModelSummary(opened, inspection);
+    if (notSaved === null) return summary;
+    return { ...summary, diagnostics: [...summary.diagnostics, dataFolderNotice(`This model could not be added to Open Recent: ${notSaved}`)] };
   }
 
   async preflight(model: ModelSource, settings: QuantizedCacheSettings, options: { sequenceLengths?: number[] } = {}): Promise<PreflightResult> {
     const configPath = configPathOf(await this.modelPath(model));
     let text: string;
     try {
-      text = readFileSync(configPath, 'utf8');
+      text = await readGuardedText(configPath, 'config');
     } catch (error) {
+      const fix = (error as { fix?: unknown }).fix;
       throw new ApiError({
         code: 'invalid-input',
         message: `Cannot read ${configPath}: ${(error as Error).message}`,
-        fix: 'Open a model folder that has the config.json of its Hugging Face repository.',
+        fix: typeof fix === 'string' && fix !== '' ? fix : 'Open a model folder that has the config.json of its Hugging Face repository.',
       });
     }
     const config = parseModelConfig(text, configPath);
@@ -131,8 +139,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     void handle.done
       .then(
         (result) => {
-          const savedRunId = this.saveRun(runId, result);
-          handlers.onDone(result, savedRunId);
+          const saved = this.saveRun(runId, result);
+          handlers.onDone(saved.result, saved.savedRunId);
         },
         (error: unknown) => handlers.onError(toRunErrorPayload(error)),
       )
@@ -159,7 +167,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
         continue;
       }
       try {
-        const summary = summarizeRun(this.store.load(entry.id));
+        const summary = summarizeRun(await this.store.read(entry.id));
         this.summaries.set(entry.id, { modifiedMs: entry.modifiedMs, summary });
         summaries.push(summary);
       } catch (error) {
@@ -171,7 +179,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   async loadRun(runId: string): Promise<RunRecord> {
-    return this.store.load(runId);
+    return this.unsaved.get(runId) ?? this.store.read(runId);
   }
 
   async deleteRun(runId: string): Promise<void> {
@@ -180,7 +188,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   async exportRun(runId: string, format: 'json' | 'csv'): Promise<RunExport> {
-    return exportRunRecord(this.store.load(runId), format);
+    return exportRunRecord(await this.loadRun(runId), format);
   }
 
   async recentModels(): Promise<ModelSource[]> {
@@ -206,19 +214,39 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     return id;
   }
 
-  /** The record is written atomically (run-store.ts); a failed save still delivers the result. */
-  private saveRun(runId: string, result: Parameters<typeof createRunRecord>[0]): string | null {
+  /**
+   * The record is written atomically (run-store.ts). A save that fails still delivers the result,
+   * with a notice among its diagnostics that says why; the record stays loadable and exportable
+   * (by the run id) for this session.
+   */
+  private saveRun(runId: string, result: GenerationResult): { result: GenerationResult; savedRunId: string | null } {
+    let record: RunRecord | undefined;
     try {
-      const record = createRunRecord(result, { id: runId, createdAt: this.now(), kvscopeVersion: this.kvscopeVersion });
+      record = createRunRecord(result, { id: runId, createdAt: this.now(), kvscopeVersion: this.kvscopeVersion });
       const path = this.store.save(record);
       // The history lists it next: summarize the record in hand instead of reading it back.
       this.summaries.set(runId, { modifiedMs: statSync(path).mtimeMs, summary: summarizeRun(record) });
-      return runId;
+      return { result, savedRunId: runId };
     } catch (error) {
-      console.error(`kvscope: the run finished but could not be saved: ${(error as Error).message}`);
-      return null;
+      const reason = (error as Error).message;
+      console.error(`kvscope: the run finished but could not be saved: ${reason}`);
+      const notice: ModelDiagnostic = {
+        ...dataFolderNotice(`This run could not be saved to the history: ${reason} Its result is shown here and can still be exported (run ${runId}) until the workbench closes.`),
+        code: 'run-not-saved',
+      };
+      const kept = { ...result, diagnostics: [...result.diagnostics, notice] };
+      if (record !== undefined) this.unsaved.set(runId, { ...record, diagnostics: kept.diagnostics });
+      return { result: kept, savedRunId: null };
     }
   }
+}
+
+/** A convenience that failed (recent models, a saved run): said, never an error of the model or the run. */
+function dataFolderNotice(message: string): ModelDiagnostic {
+  return {
+    code: 'data-folder-unwritable', severity: 'info', origin: 'kvscope', message, layers: [],
+    fix: 'Make the data folder writable, or choose another with KVSCOPE_DATA_DIR (kvscope serve: --data-dir).',
+  };
 }
 
 /** config.json of a model folder, of the folder holding a given .onnx file, or a config file given directly. */
