@@ -5,6 +5,8 @@ import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
+import { checkPrefillMemory } from '../engine/prefill-memory.js';
+import { availableMemoryBytes } from './available-memory.js';
 import { encodePrompt } from './model/load-tokenizer.js';
 import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
@@ -25,6 +27,11 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const folder = await resolveModelPath(settings.model);
   const files = readModelFiles(folder, settings.onnxFile);
   const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId, settings.promptFormat);
+  // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
+  checkPrefillMemory({
+    numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,
+    availableBytes: availableMemoryBytes(), executionProvider: settings.executionProvider,
+  });
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own

@@ -12,7 +12,7 @@ Usage:
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
   kvscope run --model <model folder | synthetic | synthetic-hybrid> [cache options]
-              [--prompt TEXT [--chat]] [--max-new-tokens N] [--greedy | --temperature T ...]
+              [--prompt TEXT | --prompt-file FILE] [--chat] [--max-new-tokens N] [--greedy | --temperature T ...]
               [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
@@ -94,6 +94,8 @@ Cache (defaults are transformers' QuantizedCache defaults):
 
 Generation:
   --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)
+  --prompt-file FILE     the prompt from a UTF-8 file (- for standard input), less one final
+                         newline; for long prompts, which should not travel on a command line
   --chat                 send the prompt as one user turn through the model's chat template
                          (tokenizer_config.json or chat_template.jinja), as apply_chat_template
   --max-new-tokens N     tokens to generate (default 64)

@@ -6,6 +6,7 @@ import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
+import { resolvePromptFile } from './prompt-file.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
@@ -61,6 +62,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       cache: { type: 'string' },
       ...CACHE_OPTIONS,
       prompt: { type: 'string' },
+      'prompt-file': { type: 'string' },
       chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },
@@ -72,7 +74,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       out: { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: (values, io) => runRunCommand(values, io, nodeRunRuntime(VERSION)),
+    run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, () => process.stdin), io, nodeRunRuntime(VERSION)),
   },
   serve: {
     options: {

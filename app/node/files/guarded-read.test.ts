@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileAccessError } from '../fs-errors.js';
 import { FILE_RULES } from './file-kinds.js';
-import { FileRefusedError } from './file-read-error.js';
+import { GuardedFileError } from './file-read-error.js';
 import { checkReadableFile, readGuardedFile, readGuardedFileSync, readGuardedHeadSync, readGuardedText, readGuardedTextSync } from './guarded-read.js';
 
 const root = mkdtempSync(join(tmpdir(), 'kvscope-guarded-'));
@@ -17,7 +17,7 @@ function fifo(name: string): string | null {
 }
 
 /** Refusals are checked for speed too: the failure this guards against is a read that never ends. */
-async function refusedQuickly(read: () => unknown): Promise<FileRefusedError> {
+async function refusedQuickly(read: () => unknown): Promise<GuardedFileError> {
   const started = performance.now();
   let caught: unknown;
   try {
@@ -26,8 +26,8 @@ async function refusedQuickly(read: () => unknown): Promise<FileRefusedError> {
     caught = error;
   }
   expect(performance.now() - started).toBeLessThan(1000);
-  expect(caught).toBeInstanceOf(FileRefusedError);
-  return caught as FileRefusedError;
+  expect(caught).toBeInstanceOf(GuardedFileError);
+  return caught as GuardedFileError;
 }
 
 describe('the guarded reader (issue 9, failure 3)', () => {

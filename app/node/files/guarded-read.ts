@@ -3,7 +3,7 @@ import { lstat, open, stat } from 'node:fs/promises';
 import { formatBytes } from '../../cli/byte-size.js';
 import { describeFsError, FileAccessError } from '../fs-errors.js';
 import { FILE_RULES, type FileKind, type FileRule } from './file-kinds.js';
-import { FileRefusedError } from './file-read-error.js';
+import { GuardedFileError } from './file-read-error.js';
 
 /**
  * The one way kvscope reads a file (every kind in file-kinds.ts). Before anything is read:
@@ -105,10 +105,10 @@ function openFlags(rule: FileRule): number {
 
 function checkStats(stats: Stats, path: string, rule: FileRule): void {
   if (stats.isSymbolicLink()) {
-    throw new FileRefusedError(`${path} is a symbolic link; kvscope reads ${rule.label} only from a file it wrote itself, not through a link.`, 'link', rule.fix);
+    throw new GuardedFileError(`${path} is a symbolic link; kvscope reads ${rule.label} only from a file it wrote itself, not through a link.`, 'link', rule.fix);
   }
   if (!stats.isFile()) {
-    throw new FileRefusedError(`${path} is ${kindOfEntry(stats)}, not a regular file: kvscope reads ${rule.label} only from a regular file.`, 'not-regular',
+    throw new GuardedFileError(`${path} is ${kindOfEntry(stats)}, not a regular file: kvscope reads ${rule.label} only from a regular file.`, 'not-regular',
       stats.isDirectory() ? 'Point kvscope at the file inside the folder, or at the model folder itself.' : 'Copy the content into a regular file and point kvscope at that.');
   }
   if (rule.maxBytes !== null && stats.size > rule.maxBytes) throw tooLarge(path, rule, stats.size);
@@ -123,15 +123,15 @@ function kindOfEntry(stats: Stats): string {
   return 'not a file';
 }
 
-function tooLarge(path: string, rule: FileRule, bytes: number | null): FileRefusedError {
+function tooLarge(path: string, rule: FileRule, bytes: number | null): GuardedFileError {
   const size = bytes === null ? 'more' : formatBytes(bytes);
-  return new FileRefusedError(`${path} is too large for ${rule.label}: ${size}, more than the ${formatBytes(rule.maxBytes ?? 0)} kvscope reads.`, 'too-large', rule.fix);
+  return new GuardedFileError(`${path} is too large for ${rule.label}: ${size}, more than the ${formatBytes(rule.maxBytes ?? 0)} kvscope reads.`, 'too-large', rule.fix);
 }
 
 function asReadError(error: unknown, path: string): Error {
   if (error instanceof FileAccessError) return error;
   if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-    return new FileRefusedError(`${path} is a symbolic link; kvscope reads it only from a file it wrote itself, not through a link.`, 'link', '');
+    return new GuardedFileError(`${path} is a symbolic link; kvscope reads it only from a file it wrote itself, not through a link.`, 'link', '');
   }
   return new FileAccessError(describeFsError(error, path, 'read'));
 }
