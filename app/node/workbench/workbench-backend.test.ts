@@ -9,6 +9,7 @@ import type { RunErrorPayload } from '../../protocol/messages.js';
 import { parseRunRecord } from '../../record/parse-run-record.js';
 import { RUN_CSV_COLUMNS } from '../../record/run-record-csv.js';
 import { sharedDir } from '../golden.js';
+import { PROMPT_200_KB } from '../test-support/long-prompt.js';
 import { storiesSettings } from '../test-support/stories.js';
 import { createWorkbenchBackend, type WorkbenchBackend } from './workbench-backend.js';
 
@@ -226,6 +227,27 @@ describe('workbench backend', () => {
         await stuck.dispose();
       }
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes a 200 KB prompt (the Electron host\'s backend): the real engine reads all of it and refuses its prefill clearly; a stand-in engine runs it and saves it', async () => {
+    const error = await new Promise<RunErrorPayload>((resolve, reject) => {
+      void backend.startRun(storiesSettings({ prompt: PROMPT_200_KB, maxNewTokens: 2 }), {
+        onText: () => undefined, onMetrics: () => undefined, onDone: () => reject(new Error('expected a refusal')), onError: resolve,
+      });
+    });
+    expect(error).toMatchObject({ code: 'generation-failed', message: expect.stringMatching(/^The prompt is 1000\d\d tokens; prefilling it at once needs about/), fix: expect.stringMatching(/Shorten the prompt/) });
+
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-long-prompt-'));
+    const fake = createWorkbenchBackend({ dataDir: dir, runOptions: { engineModule: new URL('../../../workers/test-support/fake-engine.ts', import.meta.url).href } });
+    try {
+      const { outcome } = runToEnd(fake, storiesSettings({ prompt: PROMPT_200_KB, maxNewTokens: 3 }));
+      const run = await outcome;
+      expect(run.result.settings.prompt).toBe(PROMPT_200_KB);
+      expect((await fake.loadRun(run.savedRunId!)).settings.prompt).toBe(PROMPT_200_KB);
+    } finally {
+      await fake.dispose();
       rmSync(dir, { recursive: true, force: true });
     }
   });
