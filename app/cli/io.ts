@@ -14,6 +14,12 @@ export interface CliIo {
   /** Whether the path is a directory (false when it does not exist). */
   isDirectory(path: string): boolean;
   joinPath(...parts: string[]): string;
+  /**
+   * Checks, before any work, that `path` can be written as a new or replaced file: its folder exists
+   * and is writable, and the path is not a folder. Throws UsageError naming `flag` when not. Optional
+   * (in-memory test IOs check nothing); the Node IO asks the file system.
+   */
+  checkOutputPath?(path: string, flag: string): void;
   /** Writes a file atomically: a reader sees the old file or the complete new one, never a part. */
   writeFileAtomic(path: string, bytes: Uint8Array): void;
   stdout(text: string): void;

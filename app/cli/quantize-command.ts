@@ -36,6 +36,11 @@ export function runQuantize(options: RawOptions, io: CliIo): ExitCode {
   const groupSize = integerOption(options, 'group-size');
   const inputPath = requireString(options, 'input');
   const dequantizedPath = requireString(options, 'dequantized');
+  // Every output is checked before the tensor is read and quantized, not found unwritable after.
+  for (const flag of ['dequantized', 'codes', 'scale', 'zero'] as const) {
+    const path = optionalString(options, flag);
+    if (path !== undefined) io.checkOutputPath?.(path, `--${flag}`);
+  }
 
   const input = readKvTensor(io, inputPath);
   const quantizer = quantizerFor(backend);

@@ -71,10 +71,22 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
     const result = await handle.done;
     progress?.clear();
     if (!json && !textEnd.endsWith('\n')) io.stdout('\n');
-    const recordPath = out !== undefined ? writeOutput(io, out, result, runtime) : undefined;
-    if (json) io.stdout(stringifyJson({ ok: true, ...runJson(result), ...(recordPath !== undefined ? { record: recordPath } : {}) }) + '\n');
-    else io.stderr(formatSummary(result, recordPath));
-    return ExitCode.ok;
+    let recordPath: string | undefined;
+    let recordError: string | undefined;
+    try {
+      recordPath = out !== undefined ? writeOutput(io, out, result, runtime) : undefined;
+    } catch (error) {
+      // Checked before the run, yet the write failed (a full disk): the result is still printed, and the command fails.
+      recordError = `the run finished but its record could not be written: ${(error as Error).message}`;
+    }
+    if (json) {
+      io.stdout(stringifyJson({ ok: recordError === undefined, ...runJson(result), ...(recordPath !== undefined ? { record: recordPath } : {}), ...(recordError !== undefined ? { recordError } : {}) }) + '\n');
+    } else {
+      io.stderr(formatSummary(result, recordPath));
+    }
+    if (recordError === undefined) return ExitCode.ok;
+    io.stderr(`kvscope run: ${recordError} The result above is complete; run again with --json to keep it from stdout.\n`);
+    return ExitCode.badInput;
   } catch (error) {
     progress?.clear();
     if (!(error instanceof RunError)) throw error;
@@ -131,8 +143,12 @@ function samplingFromOptions(options: RawOptions): SamplingSettings {
   return sampling;
 }
 
-/** Fail before a long run, not after it: the record's folder must exist. */
+/** Fail before a long run, not after it: the record's folder must exist (and, on a real file system, be writable). */
 function checkOutputFolder(io: CliIo, out: string): void {
+  if (io.checkOutputPath !== undefined) {
+    io.checkOutputPath(out, '--out');
+    return;
+  }
   const cut = Math.max(out.lastIndexOf('/'), out.lastIndexOf('\\'));
   const folder = cut < 0 ? '.' : cut === 0 ? out.slice(0, 1) : out.slice(0, cut);
   if (!io.isDirectory(folder)) throw new UsageError(`--out ${out}: the folder ${folder} does not exist. Create it first.`);
