@@ -23,8 +23,8 @@ export interface RunCommandRuntime {
   readonly stderrIsTty: boolean;
   readonly kvscopeVersion: string;
   now(): Date;
-  /** Calls `onInterrupt` on Ctrl-C while a run goes on; the returned function stops listening. */
-  onInterrupt(onInterrupt: () => void): () => void;
+  /** Calls `onInterrupt` on Ctrl-C (or SIGTERM, named) while a run goes on; the returned function stops listening. */
+  onInterrupt(onInterrupt: (signal?: string) => void): () => void;
 }
 
 /** transformers' GenerationConfig defaults for sampling (top_k 50, top_p 1.0, temperature 1.0). */
@@ -57,11 +57,13 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
     onQueued: () => io.stderr('kvscope run: waiting for another WebGPU run in this process to finish…\n'),
   });
   let interrupts = 0;
-  const stopListening = runtime.onInterrupt(() => {
+  const stopListening = runtime.onInterrupt((signal) => {
     interrupts++;
     if (interrupts === 1) {
       progress?.clear();
-      io.stderr('\nkvscope run: cancelling at the next step (Ctrl-C again to stop at once)…\n');
+      io.stderr(signal === undefined || signal === 'SIGINT'
+        ? '\nkvscope run: cancelling at the next step (Ctrl-C again to stop at once)…\n'
+        : `\nkvscope run: ${signal}: cancelling at the next step; the result and --out are still written…\n`);
       handle.cancel();
     } else {
       handle.dispose();

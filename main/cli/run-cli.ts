@@ -81,6 +81,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
+      'max-runs': { type: 'string' },
     },
     // Imported on demand: the server pulls in onnxruntime-node and ws, which the other commands never need.
     run: async (values, io) => (await import('../serve/serve-command.js')).runServeCommand(values, io),

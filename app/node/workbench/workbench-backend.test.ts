@@ -252,6 +252,28 @@ describe('workbench backend', () => {
     }
   });
 
+  it('stopRuns cancels the runs in flight, saves them as cancelled, then refuses new ones (issue 9, failure 7)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-stop-'));
+    const fake = createWorkbenchBackend({ dataDir: dir, runOptions: { engineModule: new URL('../../../workers/test-support/fake-engine.ts', import.meta.url).href }, runLimits: { maxConcurrent: 2, maxQueued: 4 } });
+    try {
+      const runs = [runToEnd(fake, storiesSettings({ prompt: 'slow', maxNewTokens: 10_000 })), runToEnd(fake, storiesSettings({ prompt: 'slow', maxNewTokens: 10_000 }))];
+      await Promise.all(runs.map((run) => run.ticket));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await fake.stopRuns();
+      for (const run of runs) {
+        const outcome = await run.outcome;
+        expect(outcome.result.stopReason).toBe('cancelled');
+        expect(outcome.savedRunId).not.toBeNull();
+        expect((await fake.loadRun(outcome.savedRunId!)).stopReason).toBe('cancelled');
+      }
+      expect(() => fake.beginRun(storiesSettings(), () => ({ onText: () => undefined, onMetrics: () => undefined, onDone: () => undefined, onError: () => undefined })))
+        .toThrow(/shutting down/);
+    } finally {
+      await fake.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('describes the environment with the execution providers', async () => {
     const environment = await backend.environment();
     expect(environment).toMatchObject({ kvscopeVersion: '0.1.0-test', defaultModel: { kind: 'synthetic' } });

@@ -21,6 +21,7 @@ import { startRun as startWorkerRun, type StartRunOptions } from '../worker/work
 import { toModelSummary, unopenedModelSummary } from './model-summary.js';
 import { RecentModels } from './recent-models.js';
 import { exportRunRecord } from './run-export.js';
+import { defaultRunLimits, limitConcurrentRuns, type RunLimits } from './run-limit.js';
 import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
 
@@ -37,6 +38,8 @@ export interface WorkbenchBackendOptions {
   readonly now?: () => Date;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
+  /** how many runs go at once and wait (default: from the cores and memory, run-limit.ts) */
+  readonly runLimits?: RunLimits;
 }
 
 /** Builds the handlers of a run once its id is known, so that every event can carry that id. */
@@ -54,6 +57,11 @@ export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModel
    * before this returns, so a transport can tag each with the run id.
    */
   beginRun(settings: RunSettings, handlers: RunHandlersFactory): RunTicket;
+  /**
+   * Cancels every live run and resolves once each has ended and its record is saved (stopReason
+   * `cancelled`): what a host does on SIGINT/SIGTERM or quit, before it disposes. No run starts after.
+   */
+  stopRuns(): Promise<void>;
   readonly dataDir: string;
   dispose(): Promise<void>;
 }
@@ -69,19 +77,22 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   private readonly kvscopeVersion: string;
   private readonly start: StartRun;
   private readonly now: () => Date;
-  private readonly live = new Map<string, RunHandle>();
+  /** each live run's handle, and its whole course: ended, saved and reported */
+  private readonly live = new Map<string, { readonly handle: RunHandle; readonly settled: Promise<void> }>();
   /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
   private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
   /** Records that could not be written (a full or read-only disk): kept for this session, so they can still be exported. */
   private readonly unsaved = new Map<string, RunRecord>();
   private disposed = false;
+  private stopping = false;
 
   constructor(private readonly options: WorkbenchBackendOptions) {
     this.dataDir = resolve(options.dataDir);
     this.store = new RunStore(join(this.dataDir, 'runs'));
     this.recent = new RecentModels(join(this.dataDir, 'recent.json'), options.onRecentModelsChanged);
     this.kvscopeVersion = options.kvscopeVersion ?? KVSCOPE_VERSION;
-    this.start = options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions));
+    // One limit per host on the runs going at once (run-limit.ts); the rest wait or are refused.
+    this.start = limitConcurrentRuns(options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions)), options.runLimits ?? defaultRunLimits());
     this.now = options.now ?? (() => new Date());
   }
 
@@ -131,12 +142,11 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   beginRun(settings: RunSettings, makeHandlers: RunHandlersFactory): RunTicket {
-    if (this.disposed) throw new ApiError({ code: 'internal', message: 'The workbench is shutting down; no run can start.' });
+    if (this.disposed || this.stopping) throw new ApiError({ code: 'internal', message: 'The workbench is shutting down; no run can start.' });
     const runId = this.newLiveRunId();
     const handlers = makeHandlers(runId);
     const handle = this.start(settings, { onText: (delta, tokenIds) => handlers.onText(delta, tokenIds), onMetrics: (steps) => handlers.onMetrics(steps) });
-    this.live.set(runId, handle);
-    void handle.done
+    const settled = handle.done
       .then(
         (result) => {
           const saved = this.saveRun(runId, result);
@@ -149,12 +159,20 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
         this.live.delete(runId);
         handle.dispose();
       });
+    this.live.set(runId, { handle, settled });
     return { runId };
   }
 
   async cancelRun(runId: string): Promise<void> {
     // A run that already ended has nothing to stop: cancelling it races its end and is not an error.
-    this.live.get(runId)?.cancel();
+    this.live.get(runId)?.handle.cancel();
+  }
+
+  async stopRuns(): Promise<void> {
+    this.stopping = true;
+    const runs = [...this.live.values()];
+    for (const run of runs) run.handle.cancel();
+    await Promise.allSettled(runs.map((run) => run.settled));
   }
 
   async listRuns(): Promise<RunSummary[]> {
@@ -197,9 +215,9 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
 
   async dispose(): Promise<void> {
     this.disposed = true;
-    const handles = [...this.live.values()];
-    for (const handle of handles) handle.dispose();
-    await Promise.allSettled(handles.map((handle) => handle.done));
+    const runs = [...this.live.values()];
+    for (const run of runs) run.handle.dispose();
+    await Promise.allSettled(runs.map((run) => run.settled));
   }
 
   private async modelPath(source: ModelSource): Promise<string> {
