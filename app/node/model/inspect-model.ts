@@ -4,6 +4,7 @@ import { parseModelConfig } from '../../config/parse-model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
 import { renderChatPrompt } from '../../engine/chat-prompt.js';
 import { modelError, modelWarning, type ModelDiagnostic, type ModelDiagnosticCode } from '../../engine/model-diagnostic.js';
+import { jsonSyntaxProblem } from '../../json-syntax.js';
 import { checkReadableFile, readGuardedText } from '../files/guarded-read.js';
 import { createOrtDecoderSession } from '../ort/ort-decoder-session.js';
 import { chooseVariant, findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
@@ -59,6 +60,20 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
     config = parseModelConfig(await readGuardedText(folder.configPath, 'config'), `${basename(folder.folder)}/config.json`);
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'config-invalid', 'Fix config.json (the message says where), or use the one from the model\'s repository.'));
+  }
+  if (folder.generationConfigPath !== null) {
+    // What a run reads next to config.json: a FIFO or a device there is said now, not at Run.
+    const path = folder.generationConfigPath;
+    try {
+      const text = await readGuardedText(path, 'generation-config');
+      try {
+        JSON.parse(text);
+      } catch (error) {
+        diagnostics.push(modelError('generation-config-invalid', `${path} is not valid JSON${jsonSyntaxProblem(error, text)}.`, 'Fix the JSON, or delete generation_config.json to fall back to config.json.'));
+      }
+    } catch (error) {
+      diagnostics.push(...diagnosticsOf(error, 'generation-config-invalid'));
+    }
   }
   let chatTemplate: string | null = null;
   try {
