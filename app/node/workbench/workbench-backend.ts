@@ -81,6 +81,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   private readonly live = new Map<string, { readonly handle: RunHandle; readonly settled: Promise<void> }>();
   /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
   private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
+  /** records found damaged, by id and mtime: reported once per version of the file, not at every list */
+  private readonly damaged = new Map<string, number>();
   /** Records that could not be written (a full or read-only disk): kept for this session, so they can still be exported. */
   private readonly unsaved = new Map<string, RunRecord>();
   private disposed = false;
@@ -184,12 +186,14 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
         summaries.push(cached.summary);
         continue;
       }
+      if (this.damaged.get(entry.id) === entry.modifiedMs) continue;
       try {
         const summary = summarizeRun(await this.store.read(entry.id));
         this.summaries.set(entry.id, { modifiedMs: entry.modifiedMs, summary });
         summaries.push(summary);
       } catch (error) {
         // One damaged file must not hide the rest of the history; loading it shows why it is damaged.
+        this.damaged.set(entry.id, entry.modifiedMs);
         console.error(`kvscope: skipped run ${entry.id} in the history: ${(error as Error).message}`);
       }
     }
