@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
-import { lstat, open, stat } from 'node:fs/promises';
+import { lstat, open, stat, type FileHandle } from 'node:fs/promises';
 import { formatBytes } from '../../cli/byte-size.js';
 import { describeFsError, FileAccessError } from '../fs-errors.js';
 import { FILE_RULES, type FileKind, type FileRule } from './file-kinds.js';
@@ -76,6 +76,25 @@ export function readGuardedHeadSync(path: string, kind: FileKind, bytes: number)
     throw asReadError(error, path);
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Opens a file of this kind for positioned reads (an .onnx header read piece by piece), with the same
+ * checks as a whole read: the caller reads what it needs and closes the handle.
+ */
+export async function openGuardedFile(path: string, kind: FileKind): Promise<{ handle: FileHandle; size: number }> {
+  const rule = FILE_RULES[kind];
+  let handle: FileHandle | undefined;
+  try {
+    checkStats(rule.followLinks ? await stat(path) : await lstat(path), path, rule);
+    handle = await open(path, openFlags(rule));
+    const opened = await handle.stat();
+    checkStats(opened, path, rule);
+    return { handle, size: opened.size };
+  } catch (error) {
+    await handle?.close().catch(() => undefined);
+    throw asReadError(error, path);
   }
 }
 
