@@ -12,6 +12,7 @@ import { sharedDir } from '../golden.js';
 import { PROMPT_200_KB } from '../test-support/long-prompt.js';
 import { storiesSettings } from '../test-support/stories.js';
 import { createWorkbenchBackend, type WorkbenchBackend } from './workbench-backend.js';
+import { startRun as startWorkerRun } from '../worker/worker-client.js';
 
 const stories = join(sharedDir(), 'models', 'stories260k');
 
@@ -268,6 +269,33 @@ describe('workbench backend', () => {
       }
       expect(() => fake.beginRun(storiesSettings(), () => ({ onText: () => undefined, onMetrics: () => undefined, onDone: () => undefined, onError: () => undefined })))
         .toThrow(/shutting down/);
+    } finally {
+      await fake.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lets at most its limit of runs go at once, queues the next and refuses past the queue (issue 9, failure 8)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-limit-'));
+    const starts: string[] = [];
+    const fake = createWorkbenchBackend({
+      dataDir: dir,
+      runLimits: { maxConcurrent: 1, maxQueued: 1 },
+      startRun: (settings, handlers) => {
+        starts.push(settings.prompt);
+        return startWorkerRun(settings, handlers, { engineModule: new URL('../../../workers/test-support/fake-engine.ts', import.meta.url).href });
+      },
+    });
+    try {
+      const first = runToEnd(fake, storiesSettings({ prompt: 'slow', maxNewTokens: 10 }));
+      const second = runToEnd(fake, storiesSettings({ prompt: 'steps', maxNewTokens: 2 }));
+      await Promise.all([first.ticket, second.ticket]);
+      expect(starts).toEqual(['slow']); // the second waits for the first
+      expect(() => fake.beginRun(storiesSettings(), () => ({ onText: () => undefined, onMetrics: () => undefined, onDone: () => undefined, onError: () => undefined })))
+        .toThrow(/1 runs are going and 1 are waiting, the most this workbench takes \(1 at once, 1 waiting\)/);
+      expect((await first.outcome).result.generatedTokenIds).toHaveLength(10);
+      expect((await second.outcome).result.generatedTokenIds).toHaveLength(2);
+      expect(starts).toEqual(['slow', 'steps']);
     } finally {
       await fake.dispose();
       rmSync(dir, { recursive: true, force: true });
