@@ -78,7 +78,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       out: { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, () => process.stdin), io, nodeRunRuntime(VERSION)),
+    run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, terminalStdin(io)), io, nodeRunRuntime(VERSION)),
   },
   serve: {
     options: {
@@ -91,6 +91,14 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
     run: async (values, io) => (await import('../serve/serve-command.js')).runServeCommand(values, io),
   },
 };
+
+/** Standard input for `--prompt-file -`; on a terminal, say how to end the prompt. */
+function terminalStdin(io: CliIo): () => NodeJS.ReadStream {
+  return () => {
+    if (process.stdin.isTTY === true) io.stderr('kvscope run: reading the prompt from standard input; end it with Ctrl-D.\n');
+    return process.stdin;
+  };
+}
 
 /**
  * Runs one CLI invocation and returns its exit code. Every failure the user can act on becomes one

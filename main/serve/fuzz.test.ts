@@ -211,19 +211,22 @@ describe.skipIf(!hasShared())('fuzzing a running serve host (issue 9, what to bu
     const started = performance.now();
     const random = new Random(SEED);
 
-    // 1. Raw frames, a few per connection, on connections that then go away in random ways.
-    const raw = Array.from({ length: RAW_CONNECTIONS }, async () => {
+    // 1. Raw frames, a few per connection, on connections that then go away in random ways. Every
+    // input is drawn before anything is sent, so the same seed gives the same inputs whatever the timing.
+    const plans = Array.from({ length: RAW_CONNECTIONS }, () => ({
+      frames: Array.from({ length: 1 + random.int(4) }, () => rawFrame(random)),
+      reset: random.chance(0.3),
+    }));
+    await Promise.all(plans.map(async (plan) => {
       const connection = await openRawWebSocket(server.port, token);
-      for (let frames = 1 + random.int(4); frames > 0; frames--) {
-        const { kind, frame } = rawFrame(random);
+      for (const { kind, frame } of plan.frames) {
         count(`frame: ${kind}`);
         connection.send(frame);
       }
-      if (random.chance(0.3)) connection.socket.resetAndDestroy();
+      if (plan.reset) connection.socket.resetAndDestroy();
       else connection.socket.end();
       await connection.closed;
-    });
-    await Promise.all(raw);
+    }));
 
     // 2. Random model folders, opened and preflighted.
     const folders: string[] = [];
@@ -237,7 +240,9 @@ describe.skipIf(!hasShared())('fuzzing a running serve host (issue 9, what to bu
     const savedRunIds: string[] = [];
     let unsaved = 0;
     const connections = 4;
-    await Promise.all(Array.from({ length: connections }, async (_, lane) => {
+    const lanes = Array.from({ length: connections }, () => [] as { kind: string; data: string | Buffer }[]);
+    for (let i = 0; i < MESSAGES; i++) lanes[i % connections]!.push(message(random, 1 + i, folders));
+    await Promise.all(lanes.map(async (lane) => {
       const socket = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${token}`);
       await new Promise((resolve) => socket.once('open', resolve));
       let answers = 0;
@@ -250,8 +255,7 @@ describe.skipIf(!hasShared())('fuzzing a running serve host (issue 9, what to bu
         }
       });
       let sent = 0;
-      for (let i = lane; i < MESSAGES; i += connections) {
-        const { kind, data } = message(random, 1 + i, folders);
+      for (const { kind, data } of lane) {
         count(`message: ${kind}`);
         socket.send(data);
         sent++;
