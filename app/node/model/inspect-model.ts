@@ -92,7 +92,7 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   }
   let io: DecoderIo | null = null;
   try {
-    await checkReadableFile(join(folder.folder, variant.file), 'onnx');
+    for (const file of [variant.file, ...variant.externalData]) await checkReadableFile(join(folder.folder, file), 'onnx');
     const session = await createOrtDecoderSession(join(folder.folder, variant.file), { executionProvider: 'cpu', displayName: variant.file });
     try {
       if (config !== null) {

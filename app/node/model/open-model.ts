@@ -10,7 +10,7 @@ import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/mod
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
 import { jsonSyntaxProblem } from '../../json-syntax.js';
-import { readGuardedFileSync, readGuardedHeadSync, readGuardedTextSync } from '../files/guarded-read.js';
+import { checkReadableFileSync, readGuardedFileSync, readGuardedHeadSync, readGuardedTextSync } from '../files/guarded-read.js';
 import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
 import { leaseDecoderSession } from '../ort/session-cache.js';
 import { sha256File, sha256Text } from './file-digest.js';
@@ -57,6 +57,8 @@ export function readModelFiles(path: string, onnxFile?: string): ModelFiles {
   const tokenizer = loadTokenizer(folder);
   const onnxPath = join(folder.folder, variant.file);
   checkNotLfsPointer(onnxPath, variant.file);
+  // onnxruntime opens the external data itself: a FIFO there would block its read beyond any cancel.
+  for (const data of variant.externalData) checkReadableFileSync(join(folder.folder, data), 'onnx');
   return { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens };
 }
 

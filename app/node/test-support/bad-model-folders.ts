@@ -78,6 +78,7 @@ export const BAD_MODEL_FOLDERS: readonly (readonly [string, Breaker, RegExp | nu
   ['model.onnx is empty', (folder) => { writeFileSync(join(folder, 'onnx', 'model.onnx'), ''); rmSync(join(folder, 'onnx', 'model_fp16.onnx')); return true; }, /onnx|model/i],
   ['model.onnx is a Git LFS pointer', (folder) => { writeFileSync(join(folder, 'onnx', 'model.onnx'), 'version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n'); rmSync(join(folder, 'onnx', 'model_fp16.onnx')); return true; }, /is a Git LFS pointer, not the model itself|is not a readable ONNX/],
   ['no .onnx graph', remove('onnx'), /has a config\.json but no \.onnx graph/],
+  ['model.onnx_data is a FIFO', (folder) => { rmSync(join(folder, 'onnx', 'model_fp16.onnx')); return mkfifo(join(folder, 'onnx', 'model.onnx_data')); }, /model\.onnx_data is a FIFO \(named pipe\), not a regular file: kvscope reads an ONNX graph/],
   ['model.onnx is a FIFO', (folder) => { rmSync(join(folder, 'onnx'), { recursive: true }); mkdirSync(join(folder, 'onnx')); return mkfifo(join(folder, 'onnx', 'model.onnx')); }, /has a config\.json but no \.onnx graph/],
 ];
 
