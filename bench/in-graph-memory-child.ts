@@ -20,8 +20,8 @@ function rate(list: readonly { readonly totalMs: number }[]): number {
  */
 const job = JSON.parse(process.argv[2] ?? '') as Exclude<MemoryJob, { kind: 'step' }>;
 const folder = await resolveModelPath(job.model);
-const files = readModelFiles(folder);
-const prompt = promptText(job.promptTokens, files.tokenizer.encode);
+const files = await readModelFiles(folder);
+const prompt = promptText(job.promptTokens, files.tokenizer!.encode);
 
 const steps: { readonly step: number; readonly totalMs: number }[] = [];
 const checkpoints: Checkpoint[] = [];

@@ -19,7 +19,7 @@ import type { MemoryJob, StepSample } from './in-graph-memory-job.js';
  * By hand: `npx tsx bench/in-graph-step-child.ts '{"kind":"step","variant":"graph","model":"synthetic-8b-kv","tokens":2048}'`
  */
 const job = JSON.parse(process.argv[2] ?? '') as Extract<MemoryJob, { kind: 'step' }>;
-const files = readModelFiles(await resolveModelPath(job.model));
+const files = await readModelFiles(await resolveModelPath(job.model));
 const header = await readGraphHeaderFile(files.onnxPath);
 const io = readDecoderIo(header.inputs, header.outputs, 'model.onnx').io!;
 const { numLayers: layers, numKeyValueHeads: heads, headDim } = files.config.geometry;

@@ -14,6 +14,8 @@ import { formatBytes } from './byte-size.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, integerOption, numberOption, optionalString, requireString, type RawOptions } from './options.js';
 import { settingsFromOptions } from './preflight-command.js';
+import { EXTENSION_FLAGS } from './extension-options.js';
+import { activeExtensions, EXTENSIONS_HEADING, type ActiveExtension } from '../cache/active-extensions.js';
 import { RunProgress } from './run-progress.js';
 
 /** What `kvscope run` needs beyond files and text: the Node entry runs the generation in a worker thread. */
@@ -23,14 +25,14 @@ export interface RunCommandRuntime {
   readonly stderrIsTty: boolean;
   readonly kvscopeVersion: string;
   now(): Date;
-  /** Calls `onInterrupt` on Ctrl-C while a run goes on; the returned function stops listening. */
-  onInterrupt(onInterrupt: () => void): () => void;
+  /** Calls `onInterrupt` on Ctrl-C (or SIGTERM, named) while a run goes on; the returned function stops listening. */
+  onInterrupt(onInterrupt: (signal?: string) => void): () => void;
 }
 
 /** transformers' GenerationConfig defaults for sampling (top_k 50, top_p 1.0, temperature 1.0). */
 const SAMPLING_DEFAULTS: SamplingSettings = { greedy: false, temperature: 1, topK: 50, topP: 1, seed: 0 };
 const SAMPLING_FLAGS = ['temperature', 'top-k', 'top-p', 'seed'] as const;
-const QUANTIZATION_FLAGS = ['backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy'] as const;
+const QUANTIZATION_FLAGS = ['backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', ...EXTENSION_FLAGS] as const;
 export const DEFAULT_MAX_NEW_TOKENS = 64;
 
 /**
@@ -57,11 +59,13 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
     onQueued: () => io.stderr('kvscope run: waiting for another WebGPU run in this process to finish…\n'),
   });
   let interrupts = 0;
-  const stopListening = runtime.onInterrupt(() => {
+  const stopListening = runtime.onInterrupt((signal) => {
     interrupts++;
     if (interrupts === 1) {
       progress?.clear();
-      io.stderr('\nkvscope run: cancelling at the next step (Ctrl-C again to stop at once)…\n');
+      io.stderr(signal === undefined || signal === 'SIGINT'
+        ? '\nkvscope run: cancelling at the next step (Ctrl-C again to stop at once)…\n'
+        : `\nkvscope run: ${signal}: cancelling at the next step; the result and --out are still written…\n`);
       handle.cancel();
     } else {
       handle.dispose();
@@ -71,10 +75,22 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
     const result = await handle.done;
     progress?.clear();
     if (!json && !textEnd.endsWith('\n')) io.stdout('\n');
-    const recordPath = out !== undefined ? writeOutput(io, out, result, runtime) : undefined;
-    if (json) io.stdout(stringifyJson({ ok: true, ...runJson(result), ...(recordPath !== undefined ? { record: recordPath } : {}) }) + '\n');
-    else io.stderr(formatSummary(result, recordPath));
-    return ExitCode.ok;
+    let recordPath: string | undefined;
+    let recordError: string | undefined;
+    try {
+      recordPath = out !== undefined ? writeOutput(io, out, result, runtime) : undefined;
+    } catch (error) {
+      // Checked before the run, yet the write failed (a full disk): the result is still printed, and the command fails.
+      recordError = `the run finished but its record could not be written: ${(error as Error).message}`;
+    }
+    if (json) {
+      io.stdout(stringifyJson({ ok: recordError === undefined, ...runJson(result), ...(recordPath !== undefined ? { record: recordPath } : {}), ...(recordError !== undefined ? { recordError } : {}) }) + '\n');
+    } else {
+      io.stderr(formatSummary(result, recordPath));
+    }
+    if (recordError === undefined) return ExitCode.ok;
+    io.stderr(`kvscope run: ${recordError} The result above is complete; run again with --json to keep it from stdout.\n`);
+    return ExitCode.badInput;
   } catch (error) {
     progress?.clear();
     if (!(error instanceof RunError)) throw error;
@@ -88,8 +104,10 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
 /** The flags as RunSettings; every check that needs no model happens here, before a worker starts. */
 export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSettings {
   const model = requireString(options, 'model');
-  if (!(SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model) && !io.isDirectory(model)) {
-    throw new UsageError(`--model ${model} is not a folder. Pass a model folder (config.json, onnx/model.onnx, tokenizer.json) or ${SYNTHETIC_MODEL_KINDS.join(' | ')}.`);
+  const isGraph = model.toLowerCase().endsWith('.onnx') && (io.isFile?.(model) ?? true);
+  if (!(SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model) && !io.isDirectory(model) && !isGraph) {
+    throw new UsageError(`--model ${model} is neither a folder nor an .onnx file. Pass a model folder (config.json or genai_config.json, ` +
+      `its .onnx graph, tokenizer.json), a graph.onnx with its config beside it, or ${SYNTHETIC_MODEL_KINDS.join(' | ')}.`);
   }
   const cacheMode = choiceOption<CacheMode>(options, 'cache', ['dynamic', 'quantized'], 'quantized');
   const quantizationFlags = QUANTIZATION_FLAGS.filter((flag) => options[flag] !== undefined);
@@ -99,6 +117,8 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
   const maxNewTokens = integerOption(options, 'max-new-tokens', DEFAULT_MAX_NEW_TOKENS);
   if (maxNewTokens < 1) throw new UsageError(`--max-new-tokens must be at least 1, got ${maxNewTokens}.`);
   const onnxFile = optionalString(options, 'onnx');
+  if (onnxFile !== undefined && isGraph) throw new UsageError(`--onnx ${onnxFile} picks a graph of a folder, but --model already names one (${model}). Drop one of them.`);
+  const promptTokenIds = promptIdsOption(options);
   const dequantize = options['dequantize'] === undefined ? undefined : choiceOption<DequantizePath>(options, 'dequantize', DEQUANTIZE_PATHS);
   if (cacheMode === 'dynamic' && dequantize !== undefined) {
     throw new UsageError('--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic. Drop it or use --cache quantized.');
@@ -108,15 +128,30 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     ...(onnxFile !== undefined ? { onnxFile } : {}),
     executionProvider: choiceOption(options, 'ep', EXECUTION_PROVIDERS, 'cpu'),
     cacheMode,
-    quantization: settingsFromOptions(options),
+    quantization: settingsFromOptions(options, io),
     prompt: optionalString(options, 'prompt') ?? '',
     ...(options['chat'] === true ? { promptFormat: 'chat' as const } : {}),
+    ...(promptTokenIds !== undefined ? { promptTokenIds } : {}),
     maxNewTokens,
     sampling: samplingFromOptions(options),
     reference: options['reference'] === true,
     ...(dequantize !== undefined ? { dequantize } : {}),
     ...(options['ignore-eos'] === true ? { ignoreEos: true } : {}),
   };
+}
+
+/** `--prompt-ids 1,2,3`: the prompt as token ids, for folders without a tokenizer (the text is then shown as ids). */
+function promptIdsOption(options: RawOptions): number[] | undefined {
+  const text = optionalString(options, 'prompt-ids');
+  if (text === undefined) return undefined;
+  for (const flag of ['prompt', 'chat'] as const) {
+    if (options[flag] !== undefined) throw new UsageError(`--prompt-ids gives the prompt as token ids; --${flag === 'prompt' ? 'prompt (or --prompt-file)' : flag} gives it as text. Use one or the other.`);
+  }
+  const parts = text.split(',').map((part) => part.trim());
+  if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part))) {
+    throw new UsageError(`--prompt-ids must be token ids (non-negative integers) separated by commas, e.g. --prompt-ids 1,15043,727; got ${JSON.stringify(text)}.`);
+  }
+  return parts.map(Number);
 }
 
 function samplingFromOptions(options: RawOptions): SamplingSettings {
@@ -137,8 +172,12 @@ function samplingFromOptions(options: RawOptions): SamplingSettings {
   return sampling;
 }
 
-/** Fail before a long run, not after it: the record's folder must exist. */
+/** Fail before a long run, not after it: the record's folder must exist (and, on a real file system, be writable). */
 function checkOutputFolder(io: CliIo, out: string): void {
+  if (io.checkOutputPath !== undefined) {
+    io.checkOutputPath(out, '--out');
+    return;
+  }
   const cut = Math.max(out.lastIndexOf('/'), out.lastIndexOf('\\'));
   const folder = cut < 0 ? '.' : cut === 0 ? out.slice(0, 1) : out.slice(0, cut);
   if (!io.isDirectory(folder)) throw new UsageError(`--out ${out}: the folder ${folder} does not exist. Create it first.`);
@@ -181,6 +220,8 @@ export interface RunJson {
   readonly error: readonly (LayerQuantizeError | null)[];
   readonly timings: GenerationResult['timings'];
   readonly reference?: ReferenceSummary | null;
+  /** the kvscope extensions that made this run differ from transformers' QuantizedCache; absent when none */
+  readonly extensions?: readonly ActiveExtension[];
   /** quantized runs: where the cache was dequantized (`graph` or `host`) */
   readonly dequantize?: DequantizePath;
 }
@@ -203,8 +244,14 @@ export function runJson(result: GenerationResult): RunJson {
     error: result.layerErrors,
     timings: result.timings,
     ...(result.settings.reference ? { reference: result.reference } : {}),
+    ...withExtensions(result),
     ...(result.dequantize !== undefined ? { dequantize: result.dequantize } : {}),
   };
+}
+
+function withExtensions(result: GenerationResult): { extensions?: ActiveExtension[] } {
+  const active = result.settings.cacheMode === 'quantized' ? activeExtensions(result.settings.quantization, result.model.numLayers) : [];
+  return active.length > 0 ? { extensions: active } : {};
 }
 
 function formatSummary(result: GenerationResult, recordPath: string | undefined): string {
@@ -216,6 +263,7 @@ function formatSummary(result: GenerationResult, recordPath: string | undefined)
     `   KV cache ${formatBytes(kv.totalBytes)} stored (codes ${formatBytes(kv.codeBytes)}, scale/zero ${formatBytes(kv.metadataBytes)}, ` +
       `full precision ${formatBytes(kv.fullPrecisionBytes)}) vs fp16 ${formatBytes(kv.fp16BaselineBytes)}, fp32 ${formatBytes(kv.fp32BaselineBytes)}`,
   ];
+  for (const item of withExtensions(result).extensions ?? []) lines.push(`   ${EXTENSIONS_HEADING}: ${item.label}: ${item.detail}`);
   if (result.settings.cacheMode === 'quantized') {
     if (result.dequantize !== undefined) lines.push(`   dequantized ${result.dequantize === 'graph' ? 'inside the graph (only codes, scales, zeros and the residual cross into onnxruntime)' : 'on the host (JavaScript feeds every layer\'s history)'}`);
     lines.push(`   flushes per layer: ${result.flushCounts.map((n) => (n === null ? '-' : String(n))).join(' ')}`);

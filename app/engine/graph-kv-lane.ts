@@ -1,6 +1,7 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import { FlushScratch } from '../cache/flush-scratch.js';
+import { planLayerQuantization } from '../cache/quantization-plan.js';
 import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../cache/layer-memory.js';
 import type { KvRows } from '../cache/stored-parts.js';
 import { StoredQuantizedLayer } from '../cache/stored-quantized-layer.js';
@@ -99,8 +100,6 @@ export class GraphKvLane implements KvLane {
     this.#dtype = io.kvDtype ?? 'float32';
     this.#backend = quantizer.backend;
     const rewritten = new Map(kv.layers.map((layer) => [layer.layer, layer]));
-    const keyParams: QuantParams = { nbits: settings.nbits, axis: settings.axisKey, groupSize: settings.groupSize };
-    const valueParams: QuantParams = { nbits: settings.nbits, axis: settings.axisValue, groupSize: settings.groupSize };
     const release = options.releaseBuffer;
     // A store's arrays are its own (the quantizers copy them out of their working memory) and are read
     // only while the next run is fed: once replaced, nothing refers to them.
@@ -114,10 +113,13 @@ export class GraphKvLane implements KvLane {
       const layerPlan = plan[layerIo.layer];
       const inGraph = rewritten.get(layerIo.layer);
       if (layerPlan === 'quantized') {
-        if (inGraph === undefined) {
+        // K and V parameters as the host path's cache plans them (app/cache/quantization-plan.ts)
+        const quantization = planLayerQuantization(settings, layerIo.layer, options.numLayers);
+        if (inGraph === undefined || quantization === null) {
           throw new GenerationError(`layer ${layerIo.layer} is quantized but the rewritten graph still takes its past as full-precision tensors.`,
             'Rewrite the graph for these cache settings (the in-graph cache is keyed by them), or run with --dequantize host.');
         }
+        const { key: { params: keyParams }, value: { params: valueParams } } = quantization;
         return {
           kind: 'quantized',
           layer: layerIo.layer,

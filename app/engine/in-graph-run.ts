@@ -1,10 +1,12 @@
+import { activeExtensions, type ExtensionId } from '../cache/active-extensions.js';
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import {
   inGraphUnsupportedReason,
   type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerSpec, type InGraphSideSpec, type UnpackStrategy,
 } from '../onnx/rewrite/in-graph-spec.js';
-import type { QuantBackend } from '../quant/types.js';
+import type { QuantBackend, QuantParams } from '../quant/types.js';
 import type { DecoderIo } from './decoder-io.js';
 import type { DecoderSession, SessionOutputs } from './decoder-session.js';
 import type { ExecutionProviderName } from './types.js';
@@ -39,8 +41,12 @@ export async function sourcePrefill(session: DecoderSession, inputs: StepInputs,
   }
 }
 
-/** The QuantizedCacheSettings fields transformers has (spec §1.1) plus the layer policy: all the graph path expresses. */
-const EXPRESSIBLE_SETTINGS: ReadonlySet<string> = new Set(['backend', 'nbits', 'axisKey', 'axisValue', 'groupSize', 'residualLength', 'layerPolicy']);
+/**
+ * The kvscope extensions whose stores the rewrite reads as they are: bits per side and per layer, and
+ * full-precision layers (fed as dynamic layers). Sinks, rotation and outliers store more than a
+ * backend store (exact sink rows, a rotated domain, a sparse list): runs with them dequantize on the host.
+ */
+const GRAPH_EXTENSIONS: ReadonlySet<ExtensionId> = new Set(['kv-bits-apart', 'layer-map', 'full-precision-layers']);
 
 /** The spec, or why the graph path cannot run these settings on this graph. */
 export type InGraphPlan =
@@ -49,18 +55,19 @@ export type InGraphPlan =
 
 /**
  * The rewrite's spec for a run: every layer the plan quantizes, keys and values as the cache stores
- * them, with each layer's heads and head size as the graph declares them (else config.json's, as the
- * engine reads them). Refuses what the rewrite cannot express: HQQ's 3-bit int32 packing, and any
- * kvscope extension of the cache settings it does not know (a setting it would silently ignore
- * would make the two paths differ).
+ * them (app/cache/quantization-plan.ts: K/V bits apart and per-layer bits included), with each
+ * layer's heads and head size as the graph declares them (else the config's, as the engine reads
+ * them). Refuses what the rewrite cannot express: HQQ's 3-bit int32 packing, and the extensions
+ * whose stores are more than a backend store (GRAPH_EXTENSIONS).
  */
 export function planInGraph(
   io: DecoderIo, geometry: { readonly numKeyValueHeads: number; readonly headDim: number }, plan: readonly CacheLayerPlan[],
   settings: QuantizedCacheSettings, unpack: UnpackStrategy,
 ): InGraphPlan {
-  const extensions = Object.keys(settings).filter((key) => !EXPRESSIBLE_SETTINGS.has(key) && (settings as unknown as Record<string, unknown>)[key] !== undefined);
-  if (extensions.length > 0) {
-    return { ok: false, reason: `the in-graph path does not express the cache setting(s) ${extensions.map((key) => `\`${key}\``).join(', ')} (kvscope extensions)` };
+  const numLayers = plan.length;
+  const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
+  if (refused.length > 0) {
+    return { ok: false, reason: `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}` };
   }
   if (io.kvDtype === null) return { ok: false, reason: 'the graph has no KV inputs' };
   const backend = settings.backend as QuantBackend;
@@ -68,12 +75,14 @@ export function planInGraph(
   const layers: InGraphLayerSpec[] = [];
   for (const layer of io.kvLayers) {
     if (plan[layer.layer] !== 'quantized') continue;
-    const side = (axis: number, shape: readonly (number | string)[]): InGraphSideSpec => ({
-      backend, nbits: settings.nbits, axis, groupSize: settings.groupSize,
+    const quantization = planLayerQuantization(settings, layer.layer, numLayers);
+    if (quantization === null) return { ok: false, reason: `layer ${layer.layer} is planned quantized but its settings keep it in full precision` };
+    const side = (params: QuantParams, shape: readonly (number | string)[]): InGraphSideSpec => ({
+      backend, nbits: params.nbits, axis: params.axis, groupSize: params.groupSize,
       kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
     });
-    const key = side(settings.axisKey, layer.keyShape);
-    const value = side(settings.axisValue, layer.valueShape);
+    const key = side(quantization.key.params, layer.keyShape);
+    const value = side(quantization.value.params, layer.valueShape);
     for (const [part, s] of [['keys', key], ['values', value]] as const) {
       const reason = inGraphUnsupportedReason(s);
       if (reason !== null) return { ok: false, reason: `${part}: ${reason}` };

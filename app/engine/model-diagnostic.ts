@@ -28,9 +28,22 @@ export type ModelDiagnosticCode =
   | 'io-head-dim'
   | 'io-logits'
   | 'io-hybrid-state'
+  | 'io-kv-bf16'
+  | 'io-kv-prequantized'
+  | 'io-paged-attention'
+  | 'io-static-cache'
+  | 'io-inputs-embeds'
+  | 'io-graph-pair'
+  // the layout: which config, which graph
+  | 'config-mismatch'
+  | 'layout-note'
   // the run's settings against the model
   | 'execution-provider-unavailable'
   | 'prompt-too-long'
+  | 'prompt-ids-invalid'
+  // the host's data folder (recent models, saved runs): conveniences, reported as notices
+  | 'data-folder-unwritable'
+  | 'run-not-saved'
   // where a quantized cache is dequantized (in the graph or on the host)
   | 'dequantize-path';
 

@@ -1,8 +1,10 @@
 export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless commands and the browser workbench)
 
 Usage:
-  kvscope preflight --config <config.json | model folder> [cache options] [--json]
-      Checks whether a model can take transformers' QuantizedCache and what would fail.
+  kvscope preflight --config <config.json | genai_config.json | model folder | graph.onnx> [cache options] [--json]
+      Checks whether a model can take transformers' QuantizedCache and what would fail; for a
+      folder or graph, also its layout and the graph's inputs and outputs (weights never loaded).
+      Cache options include the kvscope extensions beyond transformers (see preflight --help).
       Exit 0: a run could start; 2: refused (transformers' exact verdict is printed); 1: bad input.
 
   kvscope quantize --backend quanto|hqq --nbits N --axis A --group-size G
@@ -11,14 +13,14 @@ Usage:
       Quantizes a float32/float16 KV tensor [batch, kv_heads, seq, head_dim] exactly as
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
-  kvscope run --model <model folder | synthetic | synthetic-hybrid> [cache options]
-              [--prompt TEXT [--chat]] [--max-new-tokens N] [--greedy | --temperature T ...]
+  kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [cache options]
+              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--max-new-tokens N] [--greedy | --temperature T ...]
               [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failed run.
 
-  kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR]
+  kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR] [--max-runs N]
       Serves the workbench to a browser on this machine and prints its URL (with a per-launch
       token). Runs are saved in the same place as the desktop app's. Ctrl-C stops it.
 
@@ -27,7 +29,7 @@ Usage:
 `;
 
 export const COMMAND_HELP: Record<string, string> = {
-  serve: `kvscope serve [--port N] [--host H] [--data-dir DIR]
+  serve: `kvscope serve [--port N] [--host H] [--data-dir DIR] [--max-runs N]
 
   --port N          the port (default 4310; 0 picks any free port)
   --host H          the address to listen on (default 127.0.0.1: this machine only). Another
@@ -35,13 +37,28 @@ export const COMMAND_HELP: Record<string, string> = {
   --data-dir DIR    where runs and recent models are kept (default KVSCOPE_DATA_DIR, else the
                     desktop app's folder: ~/.config/kvscope, ~/Library/Application Support/kvscope,
                     %APPDATA%\\kvscope)
+  --max-runs N      runs that go at once (default KVSCOPE_MAX_RUNS, else one per two cores and
+                    4 GiB of memory); up to 16 more wait their turn, later ones are refused
 
 Open the printed URL: it carries a token that changes at every launch (set KVSCOPE_SERVE_TOKEN to
 32 or more URL-safe characters to keep it); requests without it are refused (401), as are pages
 from other sites and other host names (403). The UI comes from
-out/renderer: run \`npm run build\` first. Ctrl-C stops the server and any runs in progress.
+out/renderer: run \`npm run build\` first. WebSocket messages may be up to 32 MiB (a longer
+prompt is refused with that reason). Ctrl-C or SIGTERM cancels the runs in progress, saves them
+as cancelled and stops the server; a second signal stops at once.
 `,
-  preflight: `kvscope preflight --config <config.json | model folder> [options]
+  preflight: `kvscope preflight --config <config.json | genai_config.json | model folder | graph.onnx> [options]
+
+The model: a config file alone (config.json, or an ONNX Runtime GenAI genai_config.json, whose
+model.decoder fields give the config transformers would read), or a model folder / graph. For a
+folder or graph kvscope also names the layout it recognizes (Hugging Face/Optimum, transformers.js
+variant, ONNX Runtime GenAI, Optimum merged decoder or decoder pair), the config it reads, the
+graph's precision from its tensor types and its size with all external data, and checks the
+graph's inputs and outputs (read from the protobuf header, weights not loaded): anything kvscope
+cannot feed (a pre-quantized or paged KV cache, a static cache, an inputs_embeds-only decoder,
+bf16 KV, an unknown input) is refused here, before any run.
+
+  --onnx FILE                  the graph of the folder to check (default: the one a run would use)
 
 Options (defaults are transformers' QuantizedCache defaults):
   --backend quanto|hqq         quantization backend (default quanto; case-sensitive, as in transformers)
@@ -55,9 +72,29 @@ Options (defaults are transformers' QuantizedCache defaults):
                                full-attention-only: quantize full-attention layers, keep the others
   --seq-len N[,N...]           prompt lengths to check group-size divisibility for
   --batch N                    batch size for those checks (default 1)
-  --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]}
+  --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
+  --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
+                               plus "layout" for a folder or graph
 
-Exit codes: 0 a run could start, 2 refused, 1 bad input.
+kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
+bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
+  --nbits-key N                bits of the keys' codes (default: --nbits); checked like nbits
+  --nbits-value N              bits of the values' codes (default: --nbits)
+  --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
+                               "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
+                               full-precision layer; layers not listed use the bits above
+  --full-precision-first N     keep the first N layers' caches in full precision
+  --full-precision-last N      keep the last N layers' caches in full precision
+  --sink-tokens S              keep each layer's first S tokens in full precision, never
+                               re-quantized at a flush (attention sinks; KVQuant, IntactKV)
+  --rotate hadamard            rotate keys along head_dim with an orthonormal Hadamard transform
+                               before quantizing, and back after dequantizing (block-diagonal
+                               when head_dim is not a power of two; refused when it is odd)
+  --rotate-values              rotate the values too
+  --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
+                               exactly, as a sparse list (KVQuant's dense-and-sparse)
+
+Exit codes: 0 a run could start, 2 refused (by transformers' verdict or the graph checks), 1 bad input.
 `,
   quantize: `kvscope quantize --backend quanto|hqq --nbits N --axis A --group-size G --input x.npy --dequantized out.npy [options]
 
@@ -71,12 +108,16 @@ Exit codes: 0 a run could start, 2 refused, 1 bad input.
 Backends: quanto nbits 2|4, axis 0|-1; hqq nbits 1|2|3|4|8, axis 0|1.
 Exit codes: 0 done, 1 bad input (unreadable file, unsupported dtype, a shape the backend refuses).
 `,
-  run: `kvscope run --model <model folder | synthetic | synthetic-hybrid> [options]
+  run: `kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [options]
 
 Model and runtime:
-  --model M              a folder with config.json, onnx/model.onnx and tokenizer.json, or a
-                         built-in synthetic model (synthetic, synthetic-hybrid)
-  --onnx FILE            the graph under the folder's onnx/ (e.g. model_fp16.onnx); default model.onnx
+  --model M              a model folder (Hugging Face/Optimum or transformers.js: config.json and
+                         onnx/model*.onnx; ONNX Runtime GenAI: genai_config.json and its model.onnx;
+                         legacy Optimum: decoder_model_merged.onnx, or decoder_model.onnx with
+                         decoder_with_past_model.onnx), a graph.onnx with its config beside it,
+                         or a built-in synthetic model (synthetic, synthetic-hybrid)
+  --onnx FILE            the graph of the folder (e.g. model_fp16.onnx); default: genai_config.json's,
+                         else model.onnx, else transformers.js_config's dtype, else the merged decoder
   --ep cpu|webgpu|cuda|dml|coreml
                          execution provider (default cpu)
 
@@ -92,8 +133,30 @@ Cache (defaults are transformers' QuantizedCache defaults):
                                all: transformers' behaviour; full-attention-only: quantize only
                                full-attention layers (hybrid models)
 
+kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
+bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
+  --nbits-key N                bits of the keys' codes (default: --nbits); checked like nbits
+  --nbits-value N              bits of the values' codes (default: --nbits)
+  --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
+                               "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
+                               full-precision layer; layers not listed use the bits above
+  --full-precision-first N     keep the first N layers' caches in full precision
+  --full-precision-last N      keep the last N layers' caches in full precision
+  --sink-tokens S              keep each layer's first S tokens in full precision, never
+                               re-quantized at a flush (attention sinks; KVQuant, IntactKV)
+  --rotate hadamard            rotate keys along head_dim with an orthonormal Hadamard transform
+                               before quantizing, and back after dequantizing (block-diagonal
+                               when head_dim is not a power of two; refused when it is odd)
+  --rotate-values              rotate the values too
+  --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
+                               exactly, as a sparse list (KVQuant's dense-and-sparse)
+
 Generation:
   --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)
+  --prompt-ids 1,2,3     the prompt as token ids, fed as they are (for folders with no tokenizer.json;
+                         the generated text is then shown as ids)
+  --prompt-file FILE     the prompt from a UTF-8 file (- for standard input), less one final
+                         newline; for long prompts, which should not travel on a command line
   --chat                 send the prompt as one user turn through the model's chat template
                          (tokenizer_config.json or chat_template.jinja), as apply_chat_template
   --max-new-tokens N     tokens to generate (default 64)
@@ -113,7 +176,7 @@ Output:
 
 The text streams to stdout; a progress bar goes to stderr when it is a terminal. Ctrl-C cancels
 at the next step and still prints the summary (and writes --out); a second Ctrl-C stops at once.
-Exit codes: 0 done (or cancelled), 2 refused by the preflight or the model checks, 1 bad input
-or a failed run.
+Exit codes: 0 done (or cancelled), 2 refused by the preflight or the model checks (a graph kvscope
+cannot feed, a config that contradicts the graph), 1 bad input or a failed run.
 `,
 };

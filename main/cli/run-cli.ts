@@ -4,8 +4,10 @@ import { KvscopeError, QuantizationError } from '../../app/errors.js';
 import { runQuantize } from '../../app/cli/quantize-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
+import { EXTENSION_OPTION_SPECS } from '../../app/cli/extension-options.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
+import { resolvePromptFile } from './prompt-file.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
@@ -20,6 +22,8 @@ const CACHE_OPTIONS: OptionSpecs = {
   'group-size': { type: 'string' },
   'residual-length': { type: 'string' },
   'layer-policy': { type: 'string' },
+  // kvscope extensions beyond transformers (app/cli/extension-options.ts)
+  ...EXTENSION_OPTION_SPECS,
 };
 
 // A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
@@ -27,12 +31,17 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
   preflight: {
     options: {
       config: { type: 'string' },
+      onnx: { type: 'string' },
       ...CACHE_OPTIONS,
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
+      'write-layer-map': { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: runPreflightCommand,
+    // The model checks read a folder's graph header through app/node (imported on demand, like serve).
+    run: async (values, io) => runPreflightCommand(values, io, {
+      checkModel: async (path, onnxFile) => (await import('../../app/node/model/check-model.js')).checkModel(path, onnxFile),
+    }),
   },
   quantize: {
     options: {
@@ -61,6 +70,8 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       cache: { type: 'string' },
       ...CACHE_OPTIONS,
       prompt: { type: 'string' },
+      'prompt-ids': { type: 'string' },
+      'prompt-file': { type: 'string' },
       chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },
@@ -74,18 +85,27 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       out: { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: (values, io) => runRunCommand(values, io, nodeRunRuntime(VERSION)),
+    run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, terminalStdin(io)), io, nodeRunRuntime(VERSION)),
   },
   serve: {
     options: {
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
+      'max-runs': { type: 'string' },
     },
     // Imported on demand: the server pulls in onnxruntime-node and ws, which the other commands never need.
     run: async (values, io) => (await import('../serve/serve-command.js')).runServeCommand(values, io),
   },
 };
+
+/** Standard input for `--prompt-file -`; on a terminal, say how to end the prompt. */
+function terminalStdin(io: CliIo): () => NodeJS.ReadStream {
+  return () => {
+    if (process.stdin.isTTY === true) io.stderr('kvscope run: reading the prompt from standard input; end it with Ctrl-D.\n');
+    return process.stdin;
+  };
+}
 
 /**
  * Runs one CLI invocation and returns its exit code. Every failure the user can act on becomes one

@@ -36,8 +36,8 @@ export interface PathRun {
 
 /** One greedy run through the engine on one path, recording every step's logits bits. */
 export async function runPath(settings: RunSettings, path: 'graph' | 'host'): Promise<PathRun> {
-  const files = readModelFiles(await resolveModelPath(settings.model), settings.onnxFile);
-  const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId, settings.promptFormat);
+  const files = await readModelFiles(await resolveModelPath(settings.model), settings.onnxFile);
+  const promptTokenIds = encodePrompt(files.tokenizer!, settings.prompt, files.specialTokens.bosTokenId, settings.promptFormat);
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
   let model: OpenedModel;
   let inGraph;
@@ -53,7 +53,7 @@ export async function runPath(settings: RunSettings, path: 'graph' | 'host'): Pr
   try {
     const outcome = await generate({
       session: recorder, io: model.io, config: model.config, settings, promptTokenIds,
-      eosTokenIds: model.specialTokens.eosTokenIds, decodeText: model.tokenizer.decode, now: () => performance.now(), cachePlan,
+      eosTokenIds: model.specialTokens.eosTokenIds, decodeText: model.tokenizer?.decode ?? ((ids: readonly number[]) => ids.join(' ')), now: () => performance.now(), cachePlan,
       ...(inGraph === undefined ? {} : { inGraph }),
     });
     return {
