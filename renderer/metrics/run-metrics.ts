@@ -12,6 +12,8 @@ export const STEP_COLUMNS = [
   'flushEvents',
   /** NaN without the reference lane */
   'klDivergence', 'top1Agrees', 'referenceTokenId',
+  /** the process's resident memory when the step was measured (sampled at most every 250 ms) */
+  'rssBytes',
 ] as const;
 export type StepColumn = (typeof STEP_COLUMNS)[number];
 
@@ -207,6 +209,7 @@ export class RunMetrics {
     c.quantizeMs[row] = step.timings.quantizeMs;
     c.totalMs[row] = step.timings.totalMs;
     c.flushEvents[row] = flushEvents;
+    c.rssBytes[row] = step.memory.rssBytes;
     const reference = step.reference;
     if (reference === undefined) {
       c.klDivergence[row] = NaN;

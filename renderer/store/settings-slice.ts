@@ -1,6 +1,6 @@
 import type { StateCreator } from 'zustand/vanilla';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import type { CacheMode, ExecutionProviderName, PromptFormat, RunSettings, SamplingSettings } from '../../app/engine/types.js';
+import { DEFAULT_DEQUANTIZE_PATH, type CacheMode, type DequantizePath, type ExecutionProviderName, type PromptFormat, type RunSettings, type SamplingSettings } from '../../app/engine/types.js';
 import type { WorkbenchState } from './workbench-state.js';
 
 /** The run panel's fields: RunSettings without the model, which comes from the model panel. */
@@ -14,6 +14,8 @@ export interface RunForm {
   readonly maxNewTokens: number;
   readonly sampling: SamplingSettings;
   readonly reference: boolean;
+  /** quantized runs: where the cache is dequantized (DequantizePathField) */
+  readonly dequantize: DequantizePath;
 }
 
 /** The memory what-if's inputs. */
@@ -31,6 +33,7 @@ export const DEFAULT_RUN_FORM: RunForm = {
   maxNewTokens: 128,
   sampling: { greedy: true, temperature: 0.8, topK: 40, topP: 0.95, seed: 42 },
   reference: true,
+  dequantize: DEFAULT_DEQUANTIZE_PATH,
 };
 
 export const DEFAULT_WHAT_IF: WhatIfForm = { contextLength: 4096, promptTokens: 32 };
@@ -85,6 +88,7 @@ export function toRunSettings(form: RunForm, model: string, onnxFile: string | n
     maxNewTokens: form.maxNewTokens,
     sampling: form.sampling,
     reference: form.reference,
+    ...(form.cacheMode === 'quantized' ? { dequantize: form.dequantize } : {}),
   };
 }
 

@@ -79,7 +79,10 @@ describe('workbench store', () => {
       expect(toRunSettings(form, 'synthetic', 'onnx/model.onnx')).toEqual({
         model: 'synthetic', onnxFile: 'onnx/model.onnx', executionProvider: 'cpu', cacheMode: 'quantized', quantization: form.quantization,
         prompt: DEFAULT_RUN_FORM.prompt, maxNewTokens: DEFAULT_RUN_FORM.maxNewTokens, sampling: { ...DEFAULT_RUN_FORM.sampling, greedy: false, seed: 7 }, reference: true,
+        dequantize: 'graph',
       });
+      // where the cache is dequantized is a quantized run's setting only
+      expect(toRunSettings({ ...form, cacheMode: 'dynamic' }, '/m', null)).not.toHaveProperty('dequantize');
       expect(toRunSettings(form, '/m', null)).not.toHaveProperty('onnxFile');
     });
   });

@@ -5,6 +5,7 @@ import { layerKindStyle } from '../../format/layer-kinds.js';
 import { formatBytes, formatCompression, significant } from '../../format/units.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { NumberField } from '../common/NumberField.js';
+import { PeakWhatIf } from './PeakWhatIf.js';
 
 const PLAN_LABEL = { quantized: 'quantized', dynamic: 'full precision', none: 'no KV cache' } as const;
 
@@ -35,6 +36,10 @@ export function WhatIfPanel(): ReactNode {
         <NumberField label="of which prompt" unit="tokens" value={whatIf.promptTokens} min={1} max={MAX_WHAT_IF_CONTEXT} onCommit={(promptTokens) => update({ promptTokens })} testId="whatif-prompt-input" />
       </div>
       {result === null ? <p className="muted">Open a model to estimate its cache.</p> : <WhatIfTable result={result} dtype={kvDtype ?? 'float32'} cacheMode={cacheMode} />}
+      {inputs.config !== null && (
+        <PeakWhatIf config={inputs.config} kvDtype={inputs.kvDtype ?? 'float32'} settings={inputs.quantization}
+          promptTokens={inputs.whatIf.promptTokens} contextLength={inputs.whatIf.contextLength} />
+      )}
     </section>
   );
 }
