@@ -72,6 +72,14 @@ describe('kvscope run: flags', () => {
     });
   });
 
+  it('--dequantize graph|host and --ignore-eos go into RunSettings; without them the default path runs and EOS stops', () => {
+    expect(runSettingsFromOptions({ ...TINY, dequantize: 'host', 'ignore-eos': true }, memoryIo())).toMatchObject({ dequantize: 'host', ignoreEos: true });
+    expect(runSettingsFromOptions({ ...TINY, dequantize: 'graph' }, memoryIo())).toMatchObject({ dequantize: 'graph' });
+    const plain = runSettingsFromOptions(TINY, memoryIo());
+    expect(plain).not.toHaveProperty('dequantize');
+    expect(plain).not.toHaveProperty('ignoreEos');
+  });
+
   it.each<[string, RawOptions, RegExp]>([
     ['no model', {}, /^--model is required\.$/],
     ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is neither a folder nor an \.onnx file\. Pass a model folder .* or synthetic \| synthetic-hybrid \| synthetic-8b-kv\./],
@@ -81,6 +89,8 @@ describe('kvscope run: flags', () => {
     ['zero new tokens', { ...TINY, 'max-new-tokens': '0' }, /--max-new-tokens must be at least 1, got 0/],
     ['a word for a number', { ...TINY, temperature: 'warm' }, /--temperature must be a number, got "warm"/],
     ['greedy and sampling', { ...TINY, greedy: true, 'top-p': '0.5' }, /--greedy picks the most likely token; --top-p only applies to sampling/],
+    ['an unknown dequantization path', { ...TINY, dequantize: 'gpu' }, /--dequantize must be one of graph, host, got "gpu"/],
+    ['--dequantize on a dynamic cache', { ...TINY, cache: 'dynamic', dequantize: 'graph' }, /--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic/],
   ])('refuses %s with a usage error', (_name, options, message) => {
     expect(() => runSettingsFromOptions(options, memoryIo())).toThrow(UsageError);
     expect(() => runSettingsFromOptions(options, memoryIo())).toThrow(message);
