@@ -97,7 +97,8 @@ function rewriteSide(
     codes: io.codes, scale: io.scale, zero: io.zero,
     gate: after.length === 0 ? null : gateAfter(editor, `${scope}/gate`, after),
   });
-  if (use?.concatenates === true) {
+  // Spliced only where the new rows can be taken from the Concat's own input (else present is sliced past a real past).
+  if (use?.concatenates === true && castChain(editor, present, use.node) !== null) {
     spliceIntoConcat(editor, scope, use, history, io.residual, tokens, side);
   } else {
     editor.opNamed(scope, past, 'Concat', [history, io.residual], [intAttribute('axis', 2)]);
@@ -141,6 +142,7 @@ function spliceIntoConcat(
  * is sliced past the history's length.
  */
 function newRows(editor: GraphEditor, scope: string, past: string, present: string, output: string, use: AttentionUse | null): void {
+  // castChain still finds the Concat after a splice: only its inputs changed
   const chain = use?.concatenates === true ? castChain(editor, present, use.node) : null;
   if (use !== null && chain !== null) {
     let value = use.fresh;
