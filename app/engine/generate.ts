@@ -24,8 +24,10 @@ export interface GenerateRequest {
   readonly io: DecoderIo;
   readonly config: ModelConfig;
   readonly settings: RunSettings;
-  /** the encoded prompt, BOS included (at least one id) */
+  /** the encoded prompt, BOS included (at least one id); its first `paddingTokens` ids are left padding */
   readonly promptTokenIds: readonly number[];
+  /** left pads at the start of the prompt, masked out (RunSettings.padPromptTo); default 0 */
+  readonly paddingTokens?: number;
   readonly eosTokenIds: readonly number[];
   /** the tokenizer's decode with special tokens skipped */
   readonly decodeText: (ids: readonly number[]) => string;
@@ -64,7 +66,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now,
       ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
     });
-  const inputs = new StepInputs(io, session.inputs);
+  const inputs = new StepInputs(io, session.inputs, request.paddingTokens ?? 0);
   const reference = settings.reference ? new ReferenceLane(session, inputs, io.logits, laneOptions) : null;
   const logitsReader = new LogitsReader(io.logits);
   const sampler = createSampler(settings.sampling);

@@ -5,7 +5,10 @@ import { int64Tensor, type HostTensor } from './host-tensor.js';
 /**
  * The non-cache inputs of one run: `input_ids` [1, n], `attention_mask` [1, past + n] of ones,
  * `position_ids` [1, n] = past…past+n-1 (HF's cumsum(mask) - 1 without padding), and
- * `num_logits_to_keep` = 1 so that a graph which supports it computes only the last row.
+ * `num_logits_to_keep` = 1 so that a graph which supports it computes only the last row. A prompt
+ * left-padded with `paddingTokens` pads (RunSettings.padPromptTo) gets zeros over the pads in the
+ * mask and HF's position ids, `cumsum(mask) - 1` with padded positions set to 1
+ * (`prepare_inputs_for_generation`), so the real tokens sit at positions 0, 1, … as unpadded.
  * The mask is a view of one buffer of ones that grows by doubling, and a decode step's one-token id
  * and position arrays are reused, so decode steps allocate no typed arrays (every allocation in the
  * loop makes V8 scavenge sooner, and a scavenge while a step's present tensors are live promotes
@@ -19,9 +22,11 @@ export class StepInputs {
   readonly #oneId = new BigInt64Array(1);
   readonly #onePosition = new BigInt64Array(1);
   readonly #keepOne = BigInt64Array.of(1n);
+  readonly #padding: number;
 
-  constructor(io: DecoderIo, inputs: readonly ValueInfo[]) {
+  constructor(io: DecoderIo, inputs: readonly ValueInfo[], paddingTokens = 0) {
     this.#io = io;
+    this.#padding = paddingTokens;
     const info = io.logitsToKeep === null ? undefined : inputs.find((input) => input.name === io.logitsToKeep);
     // Optimum declares it a scalar; some exporters a [1] vector.
     this.#logitsToKeepDims = info === undefined || info.shape.length === 0 ? [] : [1];
@@ -40,7 +45,10 @@ export class StepInputs {
     }
     if (this.#io.positionIds !== null) {
       const positions = n === 1 ? this.#onePosition : new BigInt64Array(n);
-      for (let i = 0; i < n; i++) positions[i] = BigInt(pastLength + i);
+      for (let i = 0; i < n; i++) {
+        const index = pastLength + i;
+        positions[i] = BigInt(index < this.#padding ? 1 : index - this.#padding);
+      }
       feeds[this.#io.positionIds] = int64Tensor([1, n], positions);
     }
     if (this.#io.logitsToKeep !== null) feeds[this.#io.logitsToKeep] = int64Tensor(this.#logitsToKeepDims, this.#keepOne);
@@ -48,7 +56,10 @@ export class StepInputs {
   }
 
   #ones(length: number): BigInt64Array {
-    if (this.#onesBuffer.length < length) this.#onesBuffer = new BigInt64Array(Math.max(length, 2 * this.#onesBuffer.length, 64)).fill(1n);
+    if (this.#onesBuffer.length < length) {
+      this.#onesBuffer = new BigInt64Array(Math.max(length, 2 * this.#onesBuffer.length, 64)).fill(1n);
+      this.#onesBuffer.fill(0n, 0, Math.min(this.#padding, this.#onesBuffer.length));
+    }
     return this.#onesBuffer.subarray(0, length);
   }
 }

@@ -45,6 +45,12 @@ export interface RunSettings {
   readonly prompt: string;
   /** how the prompt becomes tokens; absent means `text` */
   readonly promptFormat?: PromptFormat;
+  /**
+   * Left-pads the encoded prompt to this many tokens with the pad token, masked out by the attention
+   * mask, as transformers' `tokenizer(..., padding="max_length", max_length=N)` with
+   * `padding_side="left"` feeds generate(); absent (or not longer than the prompt): no padding.
+   */
+  readonly padPromptTo?: number;
   readonly maxNewTokens: number;
   readonly sampling: SamplingSettings;
   /** replay the same tokens through a full-precision cache, teacher-forced (KL, top-1 agreement) */

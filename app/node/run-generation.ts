@@ -5,7 +5,7 @@ import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
-import { encodePrompt } from './model/load-tokenizer.js';
+import { encodeRunPrompt } from './model/run-prompt.js';
 import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
@@ -24,7 +24,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
   const files = readModelFiles(folder, settings.onnxFile);
-  const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId, settings.promptFormat);
+  const { tokenIds: promptTokenIds, paddingTokens } = encodeRunPrompt(files, settings);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own
@@ -39,6 +39,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       config: model.config,
       settings,
       promptTokenIds,
+      paddingTokens,
       eosTokenIds: model.specialTokens.eosTokenIds,
       decodeText: model.tokenizer.decode,
       now: () => performance.now(),

@@ -54,7 +54,9 @@ export class FakeRunSimulation {
     this.#quantizedLayerCount = this.plans.filter((plan) => plan === 'quantized').length;
     this.#geometry = pairGeometry(config, kvDtype);
     this.#random = createPrng(seed ^ 0x5eed);
-    this.promptTokenIds = promptTokens(settings.prompt, this.vocabSize);
+    const prompt = fakePromptTokens(settings.prompt, this.vocabSize);
+    // left padding, as the engine does for RunSettings.padPromptTo
+    this.promptTokenIds = [...new Array<number>(Math.max(0, (settings.padPromptTo ?? 0) - prompt.length)).fill(2), ...prompt];
     this.#eventsPerLayer = layers.map(() => 0);
     this.#flushCounts = layers.map(() => 0);
     this.#lastErrors = layers.map(() => null);
@@ -223,7 +225,7 @@ export class FakeRunSimulation {
 }
 
 /** `<s>` then one token per word, like a word-level tokenizer ("Once upon a time" → 5 tokens, as stories260k). */
-function promptTokens(prompt: string, vocabSize: number): number[] {
+export function fakePromptTokens(prompt: string, vocabSize: number): number[] {
   const words = prompt.split(/\s+/).filter((word) => word.length > 0);
   return [1, ...words.map((word) => 3 + ([...word].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % Math.max(1, vocabSize - 3)))];
 }

@@ -1,14 +1,17 @@
 import { readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
 import { modelError } from '../../engine/model-diagnostic.js';
-import type { RunSettings } from '../../engine/types.js';
+import type { ExecutionProviderName, RunSettings } from '../../engine/types.js';
+import type { RunCheck } from '../../preflight/check-run.js';
 import { runPreflight, type PreflightResult } from '../../preflight/run-preflight.js';
 import { ApiError } from '../../protocol/api-error.js';
 import { toRunErrorPayload } from '../../protocol/run-error.js';
 import type { RunHandle, StartRun } from '../../protocol/run-handle.js';
-import type { ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment } from '../../protocol/workbench-api.js';
+import type {
+  FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment,
+} from '../../protocol/workbench-api.js';
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
 import { KVSCOPE_VERSION } from '../../version.js';
 import { inspectModel } from '../model/inspect-model.js';
@@ -21,6 +24,10 @@ import { RecentModels } from './recent-models.js';
 import { exportRunRecord } from './run-export.js';
 import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
+import { listFolder } from './folder-listing.js';
+import { RunChecker } from './run-checker.js';
+import type { ProbeOutcome } from '../ort/execution-provider-probe.js';
+import { resolveModelPath } from '../run-generation.js';
 
 export interface WorkbenchBackendOptions {
   /** where runs (`runs/<id>.json`) and the recent models (`recent.json`) live */
@@ -35,6 +42,10 @@ export interface WorkbenchBackendOptions {
   readonly now?: () => Date;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
+  /** tries an execution provider for real (default: a session in a child process, execution-provider-probe.ts) */
+  readonly probeExecutionProvider?: (name: ExecutionProviderName) => Promise<ProbeOutcome>;
+  /** where the folder browser starts (default: the user's home) */
+  readonly homeDir?: string;
 }
 
 /** Builds the handlers of a run once its id is known, so that every event can carry that id. */
@@ -70,6 +81,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   private readonly live = new Map<string, RunHandle>();
   /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
   private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
+  private readonly checker: RunChecker;
+  private environmentAnswer: Promise<WorkbenchEnvironment> | undefined;
   private disposed = false;
 
   constructor(private readonly options: WorkbenchBackendOptions) {
@@ -79,13 +92,32 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.kvscopeVersion = options.kvscopeVersion ?? KVSCOPE_VERSION;
     this.start = options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions));
     this.now = options.now ?? (() => new Date());
+    this.checker = new RunChecker({
+      resolveModel: (model) => this.resolveRunModel(model),
+      executionProviderProblem: async (name) => {
+        const provider = (await this.environment()).executionProviders.find((ep) => ep.name === name);
+        if (provider === undefined || provider.available) return null;
+        return { message: provider.reason ?? `The ${name} execution provider is not available here.`, ...(provider.fix !== undefined ? { fix: provider.fix } : {}) };
+      },
+    });
   }
 
-  async environment(): Promise<WorkbenchEnvironment> {
-    return workbenchEnvironment(this.kvscopeVersion);
+  /** Probed once (execution providers are tried for real), then answered from memory. */
+  environment(): Promise<WorkbenchEnvironment> {
+    this.environmentAnswer ??= workbenchEnvironment(this.kvscopeVersion, this.options.probeExecutionProvider);
+    return this.environmentAnswer;
   }
 
-  async openModel(source: ModelSource, onnxFile?: string): Promise<ModelSummary> {
+  async checkRun(settings: RunSettings): Promise<RunCheck> {
+    return this.checker.check(settings);
+  }
+
+  async listFolder(path: string | null): Promise<FolderListing> {
+    return listFolder(path, this.recent.list(), this.options.homeDir);
+  }
+
+  async openModel(given: ModelSource, onnxFile?: string): Promise<ModelSummary> {
+    const source = asModelFolder(given);
     let path: string;
     try {
       path = await this.modelPath(source);
@@ -199,6 +231,13 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     return ensureSyntheticModel(source.kind, this.options.syntheticCacheDir !== undefined ? { cacheDir: this.options.syntheticCacheDir } : {});
   }
 
+  /** A run's `model` argument as a path: folders as given, synthetic models where the builder put them. */
+  private async resolveRunModel(model: string): Promise<string> {
+    return this.options.syntheticCacheDir !== undefined && (model === 'synthetic' || model === 'synthetic-hybrid')
+      ? ensureSyntheticModel(model, { cacheDir: this.options.syntheticCacheDir })
+      : resolveModelPath(model);
+  }
+
   /** The record id doubles as the live run's id, so the ticket, `savedRunId` and `loadRun` agree. */
   private newLiveRunId(): string {
     let id = newRunId(this.now());
@@ -219,6 +258,16 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
       return null;
     }
   }
+}
+
+/**
+ * A config.json given as the model is its folder, as the CLI reads it (`--config path/to/config.json`);
+ * a .onnx file stays as given (inspectModel opens that graph of its folder).
+ */
+function asModelFolder(source: ModelSource): ModelSource {
+  if (source.kind !== 'folder' || !/\.json$/i.test(source.path)) return source;
+  const stats = statSync(source.path, { throwIfNoEntry: false });
+  return stats?.isFile() === true ? { kind: 'folder', path: dirname(resolve(source.path)) } : source;
 }
 
 /** config.json of a model folder, of the folder holding a given .onnx file, or a config file given directly. */
