@@ -1,6 +1,7 @@
 import type { StateCreator } from 'zustand/vanilla';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
 import type { CacheMode, ExecutionProviderName, PromptFormat, RunSettings, SamplingSettings } from '../../app/engine/types.js';
+import type { RunFix } from '../../app/preflight/check-run.js';
 import type { WorkbenchState } from './workbench-state.js';
 
 /** The run panel's fields: RunSettings without the model, which comes from the model panel. */
@@ -11,6 +12,8 @@ export interface RunForm {
   readonly prompt: string;
   /** `chat` applies only to a model that has a chat template (toRunSettings) */
   readonly promptFormat: PromptFormat;
+  /** left-pad the encoded prompt to this many tokens (RunSettings.padPromptTo); null: no padding */
+  readonly padPromptTo: number | null;
   readonly maxNewTokens: number;
   readonly sampling: SamplingSettings;
   readonly reference: boolean;
@@ -28,6 +31,7 @@ export const DEFAULT_RUN_FORM: RunForm = {
   executionProvider: 'cpu',
   prompt: 'Once upon a time',
   promptFormat: 'text',
+  padPromptTo: null,
   maxNewTokens: 128,
   sampling: { greedy: true, temperature: 0.8, topK: 40, topP: 0.95, seed: 42 },
   reference: true,
@@ -44,6 +48,8 @@ export interface SettingsSlice {
   updateWhatIf(patch: Partial<WhatIfForm>): void;
   /** the hybrid-model choices of the model panel, in one step */
   chooseLayerHandling(choice: LayerHandling): void;
+  /** one of the run check's fixes, as clicked: only the fields it names change */
+  applyFix(fix: RunFix): void;
 }
 
 /** What to do with a model transformers' QuantizedCache refuses (product research §2 item 3). */
@@ -67,6 +73,14 @@ export const createSettingsSlice: StateCreator<WorkbenchState, [], [], SettingsS
     const layerPolicy = choice === 'full-attention-only' ? 'full-attention-only' : 'all';
     return { form: { ...form, cacheMode: 'quantized', quantization: { ...form.quantization, layerPolicy } } };
   }),
+  applyFix: (fix) => set((state) => ({
+    form: {
+      ...state.form,
+      quantization: { ...state.form.quantization, ...fix.quantization },
+      ...(fix.padPromptTo !== undefined ? { padPromptTo: fix.padPromptTo } : {}),
+      ...(fix.maxNewTokens !== undefined ? { maxNewTokens: fix.maxNewTokens } : {}),
+    },
+  })),
 });
 
 /**
@@ -82,6 +96,7 @@ export function toRunSettings(form: RunForm, model: string, onnxFile: string | n
     quantization: form.quantization,
     prompt: form.prompt,
     ...(form.promptFormat === 'chat' && hasChatTemplate ? { promptFormat: 'chat' as const } : {}),
+    ...(form.padPromptTo !== null ? { padPromptTo: form.padPromptTo } : {}),
     maxNewTokens: form.maxNewTokens,
     sampling: form.sampling,
     reference: form.reference,

@@ -22,7 +22,7 @@ export function LiveView(): ReactNode {
     return (
       <div className="empty-state" data-testid="live-empty">
         <h2>No run yet</h2>
-        <p>Choose a model and settings on the left, then press <strong>Run</strong> (<kbd>Ctrl</kbd>+<kbd>Enter</kbd>). Memory, error and speed charts fill while the model generates.</p>
+        <p>Choose a model and settings on the left, then press <strong>Run</strong>. Memory, error and speed charts fill while the model generates.</p>
       </div>
     );
   }
