@@ -6,6 +6,7 @@ import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { DynamicLayer } from './dynamic-layer.js';
 import type { CacheLayerPlan } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
+import { SlidingWindowLayer } from './sliding-window-layer.js';
 
 export interface KvCacheOptions {
   /** one entry per decoder layer (see `planCacheLayers`) */
@@ -13,6 +14,11 @@ export interface KvCacheOptions {
   readonly settings: QuantizedCacheSettings;
   /** the backend named in `settings`; required when the plan quantizes any layer */
   readonly quantizer?: Quantizer;
+  /**
+   * Per decoder layer, the window of a layer transformers keeps in a DynamicSlidingWindowLayer (null
+   * otherwise; see slidingWindows()): a full-precision layer with one is a SlidingWindowLayer.
+   */
+  readonly slidingWindows?: readonly (number | null)[];
 }
 
 /**
@@ -34,7 +40,10 @@ export class KvCache {
             throw new CacheError(`the plan quantizes layer ${index} but no quantizer was given; pass the \`${settings.backend}\` quantizer.`);
           }
           return new QuantizedLayer(quantizer, settings);
-        case 'dynamic': return new DynamicLayer();
+        case 'dynamic': {
+          const window = options.slidingWindows?.[index] ?? null;
+          return window === null ? new DynamicLayer() : new SlidingWindowLayer(window);
+        }
         case 'none': return null;
         default: throw new CacheError(`unknown cache layer plan "${String(kind)}" for layer ${index}; expected quantized, dynamic or none.`);
       }

@@ -29,6 +29,15 @@ export interface LayerMemory {
   readonly fp32BaselineBytes: number;
   /** JavaScript memory kvscope holds for this layer (history and dequantized-store buffers, capacity included) */
   readonly workingBytes: number;
+  /**
+   * Set for a full-precision sliding-window layer, counted as transformers' DynamicSlidingWindowLayer
+   * keeps it (sliding-window-layer.ts): its window; the fields above are then the last window − 1
+   * tokens transformers keeps.
+   */
+  readonly windowTokens?: number;
+  /** with `windowTokens`: the tokens and bytes the graph is fed for this layer (its whole history) */
+  readonly fedTokens?: number;
+  readonly fedBytes?: number;
 }
 
 export const EMPTY_LAYER_MEMORY: LayerMemory = {

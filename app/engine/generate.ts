@@ -1,4 +1,5 @@
 import { sumLayerMemory } from '../cache/layer-memory.js';
+import { slidingWindows } from '../cache/sliding-window-layer.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { CacheKvLane } from './cache-kv-lane.js';
 import type { DecoderIo } from './decoder-io.js';
@@ -59,11 +60,12 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const cachePlan = request.cachePlan ?? planRunCache(config, settings, promptLength);
   const dims = kvDims(io, config);
   const numLayers = config.geometry.numLayers;
-  const laneOptions: PassThroughLaneOptions = { io, numLayers, dims };
+  const windows = slidingWindows(config.layers.actualKinds, config.geometry);
+  const laneOptions: PassThroughLaneOptions = { io, numLayers, dims, slidingWindows: windows };
   const lane: KvLane = cachePlan.plan === null
     ? new PassThroughKvLane(laneOptions)
     : new CacheKvLane({
-      io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now,
+      io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now, slidingWindows: windows,
       ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
     });
   const inputs = new StepInputs(io, session.inputs, request.paddingTokens ?? 0);

@@ -46,6 +46,9 @@ export const readLayerMemory: Read<LayerMemory> = (value, path) => {
     fp16BaselineBytes: fields.get('fp16BaselineBytes', readCount),
     fp32BaselineBytes: fields.get('fp32BaselineBytes', readCount),
     workingBytes: fields.get('workingBytes', readCount),
+    ...withOptional('windowTokens', fields.optional('windowTokens', readCount)),
+    ...withOptional('fedTokens', fields.optional('fedTokens', readCount)),
+    ...withOptional('fedBytes', fields.optional('fedBytes', readCount)),
   };
 };
 
