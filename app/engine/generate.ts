@@ -104,10 +104,13 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       const absorbedAt = now();
       const tokenId = sampler.next(logits);
       let referenceStep: ReferenceStepMetrics | undefined;
+      let referenceMs = 0;
       if (reference !== null) {
+        const referenceStart = now();
         referenceStep = step === 0
           ? reference.sharePrefill(outputs, stepTokens.length, logits)
           : await reference.step(stepTokens[0]!, logits, step);
+        referenceMs = now() - referenceStart;
       }
       // Every output this step read is copied or adopted by now: free what no lane still reads.
       session.releaseUnreferenced(inUse);
@@ -125,6 +128,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
           dequantizeMs: fed - start + absorbed.dequantizeMs,
           modelMs: ran - fed,
           quantizeMs: absorbedAt - ran - absorbed.dequantizeMs,
+          ...(reference === null ? {} : { referenceMs }),
           totalMs: end - start,
         },
         tokensPerSecond: step === 0 || decodeMs <= 0 ? 0 : (1000 * step) / decodeMs,
@@ -133,6 +137,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
         flushes: absorbed.flushes,
         memory: memory.read(step === 0),
         ...(referenceStep === undefined ? {} : { reference: referenceStep }),
+        ...(stream === null ? {} : { text: delta }),
       };
       steps.push(metrics);
       observer.onStep?.(metrics);

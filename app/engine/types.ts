@@ -75,6 +75,9 @@ export interface StepTimings {
   readonly modelMs: number;
   /** reading present.* into the cache: appends, quantize and flush */
   readonly quantizeMs: number;
+  /** the reference lane's teacher-forced replay (its own session.run and KL), present when the lane is on */
+  readonly referenceMs?: number;
+  /** the whole step; what the parts above leave is sampling, detokenizing and bookkeeping */
   readonly totalMs: number;
 }
 
@@ -101,6 +104,11 @@ export interface StepMetrics {
   readonly memory: ProcessMemory;
   /** present when the reference lane is on */
   readonly reference?: ReferenceStepMetrics;
+  /**
+   * the text this step's token completed ('' while a character is still partial), present when the
+   * run streamed text; the text's tail held back at the end comes only in GenerationResult.text
+   */
+  readonly text?: string;
 }
 
 export interface ReferenceStepMetrics {

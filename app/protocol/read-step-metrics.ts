@@ -2,7 +2,7 @@ import type { LayerMemory } from '../cache/layer-memory.js';
 import type { ErrorStats } from '../quant/error-stats.js';
 import type { FlushMetrics, ProcessMemory, ReferenceStepMetrics, StepMetrics, StepTimings } from '../engine/types.js';
 import {
-  arrayReader, choiceReader, nullableReader, readBoolean, readCount, readNumber, readObject, withOptional, type Read,
+  arrayReader, choiceReader, nullableReader, readBoolean, readCount, readNumber, readObject, readString, withOptional, type Read,
 } from './field-readers.js';
 
 /** StepMetrics as they cross a boundary: a `metrics` message, a run record's `steps`. */
@@ -19,6 +19,7 @@ export const readStepMetrics: Read<StepMetrics> = (value, path) => {
     flushes: fields.get('flushes', arrayReader(readFlushMetrics)),
     memory: fields.get('memory', readProcessMemory),
     ...withOptional('reference', fields.optional('reference', readReferenceStepMetrics)),
+    ...withOptional('text', fields.optional('text', readString)),
   };
 };
 
@@ -28,6 +29,7 @@ export const readStepTimings: Read<StepTimings> = (value, path) => {
     dequantizeMs: fields.get('dequantizeMs', readNumber),
     modelMs: fields.get('modelMs', readNumber),
     quantizeMs: fields.get('quantizeMs', readNumber),
+    ...withOptional('referenceMs', fields.optional('referenceMs', readNumber)),
     totalMs: fields.get('totalMs', readNumber),
   };
 };

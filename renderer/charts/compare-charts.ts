@@ -1,4 +1,5 @@
 import { byteUnitFor } from '../format/units.js';
+import { LAYER_FIELDS } from '../metrics/run-metrics.js';
 import type { RunBuffers } from '../controller/live-buffers.js';
 import { errorAxis, errorBars, errorBarTooltip, layerBarTooltip, lineSeries, stepChartBase } from './chart-parts.js';
 import type { ChartSpec } from './chart-spec.js';
@@ -118,7 +119,7 @@ export const COMPARE_LAYERS_CHART = comparisonChart({
     const totals = (run: RunBuffers): (number | string)[] => Array.from({ length: run.metrics.layerCount }, (_, layer) => {
       if (run.metrics.layerHasKv[layer] !== 1) return '-';
       const bytes = run.metrics.layerBytes;
-      return bytes[layer * 4]! + bytes[layer * 4 + 1]! + bytes[layer * 4 + 2]!;
+      return bytes[layer * LAYER_FIELDS]! + bytes[layer * LAYER_FIELDS + 1]! + bytes[layer * LAYER_FIELDS + 2]!;
     });
     const rawA = totals(a);
     const rawB = totals(b);

@@ -103,6 +103,7 @@ export class FakeRunSimulation {
       flushes,
       memory: { rssBytes: 180_000_000 + 3 * totalBytes, externalBytes: 8_000_000 + totalBytes, arrayBuffersBytes: 3_600_000 + totalBytes },
       ...(this.settings.reference ? { reference: this.#reference(step, tokenId) } : {}),
+      text: delta,
     };
     this.steps.push(metrics);
     this.generatedTokenIds.push(tokenId);
@@ -220,7 +221,9 @@ export class FakeRunSimulation {
     const dequantizeMs = this.settings.cacheMode === 'quantized' ? this.#storeTokens * this.#quantizedLayerCount * width * 2.2e-7 : 0.004 * layers;
     const flushedValues = flushes.reduce((sum, event) => sum + event.tokens * width, 0);
     const quantizeMs = 0.003 * layers + flushedValues * 8e-7;
-    return { dequantizeMs, modelMs, quantizeMs, totalMs: dequantizeMs + modelMs + quantizeMs + 0.05 };
+    // the reference lane replays the step through a second session.run
+    const referenceMs = this.settings.reference ? modelMs * 1.05 : 0;
+    return { dequantizeMs, modelMs, quantizeMs, ...(this.settings.reference ? { referenceMs } : {}), totalMs: dequantizeMs + modelMs + quantizeMs + referenceMs + 0.05 };
   }
 
   #reference(step: number, tokenId: number): ReferenceStepMetrics {

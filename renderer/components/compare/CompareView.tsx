@@ -2,7 +2,7 @@ import { useState, type ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
 import { modelName } from '../../../app/record/run-summary.js';
 import { COMPARE_CHARTS } from '../../charts/compare-charts.js';
-import { describeSettings } from '../../format/run-labels.js';
+import { describeSettings, recordIdentity } from '../../format/run-labels.js';
 import { formatBytes, formatError, formatCompression, formatPercent, formatTokensPerSecond } from '../../format/units.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
@@ -70,7 +70,7 @@ function OverlayCharts({ a, b }: { a: RunRecord; b: RunRecord }): ReactNode {
   return (
     <div className="chart-grid" data-testid="compare-overlay">
       {COMPARE_CHARTS.map((spec, index) => (
-        <ChartPanel key={spec.id} spec={spec} buffers={bufferA} other={bufferB} fileStem={`compare-${a.id}-${b.id}`} wide={index === 0}
+        <ChartPanel key={spec.id} spec={spec} buffers={bufferA} other={bufferB} identity={{ runId: `${a.id}-vs-${b.id}`, model: `A: ${recordIdentity(a).model} · B: ${recordIdentity(b).model}`, settings: `A: ${describeSettings(a.settings)} · B: ${describeSettings(b.settings)}` }} wide={index === 0}
           emptyMessage={spec.id === 'compare-reference' && !a.settings.reference && !b.settings.reference ? 'Neither run had the reference lane on.' : null} />
       ))}
     </div>
@@ -84,7 +84,8 @@ function SplitCharts({ a, b }: { a: RunRecord; b: RunRecord }): ReactNode {
       {[a, b].map((record, index) => (
         <section key={record.id} aria-label={`Run ${index === 0 ? 'A' : 'B'}`}>
           <h3>Run {index === 0 ? 'A' : 'B'} <code>{record.id}</code></h3>
-          <RunDashboard buffers={controller.savedBuffers(record)} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'} fileStem={record.id} />
+          <RunDashboard buffers={controller.savedBuffers(record)} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'}
+            identity={recordIdentity(record)} comparedWith={controller.savedBuffers(index === 0 ? b : a)} />
         </section>
       ))}
     </div>

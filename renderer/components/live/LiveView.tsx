@@ -1,7 +1,7 @@
 import { useRef, type ReactNode } from 'react';
 import type { GenerationResult } from '../../../app/engine/generation-result.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { describeSampling, describeSettings, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describeRunLine, describeSampling, describeSettings, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { formatBytes, formatError, formatCompression, formatPercent, formatTokensPerSecond } from '../../format/units.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useServices, useWorkbench } from '../../services.js';
@@ -49,8 +49,8 @@ export function LiveView(): ReactNode {
       {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} />}
       {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
         <>
-          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} fileStem={run.savedRunId ?? run.runId ?? 'kvscope-run'} />
-          <TextPanel buffers={buffers} referenceOn={settings.reference} />
+          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings) }} />
+          <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} />
         </>
       )}
     </div>
