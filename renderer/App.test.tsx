@@ -88,6 +88,34 @@ describe('the workbench window', () => {
     expect(screen.getByTestId('run-status').textContent).toBe('Done');
   });
 
+  it('browses the host\'s folders for a model in the browser, and opens one', async () => {
+    const view = await renderWorkbench();
+    fireEvent.click(screen.getByTestId('pick-folder'));
+    await view.settle();
+    expect(screen.getByTestId('folder-path').textContent).toBe('/home/researcher');
+    fireEvent.click(screen.getAllByTestId('folder-place').find((place) => place.textContent === 'File system root')!);
+    await view.settle();
+    const enter = (name: string): void => {
+      const entry = screen.getAllByTestId('folder-entry').find((item) => item.dataset['name'] === name)!;
+      fireEvent.click(within(entry).getByRole('button', { name: `${name}/` }));
+    };
+    enter('fake');
+    await view.settle();
+    enter('models');
+    await view.settle();
+    const stories = screen.getAllByTestId('folder-entry').find((item) => item.dataset['name'] === 'stories260k')!;
+    expect(stories.dataset['kind']).toBe('model');
+    fireEvent.click(within(stories).getByTestId('folder-entry-open'));
+    await view.settle();
+    expect(screen.queryByTestId('folder-browser')).toBeNull();
+    expect(screen.getByTestId('model-name').textContent).toBe('stories260k');
+    // Esc closes the browser without stopping anything
+    fireEvent.click(screen.getByTestId('pick-folder'));
+    await view.settle();
+    fireEvent.keyDown(screen.getByTestId('folder-browser'), { key: 'Escape' });
+    expect(screen.queryByTestId('folder-browser')).toBeNull();
+  });
+
   it('estimates the cache at a chosen context length', async () => {
     const view = await renderWorkbench();
     fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '1024' } });
@@ -95,6 +123,23 @@ describe('the workbench window', () => {
     // 8 layers × 493,568 B (see estimate/memory-what-if.test.ts) against 8 MiB of fp16
     expect(screen.getByTestId('whatif-total').textContent).toBe('3.77 MiB');
     expect(screen.getByTestId('whatif-baseline').textContent).toBe('8.00 MiB');
+    expect(screen.getByTestId('whatif-baseline-dtype').textContent).toBe('16.0 MiB');
+    expect(screen.getByTestId('whatif-ratio').textContent).toBe('Stored is 4.25× smaller than the fp32 dynamic cache it replaces, and 2.12× smaller than an fp16 one.');
+    // it argues back rather than printing a number for a question without one
+    fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '-4' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-problem').textContent).toBe('Context length must be a whole number of tokens, at least 1; it is -4.');
+    expect(screen.queryByTestId('whatif-total')).toBeNull();
+    fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '16' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-problem').textContent).toContain('The prompt (32 tokens) is longer than the context (16 tokens)');
+    fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '100000' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-warning').textContent).toContain('max_position_embeddings');
+    fireEvent.change(screen.getByTestId('group-size-input'), { target: { value: '3' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-problem').textContent).toMatch(/^These settings are refused at prefill \(32 tokens\).*Group size \(3\) must be a divisor/);
+    expect(screen.queryByTestId('whatif-total')).toBeNull();
   });
 
   it('shows a bad folder path as an error with what to do, and keeps working', async () => {

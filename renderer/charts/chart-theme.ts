@@ -91,7 +91,7 @@ export function baseOption(theme: ChartTheme): Record<string, unknown> {
       trigger: 'axis', confine: true, backgroundColor: theme.background, borderColor: theme.grid,
       textStyle: { color: theme.text, fontSize: 11 }, axisPointer: { type: 'line', lineStyle: { color: theme.muted } },
     },
-    grid: { left: 56, right: 18, top: 30, bottom: 34 },
+    grid: { left: 56, right: 18, top: 48, bottom: 34 },
   };
 }
 

@@ -85,7 +85,8 @@ export const KV_MEMORY_CHART: ChartSpec = {
             area('codes', theme.codes, 'kv'),
             area('scale/zero', theme.metadata, 'kv'),
             area('full precision', theme.fullPrecision, 'kv'),
-            line('fed to the model (KV inputs)', theme.materialized, { width: 1.5, lineStyle: { type: 'dashed' } }),
+            // wide and translucent: it equals the dtype baseline wherever every layer is fed its whole history
+            line('fed to the model (KV inputs)', theme.materialized, { width: 5, lineStyle: { opacity: 0.4, cap: 'round' } }),
             line('kvscope buffers', theme.working, { width: 1.5, lineStyle: { type: 'dotted' } }),
             line(`${dtype} dynamic cache (replaced)`, theme.baselineDtype, { width: 1.2, lineStyle: { type: 'dashed' } }),
             line('fp16 dynamic cache', theme.baselineFp16, { width: 1.2, lineStyle: { type: [2, 3] } }),
@@ -138,6 +139,7 @@ export const KV_LAYERS_CHART: ChartSpec = {
   minIntervalMs: 400,
   create(): ChartDrawer {
     let unit: ByteUnit | null = null;
+    let fedShown = false;
     return countingDrawer({
       setup({ theme, buffers }) {
         unit = null;
@@ -146,8 +148,12 @@ export const KV_LAYERS_CHART: ChartSpec = {
         const bar = (name: string, color: string): Record<string, unknown> => ({ name, type: 'bar', stack: 'kv', data: [], itemStyle: { color }, barMaxWidth: 28, emphasis: { disabled: true } });
         const marker = (name: string, color: string, symbol: string, size: number | number[]): Record<string, unknown> =>
           ({ name, type: 'line', data: [], symbol, symbolSize: size, lineStyle: { opacity: 0 }, itemStyle: { color }, emphasis: { disabled: true } });
+        const names = ['codes', 'scale/zero', 'full precision', `${dtypeLabel(m)} dynamic cache (replaced)`, ...(m.kvBytesPerValue === 2 ? [] : ['fp16 dynamic cache'])];
+        fedShown = false;
         return {
           ...layerBarTooltip(theme, (v) => `${v.toFixed(3)} ${unit?.label ?? 'B'}`, '–'),
+          legend: { ...(baseOption(theme)['legend'] as object), data: names },
+          grid: { left: 56, right: 18, top: 52, bottom: 34 },
           xAxis: categoryAxis(theme, 'layer', labels),
           yAxis: valueAxis(theme, 'KV cache per layer', { min: 0 }),
           series: [
@@ -175,6 +181,11 @@ export const KV_LAYERS_CHART: ChartSpec = {
             return m.layerHasKv[layer] === 1 && show(value) ? value / u : '-';
           });
         const dtypeField = m.kvBytesPerValue === 2 ? 3 : 4;
+        // the "fed to the graph" marker is in the legend only for a model with sliding layers
+        if (!fedShown && m.layerWindow.some((window) => window > 0)) {
+          fedShown = true;
+          option['legend'] = { data: ['codes', 'scale/zero', 'full precision', `${dtypeLabel(m)} dynamic cache (replaced)`, ...(m.kvBytesPerValue === 2 ? [] : ['fp16 dynamic cache']), 'fed to the graph (sliding layer)'] };
+        }
         const series = [
           { data: column(0) }, { data: column(1) }, { data: column(2) }, { data: column(dtypeField) },
           { data: m.kvBytesPerValue === 2 ? [] : column(3) },
@@ -244,12 +255,11 @@ function heatmapChart(side: 'key' | 'value'): ChartSpec {
               },
             },
             grid: { left: 56, right: 138, top: 12, bottom: 36 },
-            xAxis: categoryAxis(theme, 'quantize event (step)', [], { splitArea: { show: false } }),
+            xAxis: categoryAxis(theme, `quantize event (step) · ${context.scale} colour scale`, [], { splitArea: { show: false } }),
             yAxis: categoryAxis(theme, 'layer', layerLabels(m.layerCount, kinds), { nameGap: 36 }),
             visualMap: {
               type: 'piecewise', orient: 'vertical', right: 2, top: 'middle', itemWidth: 12, itemHeight: 9, itemGap: 3,
-              pieces: [], textStyle: { color: theme.muted, fontSize: 9.5 }, text: [`${context.scale === 'log' ? 'log' : 'linear'} scale`, ''],
-              textGap: 4, selectedMode: false,
+              pieces: [], textStyle: { color: theme.muted, fontSize: 9.5 }, showLabel: true, selectedMode: false,
             },
             series: [{ name: `${letter} error`, type: 'heatmap', data: [], progressive: 2000, emphasis: { itemStyle: { borderColor: theme.text, borderWidth: 1 } } }],
           };
@@ -420,7 +430,7 @@ export const REFERENCE_CHART: ChartSpec = {
     setup({ theme, buffers, scale }) {
       return {
         ...baseOption(theme),
-        grid: { left: 56, right: 48, top: 30, bottom: 34 },
+        grid: { left: 56, right: 48, top: 40, bottom: 34 },
         xAxis: stepAxis(theme, buffers.metrics.expectedSteps - 1),
         yAxis: [
           scale === 'log' ? valueAxis(theme, 'KL (nats, log)', { type: 'log' }) : valueAxis(theme, 'KL (nats)', { min: 0 }),

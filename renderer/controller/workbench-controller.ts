@@ -116,10 +116,12 @@ export class WorkbenchController {
     await this.openModel({ kind: 'folder', path: trimmed });
   }
 
-  /** Ctrl/Cmd+O: the native picker in Electron; the path field in the browser. */
+  /** Ctrl/Cmd+O: the native picker in Electron; the host's folder browser in the browser. */
   async openModelDialog(): Promise<void> {
     if (this.api.host !== 'electron') {
-      this.store.getState().requestFocus('model-path');
+      this.store.getState().folderBrowserOpened();
+      const listing = this.store.getState().folderBrowser.listing;
+      await this.browseFolder(listing?.path ?? null);
       return;
     }
     try {
@@ -128,6 +130,27 @@ export class WorkbenchController {
     } catch (error) {
       this.#notifyError('The folder picker failed', fromThrown(error));
     }
+  }
+
+  /** Lists one of the host's folders in the model browser (null: the host's home). */
+  async browseFolder(path: string | null): Promise<void> {
+    this.store.getState().folderBrowserLoading();
+    try {
+      this.store.getState().folderListed(await this.api.listFolder(path));
+    } catch (error) {
+      this.store.getState().folderListingFailed(fromThrown(error, 'invalid-input', 'Choose another folder.'));
+    }
+  }
+
+  closeFolderBrowser(): void {
+    this.store.getState().folderBrowserClosed();
+  }
+
+  /** A model folder, its config.json or an .onnx file picked in the browser: opened as the path field would open it. */
+  async openBrowsedPath(path: string): Promise<void> {
+    this.store.getState().folderBrowserClosed();
+    this.store.getState().setModelPathDraft(path);
+    await this.openFolderPath(path);
   }
 
   async selectOnnxFile(onnxFile: string): Promise<void> {

@@ -26,6 +26,11 @@ export function AppHeader(): ReactNode {
         {modelStatus === 'loading' ? 'Opening…' : modelName ?? 'No model'}
       </div>
       <div className={`run-pill status-${run.status}`} role="status" data-testid="run-status">{runStatusLabel(run)}</div>
+      {blocked !== null && !active && modelStatus === 'ready' && (
+        <button type="button" className="blocked-pill" onClick={() => document.getElementById('run-check')?.scrollIntoView({ block: 'center', behavior: 'smooth' })} title={blocked} data-testid="header-blocked">
+          Run disabled: why?
+        </button>
+      )}
       <nav className="header-actions" aria-label="Commands">
         <button type="button" onClick={() => void controller.openModelDialog()} title={host === 'electron' ? 'Open a model folder' : 'Browse the host\'s folders for a model'} data-testid="open-model-button">
           Open… {keys('open')}

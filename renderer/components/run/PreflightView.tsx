@@ -35,7 +35,7 @@ export function PreflightView(): ReactNode {
   }
   const others = check?.preflight?.diagnostics.filter((d) => d.severity !== 'error') ?? [];
   return (
-    <section className={`preflight tone-${tone}`} aria-live="polite" aria-busy={stale} data-testid="preflight-panel" data-stale={stale}>
+    <section id="run-check" className={`preflight tone-${tone}`} aria-live="polite" aria-busy={stale} data-testid="preflight-panel" data-stale={stale}>
       <h3>
         Run check
         {check?.elapsedMs !== undefined && !stale && <span className="muted check-time" data-testid="check-time"> · checked in {check.elapsedMs < 1 ? '<1' : check.elapsedMs.toFixed(0)} ms</span>}
