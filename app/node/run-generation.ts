@@ -5,8 +5,10 @@ import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
+import type { WarmTarget } from '../protocol/messages.js';
 import { encodeRunPrompt } from './model/run-prompt.js';
-import { openModelSession, readModelFiles } from './model/open-model.js';
+import { ModelFilesCache } from './model/model-files-cache.js';
+import { openModelSession } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
 import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/synthetic-spec.js';
@@ -23,7 +25,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const loadStart = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
-  const files = readModelFiles(folder, settings.onnxFile);
+  const files = modelFiles.read(folder, settings.onnxFile);
   const { tokenIds: promptTokenIds, paddingTokens } = encodeRunPrompt(files, settings);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
@@ -61,6 +63,26 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   } finally {
     await model.dispose();
   }
+}
+
+/**
+ * A model folder's files stay parsed between runs in one process (a warm worker runs many): the
+ * tokenizer is not loaded again for every run while its files are unchanged.
+ */
+const modelFiles = new ModelFilesCache(2);
+
+/**
+ * Gets a model ready for its next run in this process: its files read, its tokenizer loaded, and its
+ * session created and handed back to the session cache (session-cache.ts keeps it warm), exactly as a
+ * run on the same settings would lease it. Returns how long that took.
+ */
+export async function warmModel(target: WarmTarget): Promise<number> {
+  const start = performance.now();
+  ensureExecutionProvider(target.executionProvider);
+  const files = modelFiles.read(await resolveModelPath(target.model), target.onnxFile);
+  const model = await openModelSession(files, target.executionProvider);
+  await model.dispose();
+  return performance.now() - start;
 }
 
 /** Graphs do not enforce max_position_embeddings (stories260k's README); past it, quality is undefined. */

@@ -1,8 +1,8 @@
-import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { ExecutionProviderName, RunSettings } from '../../engine/types.js';
 import { checkRun, refusedRunCheck, type RunCheck } from '../../preflight/check-run.js';
-import { readModelFiles, type ModelFiles } from '../model/open-model.js';
+import { ModelFilesCache } from '../model/model-files-cache.js';
+import type { ModelFiles } from '../model/open-model.js';
 import { encodeRunPrompt } from '../model/run-prompt.js';
 
 export interface RunCheckerOptions {
@@ -12,14 +12,6 @@ export interface RunCheckerOptions {
   executionProviderProblem?(name: ExecutionProviderName): Promise<{ message: string; fix?: string } | null>;
 }
 
-interface CachedFiles {
-  readonly stamp: string;
-  readonly files: ModelFiles;
-}
-
-/** Model folders whose files stay parsed (config, tokenizer): the last few opened. */
-const MAX_CACHED_MODELS = 4;
-
 /**
  * The host half of the run panel's verdict (app/preflight/check-run.ts): the model's config and
  * tokenizer are read once and kept while their files are unchanged, so a check on every keystroke
@@ -27,7 +19,7 @@ const MAX_CACHED_MODELS = 4;
  * tokenizer load. A bad folder or prompt becomes a refusal with its fix, never an exception.
  */
 export class RunChecker {
-  readonly #files = new Map<string, CachedFiles>();
+  readonly #files = new ModelFilesCache();
 
   constructor(private readonly options: RunCheckerOptions) {}
 
@@ -46,7 +38,7 @@ export class RunChecker {
     let files: ModelFiles;
     let promptTokens: number;
     try {
-      files = this.#read(await this.options.resolveModel(settings.model), settings.onnxFile);
+      files = this.#files.read(await this.options.resolveModel(settings.model), settings.onnxFile);
       promptTokens = encodeRunPrompt(files, settings).tokenIds.length;
     } catch (error) {
       const fix = (error as { fix?: unknown }).fix;
@@ -57,26 +49,4 @@ export class RunChecker {
     if (provider === null || !check.ok) return check;
     return { ...check, ok: false, refusal: provider, fixes: [] };
   }
-
-  #read(path: string, onnxFile: string | undefined): ModelFiles {
-    const key = JSON.stringify([path, onnxFile ?? null]);
-    const cached = this.#files.get(key);
-    const stamp = cached === undefined ? null : stampOf(cached.files);
-    if (cached !== undefined && stamp === cached.stamp) return cached.files;
-    const files = readModelFiles(path, onnxFile);
-    this.#files.delete(key);
-    this.#files.set(key, { stamp: stampOf(files), files });
-    while (this.#files.size > MAX_CACHED_MODELS) this.#files.delete(this.#files.keys().next().value!);
-    return files;
-  }
-}
-
-/** Size and mtime of every file the check reads: an edited config or tokenizer is read again. */
-function stampOf(files: ModelFiles): string {
-  const paths = [files.folder.configPath, files.folder.tokenizerPath, files.folder.tokenizerConfigPath, files.folder.chatTemplatePath, files.folder.generationConfigPath];
-  return paths.map((path) => {
-    if (path === null) return '-';
-    const stats = statSync(path, { throwIfNoEntry: false });
-    return stats === undefined ? 'gone' : `${stats.size}:${stats.mtimeMs}`;
-  }).join('|');
 }

@@ -18,7 +18,9 @@ import { inspectModel } from '../model/inspect-model.js';
 import { findModelFolder } from '../model/model-folder.js';
 import { RunStore } from '../run-store.js';
 import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
+import { WarmGenerationWorker } from '../worker/warm-worker.js';
 import { startRun as startWorkerRun, type StartRunOptions } from '../worker/worker-client.js';
+import { modelArgument } from '../../protocol/model-source.js';
 import { toModelSummary, unopenedModelSummary } from './model-summary.js';
 import { RecentModels } from './recent-models.js';
 import { exportRunRecord } from './run-export.js';
@@ -46,6 +48,11 @@ export interface WorkbenchBackendOptions {
   readonly probeExecutionProvider?: (name: ExecutionProviderName) => Promise<ProbeOutcome>;
   /** where the folder browser starts (default: the user's home) */
   readonly homeDir?: string;
+  /**
+   * Keep one generation worker warm (default true with the default startRun): opening a model loads
+   * it in the worker, and runs go to that worker while it is free (warm-worker.ts).
+   */
+  readonly warmWorker?: boolean;
 }
 
 /** Builds the handlers of a run once its id is known, so that every event can carry that id. */
@@ -82,6 +89,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
   private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
   private readonly checker: RunChecker;
+  private readonly warm: WarmGenerationWorker | null;
   private environmentAnswer: Promise<WorkbenchEnvironment> | undefined;
   private disposed = false;
 
@@ -90,7 +98,9 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.store = new RunStore(join(this.dataDir, 'runs'));
     this.recent = new RecentModels(join(this.dataDir, 'recent.json'), options.onRecentModelsChanged);
     this.kvscopeVersion = options.kvscopeVersion ?? KVSCOPE_VERSION;
-    this.start = options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions));
+    this.warm = options.startRun === undefined && options.warmWorker !== false ? new WarmGenerationWorker(options.runOptions) : null;
+    this.start = options.startRun ?? ((settings, handlers) =>
+      this.warm?.tryStart(settings, handlers) ?? startWorkerRun(settings, handlers, options.runOptions));
     this.now = options.now ?? (() => new Date());
     this.checker = new RunChecker({
       resolveModel: (model) => this.resolveRunModel(model),
@@ -131,7 +141,15 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     const opened: ModelSource = source.kind === 'folder' ? { kind: 'folder', path: inspection.folder?.folder ?? resolve(source.path) } : source;
     // Remembered once it is a model folder at all, even with errors: the user may be fixing it.
     if (inspection.folder !== null) this.recent.add(opened);
-    return toModelSummary(opened, inspection);
+    const summary = toModelSummary(opened, inspection);
+    // The first run should not wait for the worker, onnxruntime and the session: load them now.
+    // (A synthetic model built into a test's own cache folder is not where the worker would look.)
+    const warmable = opened.kind === 'folder' || this.options.syntheticCacheDir === undefined;
+    if (summary.ok && warmable && this.warm !== null && !this.warm.busy) {
+      const target = { model: modelArgument(opened), executionProvider: 'cpu' as const, ...(summary.onnxFile !== null ? { onnxFile: summary.onnxFile } : {}) };
+      this.warm.warm(target).catch((error: unknown) => console.error(`kvscope: could not warm ${target.model}: ${(error as Error).message}`));
+    }
+    return summary;
   }
 
   async preflight(model: ModelSource, settings: QuantizedCacheSettings, options: { sequenceLengths?: number[] } = {}): Promise<PreflightResult> {
@@ -224,6 +242,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     const handles = [...this.live.values()];
     for (const handle of handles) handle.dispose();
     await Promise.allSettled(handles.map((handle) => handle.done));
+    await this.warm?.dispose();
   }
 
   private async modelPath(source: ModelSource): Promise<string> {
