@@ -2,6 +2,7 @@ import { useId, type ReactNode } from 'react';
 import type { ModelSummary } from '../../../app/protocol/workbench-api.js';
 import { useServices } from '../../services.js';
 import { DiagnosticList } from '../common/DiagnosticList.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 
 /** The architecture as the cache sees it: layers, heads, KV heads, head_dim, KV dtype, and the graph files. */
 export function ModelSummaryView({ summary }: { summary: ModelSummary }): ReactNode {
@@ -30,7 +31,7 @@ export function ModelSummaryView({ summary }: { summary: ModelSummary }): ReactN
       {!summary.ok && (
         <div className="callout callout-error" role="alert" data-testid="model-error">
           <strong>This model cannot run.</strong> {firstError?.message ?? 'The model checks found errors.'}
-          {firstError?.fix !== undefined && <p className="fix"><strong>What to do:</strong> {firstError.fix}</p>}
+          {firstError?.fix !== undefined && <p className="fix"><strong>What to do:</strong> {plain(firstError.fix)}</p>}
         </div>
       )}
       {rows.length > 0 && (

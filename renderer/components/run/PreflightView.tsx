@@ -4,6 +4,7 @@ import { useServices, useWorkbench } from '../../services.js';
 import { DiagnosticList } from '../common/DiagnosticList.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { MessageText } from '../common/MessageText.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 
 /**
  * The run check, on every edit: the prompt as the run tokenizes it, the lengths the cache will
@@ -47,7 +48,7 @@ export function PreflightView(): ReactNode {
       {check?.refusal != null && (
         <div className="refusal" data-testid="preflight-refusal">
           <MessageText message={check.refusal.message} verbatimFirst testId="preflight-refusal-message" />
-          {check.refusal.fix !== undefined && <p className="fix"><strong>What to do:</strong> {check.refusal.fix}</p>}
+          {check.refusal.fix !== undefined && <p className="fix"><strong>What to do:</strong> {plain(check.refusal.fix)}</p>}
         </div>
       )}
       {check !== null && check.fixes.length > 0 && (
@@ -65,7 +66,7 @@ export function PreflightView(): ReactNode {
           </ul>
         </div>
       )}
-      {check?.notes.map((note) => <p key={note} className="check-note" data-testid="check-note">{note}</p>)}
+      {check?.notes.map((note) => <p key={note} className="check-note" data-testid="check-note">{plain(note)}</p>)}
       {others.length > 0 && cacheMode === 'quantized' && (
         <details className="check-findings">
           <summary>{others.length} other finding{others.length === 1 ? '' : 's'} (warnings, notes)</summary>

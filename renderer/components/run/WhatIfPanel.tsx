@@ -6,6 +6,7 @@ import { layerKindStyle } from '../../format/layer-kinds.js';
 import { compareToBaseline, formatBytes, significant } from '../../format/units.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { NumberField } from '../common/NumberField.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 
 const PLAN_LABEL = { quantized: 'quantized', dynamic: 'full precision', none: 'no KV cache' } as const;
 
@@ -51,7 +52,7 @@ export function WhatIfPanel(): ReactNode {
       {answer !== null && answer.verdict.errors.length > 0 && (
         <div className="callout callout-error what-if-problems" role="alert" data-testid="whatif-problems">
           <strong>No estimate for this question.</strong>
-          <ul>{answer.verdict.errors.map((error) => <li key={error} data-testid="whatif-problem">{error}</li>)}</ul>
+          <ul>{answer.verdict.errors.map((error) => <li key={error} data-testid="whatif-problem">{plain(error)}</li>)}</ul>
         </div>
       )}
       {answer !== null && answer.verdict.warnings.map((warning) => <p key={warning} className="check-note" data-testid="whatif-warning">{warning}</p>)}
