@@ -1,4 +1,5 @@
 import type { LayerMemory } from '../cache/layer-memory.js';
+import { readExtensionMemory } from './read-cache-extensions.js';
 import type { ErrorStats } from '../quant/error-stats.js';
 import type { FlushMetrics, ProcessMemory, ReferenceStepMetrics, StepMetrics, StepTimings } from '../engine/types.js';
 import {
@@ -51,6 +52,7 @@ export const readLayerMemory: Read<LayerMemory> = (value, path) => {
     ...withOptional('windowTokens', fields.optional('windowTokens', readCount)),
     ...withOptional('fedTokens', fields.optional('fedTokens', readCount)),
     ...withOptional('fedBytes', fields.optional('fedBytes', readCount)),
+    ...withOptional('extensions', fields.optional('extensions', readExtensionMemory)),
   };
 };
 

@@ -4,6 +4,7 @@ import { KvscopeError, QuantizationError } from '../../app/errors.js';
 import { runQuantize } from '../../app/cli/quantize-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
+import { EXTENSION_OPTION_SPECS } from '../../app/cli/extension-options.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
@@ -20,6 +21,8 @@ const CACHE_OPTIONS: OptionSpecs = {
   'group-size': { type: 'string' },
   'residual-length': { type: 'string' },
   'layer-policy': { type: 'string' },
+  // kvscope extensions beyond transformers (app/cli/extension-options.ts)
+  ...EXTENSION_OPTION_SPECS,
 };
 
 // A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
@@ -30,6 +33,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       ...CACHE_OPTIONS,
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
+      'write-layer-map': { type: 'string' },
       json: { type: 'boolean' },
     },
     run: runPreflightCommand,

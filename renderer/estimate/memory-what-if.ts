@@ -1,4 +1,6 @@
 import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
+import { layerBits } from '../../app/cache/cache-extensions.js';
+import { extensionSplit } from './extension-estimate.js';
 import { flushSchedule } from '../../app/cache/flush-schedule.js';
 import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
@@ -77,24 +79,32 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   const geometry = pairGeometry(config, input.kvDtype);
 
   const windows = slidingWindows(config.layers.actualKinds, config.geometry);
+  // kvscope extensions: a layer map or K/V bits give quantized layers their own bits (the default is nbits for all).
+  const numLayers = config.layers.layers.length;
+  const bitsOf = (index: number): SideBits => {
+    const bits = layerBits(settings, index, numLayers);
+    return bits === 'full-precision' ? { key: settings.nbits, value: settings.nbits } : bits;
+  };
   const memo = new Map<string, { memory: LayerMemory | null; error: string | null }>();
-  const memoryFor = (plan: CacheLayerPlan, window: number | null): { memory: LayerMemory | null; error: string | null } => {
-    const key = `${plan}/${window}`;
-    const cached = memo.get(key);
+  const memoryFor = (plan: CacheLayerPlan, bits: SideBits, window: number | null): { memory: LayerMemory | null; error: string | null } => {
+    const memoKey = `${plan}/${bits.key}/${bits.value}/${window}`;
+    const cached = memo.get(memoKey);
     if (cached !== undefined) return cached;
-    const computed = planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength);
+    const computed = planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength, bits);
     // A full-precision sliding layer: what transformers' DynamicSlidingWindowLayer keeps of it.
     const kept = plan === 'dynamic' && window !== null && computed.memory !== null ? { memory: slidingWindowMemory(computed.memory, window), error: null } : computed;
-    memo.set(key, kept);
+    memo.set(memoKey, kept);
     return kept;
   };
 
-  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; window: number | null; layers: number[] }>();
+  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; bits: SideBits; window: number | null; layers: number[] }>();
   config.layers.layers.forEach((layer, index) => {
     const plan = plans[index] ?? 'none';
+    const bits = bitsOf(index);
     const window = plan === 'dynamic' ? windows[index] ?? null : null;
-    const key = `${layer.actualKind}/${plan}/${window}`;
-    const group = groups.get(key) ?? { kind: layer.actualKind, plan, window, layers: [] };
+    const base = plan === 'quantized' && settings.extensions !== undefined ? `${layer.actualKind}/${plan}/${bits.key}/${bits.value}` : `${layer.actualKind}/${plan}`;
+    const key = `${base}/${window}`;
+    const group = groups.get(key) ?? { kind: layer.actualKind, plan, bits, window, layers: [] };
     group.layers.push(index);
     groups.set(key, group);
   });
@@ -103,7 +113,7 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   let fedBytes = 0;
   const rows: WhatIfRow[] = [];
   for (const group of groups.values()) {
-    const { memory, error } = memoryFor(group.plan, group.window);
+    const { memory, error } = memoryFor(group.plan, group.bits, group.window);
     if (memory !== null) {
       for (let i = 0; i < group.layers.length; i++) total = addLayerMemory(total, memory);
       fedBytes += group.layers.length * (memory.fedBytes ?? memory.totalBytes);
@@ -127,7 +137,13 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
  */
 function layerPlans(config: ModelConfig, cacheMode: CacheMode, settings: QuantizedCacheSettings): CacheLayerPlan[] {
   const layers = config.layers.layers;
-  return cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.layerPolicy);
+  return cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.layerPolicy, settings);
+}
+
+/** One quantized layer's K and V bits. */
+interface SideBits {
+  readonly key: number;
+  readonly value: number;
 }
 
 /** K and V of one layer: `[1, kvHeads, seq, headDim]` in the model's KV dtype. */
@@ -138,26 +154,32 @@ export function pairGeometry(config: ModelConfig, dtype: KvDtype): KvPairGeometr
 
 function planMemory(
   plan: CacheLayerPlan, geometry: KvPairGeometry, settings: QuantizedCacheSettings,
-  storeTokens: number, residualTokens: number, contextLength: number,
+  storeTokens: number, residualTokens: number, contextLength: number, bits: SideBits,
 ): { memory: LayerMemory | null; error: string | null } {
   if (plan === 'none') return { memory: null, error: null };
   if (plan === 'dynamic') {
     return { memory: layerMemory({ geometry, quantizedTokens: 0, fullPrecisionTokens: contextLength, stores: [], workingBytes: 0 }), error: null };
   }
   try {
-    const stores = storesOfShape(settings, geometry, storeTokens);
-    return { memory: layerMemory({ geometry, quantizedTokens: storeTokens, fullPrecisionTokens: residualTokens, stores, workingBytes: 0 }), error: null };
+    const { denseTokens, extensions } = extensionSplit(settings, geometry, storeTokens);
+    const stores = storesOfShape(settings, geometry, denseTokens, bits);
+    return {
+      memory: layerMemory({ geometry, quantizedTokens: denseTokens, fullPrecisionTokens: residualTokens, stores, workingBytes: 0, ...(extensions !== undefined ? { extensions } : {}) }),
+      error: null,
+    };
   } catch (error) {
     return { memory: null, error: error instanceof Error ? error.message : String(error) };
   }
 }
 
-/** The key and value stores a quantized layer holds for `tokens` quantized tokens (none for 0). */
-export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number): QuantizedTensor[] {
+/** The key and value stores a quantized layer holds for `tokens` quantized tokens (none for 0); `bits`: K and V bits (default nbits). */
+export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number, bits?: SideBits): QuantizedTensor[] {
   if (tokens === 0) return [];
+  const keyBits = bits?.key ?? settings.nbits;
+  const valueBits = bits?.value ?? settings.nbits;
   return [
-    storeOfShape(settings, settings.axisKey, geometry.key.kvHeads, tokens, geometry.key.headDim, geometry.key.dtype),
-    storeOfShape(settings, settings.axisValue, geometry.value.kvHeads, tokens, geometry.value.headDim, geometry.value.dtype),
+    storeOfShape({ ...settings, nbits: keyBits }, settings.axisKey, geometry.key.kvHeads, tokens, geometry.key.headDim, geometry.key.dtype),
+    storeOfShape({ ...settings, nbits: valueBits }, settings.axisValue, geometry.value.kvHeads, tokens, geometry.value.headDim, geometry.value.dtype),
   ];
 }
 

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import type { ExecutionProviderName } from '../../engine/types.js';
-import { encodeOnnxModel, OnnxDataType } from '../../synthetic/onnx-schema.js';
-import { GraphBuilder } from '../../synthetic/graph-builder.js';
+import { TensorProto_DataType as OnnxDataType } from 'onnx-buf';
+import { GraphBuilder } from '../../onnx/graph-builder.js';
+import { createModel, encodeModel } from '../../onnx/onnx-model.js';
 import { readableOrtMessage } from './ort-message.js';
 
 /** What trying an execution provider for real found. */
@@ -87,9 +88,9 @@ function probeModel(): Uint8Array {
   const x = graph.input('x', OnnxDataType.FLOAT, [1, 4]);
   graph.output('y', OnnxDataType.FLOAT, [1, 4]);
   graph.at('/probe').opNamed('y', 'Mul', [x, x]);
-  model = encodeOnnxModel({
-    irVersion: 8, producerName: 'kvscope', producerVersion: 'probe', graph: graph.build('kvscope-probe', 'execution provider probe'),
-    opsetImport: [{ domain: '', version: 17 }], metadataProps: [],
-  });
+  model = encodeModel(createModel({
+    irVersion: 8n, producerName: 'kvscope', producerVersion: 'probe', graph: graph.build('kvscope-probe', 'execution provider probe'),
+    opsetImport: [{ domain: '', version: 17n }],
+  }));
   return model;
 }

@@ -6,6 +6,7 @@ import { isRunActive } from '../../store/run-slice.js';
 import { shortcutLabel } from '../../use-shortcuts.js';
 import { NumberField } from '../common/NumberField.js';
 import { PreflightView } from './PreflightView.js';
+import { ExtensionsFields } from './ExtensionsFields.js';
 import { QuantizationFields } from './QuantizationFields.js';
 import { SamplingFields } from './SamplingFields.js';
 
@@ -44,6 +45,7 @@ export function RunPanel(): ReactNode {
         <small id={`${ids.cache}-hint`} className="hint block">transformers' QuantizedCache or DynamicCache semantics.</small>
 
         <QuantizationFields disabled={form.cacheMode === 'dynamic'} />
+        <ExtensionsFields disabled={form.cacheMode === 'dynamic'} />
 
         <div className="field">
           <label htmlFor={ids.ep}>Execution provider</label>
