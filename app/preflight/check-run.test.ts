@@ -50,6 +50,13 @@ describe('checkRun', () => {
     expect(checkRun(config, quantized({ backend: 'hqq', nbits: 4, residualLength: 129 }, 129), 6).ok).toBe(true);
   });
 
+  it('follows the kvscope extensions as the cache applies them: sink tokens leave the quantized length shorter', () => {
+    // 5 tokens with 1 sink: 4 quantized, 32·4 = 128 values divide into groups of 64; every flush too
+    expect(checkRun(config, quantized({ extensions: { sinkTokens: 1 } }), 5)).toMatchObject({ ok: true, failure: null });
+    // 8-bit keys on quanto: the preflight's own refusal
+    expect(checkRun(config, quantized({ groupSize: 32, extensions: { nbitsKey: 8 } }), 5).refusal?.message).toContain('but got 8');
+  });
+
   it('keeps a dynamic cache\'s verdict to what a dynamic cache can fail on', () => {
     expect(checkRun(config, { ...quantized(), cacheMode: 'dynamic' }, 5)).toMatchObject({ ok: true, preflight: null, flushes: 0 });
     expect(checkRun(config, { ...quantized(), cacheMode: 'dynamic', maxNewTokens: 0 }, 5).refusal?.message).toContain('at least 1');

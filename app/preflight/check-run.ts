@@ -78,7 +78,7 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
 
   const preflight = runPreflight(config, run.quantization, { sequenceLengths: [promptTokens] });
   const decodeSteps = run.maxNewTokens - 1;
-  const failure = firstFailingQuantizeInRun(config.geometry, run.quantization, promptTokens, decodeSteps);
+  const failure = firstFailingQuantizeInRun(config.geometry, run.quantization, promptTokens, decodeSteps, 1, quantizedLayers(preflight));
   const period = flushPeriod(run.quantization.residualLength);
   const flushes = period === null ? 0 : flushSchedule(promptTokens, run.quantization.residualLength, decodeSteps, 1).flushSteps.length;
   const firstError = preflight.diagnostics.find((d) => d.severity === 'error');
@@ -96,8 +96,13 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
 
 /** Whether these settings pass the preflight and every quantize call of the run. */
 function runs(config: ModelConfig, settings: QuantizedCacheSettings, promptTokens: number, maxNewTokens: number): boolean {
-  if (runPreflight(config, settings, { sequenceLengths: [promptTokens] }).diagnostics.some((d) => d.severity === 'error')) return false;
-  return firstFailingQuantizeInRun(config.geometry, settings, promptTokens, maxNewTokens - 1) === null;
+  const preflight = runPreflight(config, settings, { sequenceLengths: [promptTokens] });
+  if (preflight.diagnostics.some((d) => d.severity === 'error')) return false;
+  return firstFailingQuantizeInRun(config.geometry, settings, promptTokens, maxNewTokens - 1, 1, quantizedLayers(preflight)) === null;
+}
+
+function quantizedLayers(preflight: PreflightResult): number[] {
+  return preflight.layers.filter((layer) => layer.quantized).map((layer) => layer.index);
 }
 
 function refusalOf(diagnostic: Diagnostic): RunRefusal {
