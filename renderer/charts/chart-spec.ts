@@ -22,6 +22,8 @@ export interface ChartDrawer {
   setup(context: ChartContext): ChartOption;
   update(context: ChartContext): ChartOption | null;
   points(): number;
+  /** what the chart's legend or colour scale says now in words (its aria description; e2e reads it) */
+  describe?(): string;
 }
 
 export interface ChartSpec {

@@ -56,8 +56,10 @@ export const KV_MEMORY_CHART: ChartSpec = {
   create(): ChartDrawer {
     let kvUnit: ByteUnit | null = null;
     let processUnit: ByteUnit | null = null;
+    let legend = '';
     const unitOf = (series: number): string => (series < KV_SERIES ? kvUnit?.label ?? 'B' : processUnit?.label ?? 'B');
     return countingDrawer({
+      describe: () => legend,
       setup({ theme, buffers }) {
         kvUnit = null;
         processUnit = null;
@@ -65,6 +67,8 @@ export const KV_MEMORY_CHART: ChartSpec = {
         const lastStep = m.expectedSteps - 1;
         const dtype = dtypeLabel(m);
         const bottomAxis = stepAxis(theme, lastStep);
+        legend = `KV cache: codes, scale/zero, full precision (stored), fed to the model (KV inputs), kvscope buffers, ${dtype} dynamic cache (replaced)` +
+          `${dtype === 'fp16' ? '' : ', fp16 dynamic cache'}, residual flush; process: RSS, V8 external, array buffers`;
         return {
           ...withTooltip(theme, { formatter: stepTooltipByUnit(unitOf) }),
           legend: { ...(baseOption(theme)['legend'] as object), top: 0, left: 8, right: 8 },
@@ -89,7 +93,7 @@ export const KV_MEMORY_CHART: ChartSpec = {
             line('fed to the model (KV inputs)', theme.materialized, { width: 5, lineStyle: { opacity: 0.4, cap: 'round' } }),
             line('kvscope buffers', theme.working, { width: 1.5, lineStyle: { type: 'dotted' } }),
             line(`${dtype} dynamic cache (replaced)`, theme.baselineDtype, { width: 1.2, lineStyle: { type: 'dashed' } }),
-            line('fp16 dynamic cache', theme.baselineFp16, { width: 1.2, lineStyle: { type: [2, 3] } }),
+            line(dtype === 'fp16' ? 'fp16 dynamic cache (same as replaced)' : 'fp16 dynamic cache', theme.baselineFp16, { width: 1.2, lineStyle: { type: [2, 3] } }),
             {
               ...line('residual flush', theme.flushMark, { width: 0 }),
               markLine: { silent: true, symbol: 'none', label: { show: false }, lineStyle: { color: theme.flushMark, type: 'solid', width: 1, opacity: 0.55 }, data: [] },
@@ -235,7 +239,9 @@ function heatmapChart(side: 'key' | 'value'): ChartSpec {
     create(): ChartDrawer {
       let columns = -1;
       let bandsKey = '';
+      let scaleWords = '';
       return countingDrawer({
+        describe: () => scaleWords,
         setup(context) {
           const { theme, buffers } = context;
           columns = -1;
@@ -275,6 +281,7 @@ function heatmapChart(side: 'key' | 'value'): ChartSpec {
           const key = bands.map((band) => band.label).join('|');
           if (key !== bandsKey) {
             bandsKey = key;
+            scaleWords = `${context.scale} colour scale, relative error: ${bands.map((band) => band.label).join('; ')}`;
             // ECharts lists pieces top to bottom in the order given: largest first, as a colour bar reads
             // the top band is closed, so that the largest error falls inside it
             option['visualMap'] = {

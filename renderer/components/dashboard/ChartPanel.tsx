@@ -60,6 +60,11 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity
         const option = drawer.update(context);
         if (option !== null) chart.setOption(option);
         target.dataset['points'] = String(drawer.points());
+        const words = drawer.describe?.();
+        if (words !== undefined && words !== target.dataset['legend']) {
+          target.dataset['legend'] = words;
+          target.setAttribute('aria-description', words);
+        }
         target.dataset['version'] = String(drawnVersion);
       };
       // Charts scrolled out of view skip their redraws and catch up when they come back.

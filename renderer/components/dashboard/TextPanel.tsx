@@ -65,8 +65,9 @@ export function TextPanel({ buffers, referenceOn, finished }: TextPanelProps): R
         s.tail = true;
         worked = true;
       }
-    } else if (s.segments < buffers.text.segments.length) {
-      // a record without per-token text: the text as it came, whole
+    } else if (finished && s.segments < buffers.text.segments.length) {
+      // a record without per-token text: the text as it came, whole (while a run streams, its
+      // text may come a batch before its steps: only a finished run without step text gets here)
       const fragment = document.createDocumentFragment();
       for (; s.segments < buffers.text.segments.length; s.segments++) {
         const span = document.createElement('span');

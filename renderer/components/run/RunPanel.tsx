@@ -60,7 +60,12 @@ export function RunPanel(): ReactNode {
             <details className="hint">
               <summary>Why {unavailable.map((ep) => ep.name).join(', ')} {unavailable.length === 1 ? 'is' : 'are'} unavailable</summary>
               <ul data-testid="ep-reasons">
-                {unavailable.map((ep) => <li key={ep.name}><strong>{ep.name}</strong>: {ep.reason ?? 'not available in this build.'}</li>)}
+                {unavailable.map((ep) => (
+                  <li key={ep.name}>
+                    <strong>{ep.name}</strong>: {ep.reason ?? 'not available in this build.'}
+                    {ep.fix !== undefined && <> <span className="muted">How to enable it:</span> {ep.fix}</>}
+                  </li>
+                ))}
               </ul>
             </details>
           )}
