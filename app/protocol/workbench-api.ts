@@ -126,6 +126,9 @@ export interface RunSummary {
   readonly decodeTokensPerSecond: number;
   readonly totalKvBytes: number;
   readonly fp16BaselineBytes: number;
+  /** the dynamic cache the run's cache replaces: the same tokens in the graph's KV dtype */
+  readonly dtypeBaselineBytes?: number;
+  readonly kvDtype?: 'float32' | 'float16';
   readonly stopReason: GenerationResult['stopReason'];
 }
 

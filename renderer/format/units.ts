@@ -72,3 +72,13 @@ export function compareToBaseline(baselineBytes: number, storedBytes: number, ba
   if (ratio === '–') return '–';
   return ratio === 'the same size' ? `the same size as ${baseline}` : `${ratio} than ${baseline}`;
 }
+
+/**
+ * Stored bytes against both baselines, each with its direction: `2.32× smaller than the fp32 dynamic
+ * cache it replaces (255 KiB), 1.16× smaller than fp16 (128 KiB)` (one sentence for an fp16 graph).
+ */
+export function storedVsBaselines(memory: { totalBytes: number; fp16BaselineBytes: number; fp32BaselineBytes: number }, kvDtype: 'float32' | 'float16'): string {
+  const fp16 = compareToBaseline(memory.fp16BaselineBytes, memory.totalBytes, `fp16 (${formatBytes(memory.fp16BaselineBytes)})`);
+  if (kvDtype === 'float16') return `${compareToBaseline(memory.fp16BaselineBytes, memory.totalBytes, `the fp16 dynamic cache it replaces (${formatBytes(memory.fp16BaselineBytes)})`)}`;
+  return `${compareToBaseline(memory.fp32BaselineBytes, memory.totalBytes, `the fp32 dynamic cache it replaces (${formatBytes(memory.fp32BaselineBytes)})`)}, ${fp16}`;
+}

@@ -3,7 +3,7 @@ import type { RunRecord } from '../../../app/record/run-record.js';
 import { modelName } from '../../../app/record/run-summary.js';
 import { COMPARE_CHARTS } from '../../charts/compare-charts.js';
 import { describeSettings, recordIdentity } from '../../format/run-labels.js';
-import { formatBytes, formatError, formatCompression, formatPercent, formatTokensPerSecond } from '../../format/units.js';
+import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ChartPanel } from '../dashboard/ChartPanel.js';
@@ -21,7 +21,7 @@ const ROWS: readonly Row[] = [
   { label: 'Prompt', value: (r) => JSON.stringify(r.settings.prompt) },
   { label: 'Tokens', value: (r) => String(r.generatedTokenIds.length) },
   { label: 'Flushes per layer', value: (r) => r.flushCounts.filter((c) => c !== null).join(' ') || '—' },
-  { label: 'KV stored (end)', value: (r) => `${formatBytes(r.kvBytesTotal.totalBytes)} (${formatCompression(r.kvBytesTotal.fp16BaselineBytes, r.kvBytesTotal.totalBytes)} than fp16)` },
+  { label: 'KV stored (end)', value: (r) => `${formatBytes(r.kvBytesTotal.totalBytes)}: ${storedVsBaselines(r.kvBytesTotal, r.model.kvDtype)}` },
   { label: 'Decode speed', value: (r) => formatTokensPerSecond(r.timings.decodeTokensPerSecond) },
   { label: 'Mean KL', value: (r) => (r.reference === null ? '—' : `${formatError(r.reference.meanKl)} nats`) },
   { label: 'Top-1 agreement', value: (r) => (r.reference === null ? '—' : formatPercent(r.reference.top1Agreement)) },
