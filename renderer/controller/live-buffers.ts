@@ -51,5 +51,5 @@ export function buffersForRecord(record: RunRecord): RunBuffers {
   const text = new TextStream();
   text.append(record.text, record.generatedTokenIds);
   const quantizedLayers = record.layerErrors.map((error) => error !== null);
-  return { metrics, text, layerKinds: [], quantizedLayers, modelLabel: `${modelName(record)} (${record.model.onnxFile})` };
+  return { metrics, text, layerKinds: record.model.layerKinds ?? [], quantizedLayers, modelLabel: `${modelName(record)} (${record.model.onnxFile})` };
 }

@@ -97,6 +97,7 @@ export class WorkbenchController {
       const summary = await this.api.openModel(source, onnxFile);
       if (!sameSource(this.store.getState().model.source, source)) return; // another model was asked for meanwhile
       this.store.getState().modelLoaded(summary, summary.config === null ? null : layerVerdict(summary.config));
+      this.store.getState().fitWhatIfToModel(summary.config?.geometry.maxPositionEmbeddings ?? null);
     } catch (error) {
       const info = fromThrown(error, 'invalid-input', 'Choose a folder that holds config.json, an onnx/ graph and tokenizer.json.');
       this.store.getState().modelFailed(source, info);

@@ -42,10 +42,18 @@ export const DEFAULT_WHAT_IF: WhatIfForm = { contextLength: 4096, promptTokens: 
 export interface SettingsSlice {
   readonly form: RunForm;
   readonly whatIf: WhatIfForm;
+  /** whether the what-if's lengths were typed (else they follow the open model) */
+  readonly whatIfEdited: boolean;
   updateForm(patch: Partial<Omit<RunForm, 'quantization' | 'sampling'>>): void;
   updateQuantization(patch: Partial<QuantizedCacheSettings>): void;
   updateSampling(patch: Partial<SamplingSettings>): void;
   updateWhatIf(patch: Partial<WhatIfForm>): void;
+  /**
+   * The what-if's default context for a newly opened model: its max_position_embeddings when that is
+   * shorter than the default (asking 4,096 tokens of a 512-position model only earns a warning).
+   * Lengths the user typed are kept.
+   */
+  fitWhatIfToModel(maxPositions: number | null): void;
   /** the hybrid-model choices of the model panel, in one step */
   chooseLayerHandling(choice: LayerHandling): void;
   /** one of the run check's fixes, as clicked: only the fields it names change */
@@ -63,10 +71,16 @@ export function layerHandlingOf(form: RunForm): LayerHandling {
 export const createSettingsSlice: StateCreator<WorkbenchState, [], [], SettingsSlice> = (set) => ({
   form: DEFAULT_RUN_FORM,
   whatIf: DEFAULT_WHAT_IF,
+  whatIfEdited: false,
   updateForm: (patch) => set((state) => ({ form: { ...state.form, ...patch } })),
   updateQuantization: (patch) => set((state) => ({ form: { ...state.form, quantization: { ...state.form.quantization, ...patch } } })),
   updateSampling: (patch) => set((state) => ({ form: { ...state.form, sampling: { ...state.form.sampling, ...patch } } })),
-  updateWhatIf: (patch) => set((state) => ({ whatIf: { ...state.whatIf, ...patch } })),
+  updateWhatIf: (patch) => set((state) => ({ whatIf: { ...state.whatIf, ...patch }, whatIfEdited: true })),
+  fitWhatIfToModel: (maxPositions) => set((state) => {
+    if (state.whatIfEdited) return {};
+    const contextLength = maxPositions !== null && maxPositions > 0 ? Math.min(DEFAULT_WHAT_IF.contextLength, maxPositions) : DEFAULT_WHAT_IF.contextLength;
+    return { whatIf: { contextLength, promptTokens: Math.min(DEFAULT_WHAT_IF.promptTokens, contextLength) } };
+  }),
   chooseLayerHandling: (choice) => set((state) => {
     const form = state.form;
     if (choice === 'dynamic') return { form: { ...form, cacheMode: 'dynamic' } };

@@ -85,6 +85,7 @@ export async function openModelSession(files: ModelFiles, executionProvider: Exe
       modelType: config.modelType ?? null,
       numLayers: config.geometry.numLayers,
       kvDtype: io.kvDtype ?? 'float32',
+      layerKinds: [...config.layers.actualKinds],
     };
     return { folder, variant, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => lease.release() };
   } catch (error) {
