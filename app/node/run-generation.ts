@@ -6,9 +6,9 @@ import type { GenerationResult } from '../engine/generation-result.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
 import type { WarmTarget } from '../protocol/messages.js';
-import { encodeRunPrompt } from './model/run-prompt.js';
 import { ModelFilesCache } from './model/model-files-cache.js';
 import { openModelSession } from './model/open-model.js';
+import { encodeRunPrompt } from './model/run-prompt.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
 import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/synthetic-spec.js';
@@ -25,7 +25,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const loadStart = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
-  const files = modelFiles.read(folder, settings.onnxFile);
+  const files = await modelFiles.read(folder, settings.onnxFile);
   const { tokenIds: promptTokenIds, paddingTokens } = encodeRunPrompt(files, settings);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
@@ -43,7 +43,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       promptTokenIds,
       paddingTokens,
       eosTokenIds: model.specialTokens.eosTokenIds,
-      decodeText: model.tokenizer.decode,
+      decodeText: model.tokenizer?.decode ?? idsAsText,
       now: () => performance.now(),
       sampleMemory: processMemory,
       cachePlan,
@@ -79,10 +79,15 @@ const modelFiles = new ModelFilesCache(2);
 export async function warmModel(target: WarmTarget): Promise<number> {
   const start = performance.now();
   ensureExecutionProvider(target.executionProvider);
-  const files = modelFiles.read(await resolveModelPath(target.model), target.onnxFile);
+  const files = await modelFiles.read(await resolveModelPath(target.model), target.onnxFile);
   const model = await openModelSession(files, target.executionProvider);
   await model.dispose();
   return performance.now() - start;
+}
+
+/** A folder without a tokenizer shows the generated ids as its text: `403 407 261`. */
+export function idsAsText(ids: readonly number[]): string {
+  return ids.join(' ');
 }
 
 /** Graphs do not enforce max_position_embeddings (stories260k's README); past it, quality is undefined. */

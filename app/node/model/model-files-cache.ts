@@ -7,7 +7,7 @@ interface Cached {
 }
 
 /**
- * Model folders read once (config.json, generation_config.json, the tokenizer) and kept while their
+ * Model folders read once (config, generation_config.json, the tokenizer, the graph's header) and kept while their
  * files are unchanged: the run check reads the same model on every keystroke, and a warm worker
  * starts run after run on it. A file edited, replaced or removed is read again (size and mtime of
  * every file read are the key). The last `capacity` models are kept.
@@ -17,11 +17,11 @@ export class ModelFilesCache {
 
   constructor(private readonly capacity = 4) {}
 
-  read(path: string, onnxFile?: string): ModelFiles {
+  async read(path: string, onnxFile?: string): Promise<ModelFiles> {
     const key = JSON.stringify([path, onnxFile ?? null]);
     const cached = this.#entries.get(key);
     if (cached !== undefined && stampOf(cached.files) === cached.stamp) return cached.files;
-    const files = readModelFiles(path, onnxFile);
+    const files = await readModelFiles(path, onnxFile);
     this.#entries.delete(key);
     this.#entries.set(key, { stamp: stampOf(files), files });
     while (this.#entries.size > this.capacity) this.#entries.delete(this.#entries.keys().next().value!);
@@ -35,7 +35,7 @@ export class ModelFilesCache {
 
 function stampOf(files: ModelFiles): string {
   const folder = files.folder;
-  const paths = [folder.configPath, folder.tokenizerPath, folder.tokenizerConfigPath, folder.chatTemplatePath, folder.generationConfigPath, files.onnxPath];
+  const paths = [folder.configPath, folder.genaiConfigPath, folder.tokenizerPath, folder.tokenizerConfigPath, folder.chatTemplatePath, folder.generationConfigPath, files.onnxPath];
   return paths.map((path) => {
     if (path === null) return '-';
     const stats = statSync(path, { throwIfNoEntry: false });

@@ -1,15 +1,18 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
 import { releaseCachedSessions } from '../ort/session-cache.js';
 import { runGeneration } from '../run-generation.js';
 import { storiesDir, storiesSettings } from '../test-support/stories.js';
-import { readModelFiles } from './open-model.js';
+import { readModelFiles, type ModelFiles } from './open-model.js';
 import { encodeRunPrompt } from './run-prompt.js';
 
 afterAll(() => releaseCachedSessions());
 
 describe('a run\'s prompt, padded on the left', () => {
-  const files = readModelFiles(storiesDir());
+  let files: ModelFiles;
+  beforeAll(async () => {
+    files = await readModelFiles(storiesDir());
+  });
 
   it('encodes as the run does and pads with the first EOS id when the model has no pad token', () => {
     expect(encodeRunPrompt(files, { prompt: 'Once upon a time' })).toEqual({ tokenIds: [1, 403, 407, 261, 378], paddingTokens: 0 });

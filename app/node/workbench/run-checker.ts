@@ -38,7 +38,7 @@ export class RunChecker {
     let files: ModelFiles;
     let promptTokens: number;
     try {
-      files = this.#files.read(await this.options.resolveModel(settings.model), settings.onnxFile);
+      files = await this.#files.read(await this.options.resolveModel(settings.model), settings.onnxFile);
       promptTokens = encodeRunPrompt(files, settings).tokenIds.length;
     } catch (error) {
       const fix = (error as { fix?: unknown }).fix;

@@ -1,7 +1,8 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
-import { parseModelConfig } from '../../config/parse-model-config.js';
+import type { ModelConfig } from '../../config/model-config.js';
+import { ConfigError } from '../../errors.js';
 import { modelError } from '../../engine/model-diagnostic.js';
 import type { ExecutionProviderName, RunSettings } from '../../engine/types.js';
 import type { RunCheck } from '../../preflight/check-run.js';
@@ -15,7 +16,7 @@ import type {
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
 import { KVSCOPE_VERSION } from '../../version.js';
 import { inspectModel } from '../model/inspect-model.js';
-import { findModelFolder } from '../model/model-folder.js';
+import { readModelConfigAt } from '../model/read-model-config.js';
 import { RunStore } from '../run-store.js';
 import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
 import { WarmGenerationWorker } from '../worker/warm-worker.js';
@@ -153,18 +154,18 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   async preflight(model: ModelSource, settings: QuantizedCacheSettings, options: { sequenceLengths?: number[] } = {}): Promise<PreflightResult> {
-    const configPath = configPathOf(await this.modelPath(model));
-    let text: string;
+    const path = await this.modelPath(model);
+    let config: ModelConfig;
     try {
-      text = readFileSync(configPath, 'utf8');
+      config = readModelConfigAt(path);
     } catch (error) {
+      if (error instanceof ConfigError) throw error;
       throw new ApiError({
         code: 'invalid-input',
-        message: `Cannot read ${configPath}: ${(error as Error).message}`,
-        fix: 'Open a model folder that has the config.json of its Hugging Face repository.',
+        message: `Cannot read the model config of ${path}: ${(error as Error).message}`,
+        fix: (error as { fix?: string }).fix ?? 'Open a model folder that has the config.json of its Hugging Face repository, or its genai_config.json.',
       });
     }
-    const config = parseModelConfig(text, configPath);
     return runPreflight(config, settings, options.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {});
   }
 
@@ -289,10 +290,3 @@ function asModelFolder(source: ModelSource): ModelSource {
   return stats?.isFile() === true ? { kind: 'folder', path: dirname(resolve(source.path)) } : source;
 }
 
-/** config.json of a model folder, of the folder holding a given .onnx file, or a config file given directly. */
-function configPathOf(path: string): string {
-  const stats = statSync(path, { throwIfNoEntry: false });
-  if (stats?.isDirectory() === true) return join(path, 'config.json');
-  if (stats?.isFile() === true && path.endsWith('.json')) return path;
-  return findModelFolder(path).configPath;
-}
