@@ -29,6 +29,18 @@ export class RunChecker {
     return { ...check, elapsedMs: performance.now() - started };
   }
 
+  /**
+   * Reads a model's files ahead of its first check (the host calls it when the model opens), so the
+   * first keystroke is checked as fast as the next ones. Failures are left for the check to report.
+   */
+  async prefetch(model: string, onnxFile?: string): Promise<void> {
+    try {
+      await this.#files.read(await this.options.resolveModel(model), onnxFile);
+    } catch {
+      // the check says what is wrong with the folder, when it is asked
+    }
+  }
+
   /** Forgets parsed files (tests; a host that wants the memory back). */
   clear(): void {
     this.#files.clear();

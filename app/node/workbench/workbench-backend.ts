@@ -144,6 +144,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     if (inspection.folder !== null) this.recent.add(opened);
     const summary = toModelSummary(opened, inspection);
     // The first run should not wait for the worker, onnxruntime and the session: load them now.
+    if (summary.ok) void this.checker.prefetch(modelArgument(opened), summary.onnxFile ?? undefined);
     // (A synthetic model built into a test's own cache folder is not where the worker would look.)
     const warmable = opened.kind === 'folder' || this.options.syntheticCacheDir === undefined;
     if (summary.ok && warmable && this.warm !== null && !this.warm.busy) {
