@@ -47,7 +47,7 @@ export function whatIfVerdict(question: WhatIfQuestion): WhatIfVerdict {
     const check = checkRun(question.config, { cacheMode: 'quantized', quantization: question.settings, maxNewTokens: context - prompt + 1 }, prompt);
     if (check.refusal !== null) {
       const where = check.failure === null ? '' : check.failure.step === 0 ? ` at prefill (${check.failure.seq} tokens)` : ` at the flush of decode step ${check.failure.step} (${check.failure.seq} tokens)`;
-      errors.push(`These settings are refused${where}, so the cache never holds ${context} tokens: ${firstLine(check.refusal.message)}${check.refusal.fix !== undefined ? ` ${check.refusal.fix}` : ''}`);
+      errors.push(`These settings are refused${where}, so the cache never holds ${context} tokens: ${sentence(firstLine(check.refusal.message))}${check.refusal.fix !== undefined ? ` ${check.refusal.fix}` : ''}`);
     }
   }
   return { errors, warnings };
@@ -58,6 +58,11 @@ function tokens(value: number | string, what: string, errors: string[]): number 
   const shown = typeof value === 'string' ? (value.trim() === '' ? 'empty' : `"${value}"`) : String(value);
   errors.push(`${what} must be a whole number of tokens, at least 1; it is ${shown}.`);
   return null;
+}
+
+/** The library's text as a sentence of its own: a final full stop where it has none. */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
 function firstLine(message: string): string {
