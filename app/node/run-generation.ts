@@ -9,6 +9,8 @@ import type { WarmTarget } from '../protocol/messages.js';
 import { ModelFilesCache } from './model/model-files-cache.js';
 import { openModelSession } from './model/open-model.js';
 import { encodeRunPrompt } from './model/run-prompt.js';
+import { checkPrefillMemory } from '../engine/prefill-memory.js';
+import { availableMemoryBytes } from './available-memory.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
 import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/synthetic-spec.js';
@@ -27,6 +29,11 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const folder = await resolveModelPath(settings.model);
   const files = await modelFiles.read(folder, settings.onnxFile);
   const { tokenIds: promptTokenIds, paddingTokens } = encodeRunPrompt(files, settings);
+  // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
+  checkPrefillMemory({
+    numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,
+    availableBytes: availableMemoryBytes(), executionProvider: settings.executionProvider,
+  });
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
@@ -8,6 +7,8 @@ import type { ModelIdentity } from '../../engine/generation-result.js';
 import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
+import { jsonSyntaxProblem } from '../../json-syntax.js';
+import { readGuardedTextSync } from '../files/guarded-read.js';
 import { analyzeLayoutGraph, type LayoutGraphAnalysis } from '../../model-layout/analyze-layout-graph.js';
 import { checkLayoutGraph, type LayoutGraphContext } from '../../model-layout/check-layout-graph.js';
 import type { ModelLayout } from '../../model-layout/model-layout.js';
@@ -127,12 +128,12 @@ export async function openModelSession(files: ModelFiles, executionProvider: Exe
 
 function readOptionalJson(path: string | null): unknown {
   if (path === null) return null;
-  const text = readFileSync(path, 'utf8');
+  const text = readGuardedTextSync(path, 'generation-config');
   try {
     return JSON.parse(text);
   } catch (error) {
     const fix = 'Fix the JSON, or delete generation_config.json to fall back to the model config.';
-    const message = `${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`;
+    const message = `${path} is not valid JSON${jsonSyntaxProblem(error, text)}.`;
     throw new ModelLoadError(message, { fix, diagnostics: [modelError('generation-config-invalid', message, fix)] });
   }
 }

@@ -1,33 +1,39 @@
-import { readFileSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { parseGenaiConfig } from '../../config/genai-config.js';
 import { modelConfigFromGenai } from '../../config/genai-model-config.js';
 import type { ModelConfig } from '../../config/model-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
-import { ConfigError } from '../../errors.js';
-import { describeFsError } from '../fs-errors.js';
-import { findModelFolder } from './model-folder.js';
-import { readModelLayout } from './read-model-layout.js';
+import { layoutModelConfig } from '../../model-layout/layout-config.js';
+import { readGuardedText } from '../files/guarded-read.js';
+import { findModelFolder, type ModelFolder } from './model-folder.js';
+import { readFolderConfigsAsync } from './read-model-layout.js';
 
 /**
  * The model config the preflight judges, from what a user points at: a model folder or a graph in one
  * (the layout's config: config.json, else the one derived from genai_config.json), a config.json, or
- * a genai_config.json. Throws ConfigError / ModelLoadError with a fix.
+ * a genai_config.json. Read through the guarded reader without blocking the host. Throws ConfigError
+ * / ModelLoadError / GuardedFileError with a fix.
  */
-export function readModelConfigAt(path: string, onnxFile?: string): ModelConfig {
+export async function readModelConfigAt(path: string): Promise<ModelConfig> {
   const stats = statSync(path, { throwIfNoEntry: false });
-  if (stats?.isFile() === true && path.endsWith('.json')) {
-    const text = readText(path);
-    const sourceName = `${basename(dirname(path))}/${basename(path)}`;
-    return basename(path) === 'genai_config.json' ? modelConfigFromGenai(parseGenaiConfig(text, sourceName)) : parseModelConfig(text, sourceName);
+  if (stats?.isFile() === true && path.endsWith('.json')) return readConfigFile(path);
+  let folder: ModelFolder;
+  try {
+    folder = findModelFolder(path);
+  } catch (error) {
+    // A folder with its config but no graph yet is judged on its config alone (as `kvscope preflight`).
+    const noGraph = (error as { diagnostics?: readonly { code: string }[] }).diagnostics?.some((d) => d.code === 'onnx-missing') === true;
+    if (!noGraph || stats?.isDirectory() !== true) throw error;
+    const configJson = join(path, 'config.json');
+    return readConfigFile(existsSync(configJson) ? configJson : join(path, 'genai_config.json'));
   }
-  return readModelLayout(findModelFolder(path), onnxFile).config;
+  const configs = await readFolderConfigsAsync(folder);
+  return layoutModelConfig(configs.configJson, configs.genai?.config ?? null).config;
 }
 
-function readText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new ConfigError(describeFsError(error, path, 'read'));
-  }
+async function readConfigFile(path: string): Promise<ModelConfig> {
+  const text = await readGuardedText(path, 'config');
+  const sourceName = `${basename(dirname(path))}/${basename(path)}`;
+  return basename(path) === 'genai_config.json' ? modelConfigFromGenai(parseGenaiConfig(text, sourceName)) : parseModelConfig(text, sourceName);
 }

@@ -1,7 +1,7 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { ConfigObject } from '../../config/config-object.js';
-import { isConfigObject } from '../../config/config-object.js';
+import { describeValue, isConfigObject } from '../../config/config-object.js';
 import { parseGenaiConfig, type GenaiConfig } from '../../config/genai-config.js';
 import { parseJsonText } from '../../config/json-text.js';
 import type { ModelConfig } from '../../config/model-config.js';
@@ -12,9 +12,10 @@ import { layoutModelConfig } from '../../model-layout/layout-config.js';
 import type { ModelLayout } from '../../model-layout/model-layout.js';
 import { resolveLayout } from '../../model-layout/resolve-layout.js';
 import { readTransformersJsConfig, type TransformersJsConfig } from '../../model-layout/transformers-js-config.js';
-import { readGraphHeader, type GraphHeader } from '../../onnx/graph-header.js';
+import { externalDataFiles, readGraphHeader, type GraphHeader } from '../../onnx/graph-header.js';
 import { withFileByteSource } from '../onnx/file-byte-source.js';
 import { describeFsError } from '../fs-errors.js';
+import { checkReadableFileSync, readGuardedFile, readGuardedFileSync, readGuardedHeadSync } from '../files/guarded-read.js';
 import type { ModelFolder } from './model-folder.js';
 
 /** A folder's configs as read: config.json's object and genai_config.json, each null when absent. */
@@ -36,21 +37,42 @@ export interface ModelLayoutFiles {
   readonly diagnostics: readonly ModelDiagnostic[];
 }
 
-/** Reads config.json and genai_config.json where the folder has them. Throws ConfigError on invalid JSON. */
+/** The bytes of a folder's configs, each null where the folder has none. */
+interface ConfigBytes {
+  readonly configJson: Uint8Array | null;
+  readonly genai: Uint8Array | null;
+}
+
+/**
+ * Reads config.json and genai_config.json where the folder has them, through the guarded reader (a
+ * FIFO or device refused at once, a size cap). Throws ConfigError on invalid JSON.
+ */
 export function readFolderConfigs(folder: ModelFolder): FolderConfigs {
+  const read = (path: string | null): Uint8Array | null => (path === null ? null : readGuardedFileSync(path, 'config'));
+  return parseFolderConfigs(folder, { configJson: read(folder.configPath), genai: read(folder.genaiConfigPath) });
+}
+
+/** The same without blocking the thread: what a host uses, so one request never holds up another. */
+export async function readFolderConfigsAsync(folder: ModelFolder): Promise<FolderConfigs> {
+  const read = (path: string | null): Promise<Uint8Array | null> => (path === null ? Promise.resolve(null) : readGuardedFile(path, 'config'));
+  const [configJson, genai] = await Promise.all([read(folder.configPath), read(folder.genaiConfigPath)]);
+  return parseFolderConfigs(folder, { configJson, genai });
+}
+
+function parseFolderConfigs(folder: ModelFolder, bytes: ConfigBytes): FolderConfigs {
   const name = basename(folder.folder);
   let configJson: FolderConfigs['configJson'] = null;
-  if (folder.configPath !== null) {
-    const bytes = readConfigBytes(folder.configPath);
+  if (bytes.configJson !== null) {
     const sourceName = `${name}/config.json`;
-    const root = parseJsonText(Buffer.from(bytes).toString('utf8'), sourceName);
-    if (!isConfigObject(root)) throw new ConfigError(`${sourceName} should hold a JSON object (a model config). Point kvscope at the model's config.json.`);
-    configJson = { root, bytes, sourceName };
+    const root = parseJsonText(Buffer.from(bytes.configJson).toString('utf8'), sourceName);
+    if (!isConfigObject(root)) {
+      throw new ConfigError(`${sourceName} should hold a JSON object (a model config) but holds ${describeValue(root)}. Point kvscope at the model's config.json.`);
+    }
+    configJson = { root, bytes: bytes.configJson, sourceName };
   }
   let genai: FolderConfigs['genai'] = null;
-  if (folder.genaiConfigPath !== null) {
-    const bytes = readConfigBytes(folder.genaiConfigPath);
-    genai = { config: parseGenaiConfig(Buffer.from(bytes).toString('utf8'), `${name}/genai_config.json`), bytes };
+  if (bytes.genai !== null) {
+    genai = { config: parseGenaiConfig(Buffer.from(bytes.genai).toString('utf8'), `${name}/genai_config.json`), bytes: bytes.genai };
   }
   return { configJson, genai, transformersJs: readTransformersJsConfig(configJson?.root ?? null) };
 }
@@ -79,8 +101,9 @@ export async function readLayoutHeaders(folder: ModelFolder, layout: ModelLayout
 async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeader> {
   const path = join(folder.folder, file);
   checkNotLfsPointer(path, file);
+  let header: GraphHeader;
   try {
-    return await withFileByteSource(path, (source) => readGraphHeader(source, file));
+    header = await withFileByteSource(path, (source) => readGraphHeader(source, file));
   } catch (error) {
     const isFormat = error instanceof Error && error.name === 'OnnxFormatError';
     const fix = isFormat
@@ -89,32 +112,39 @@ async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeade
     const message = isFormat ? error.message : `${file} could not be read: ${describeFsError(error, path, 'read')}`;
     throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)], cause: error });
   }
+  checkExternalDataFiles(path, header);
+  return header;
 }
 
-function readConfigBytes(path: string): Uint8Array {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new ConfigError(describeFsError(error, path, 'read'));
+/**
+ * onnxruntime opens the external data the graph references itself, where a FIFO would block its read
+ * beyond any cancel: every referenced file that is there must be a regular file within its cap (one
+ * that is absent is the layout analysis's to report, with the files the folder has instead).
+ */
+function checkExternalDataFiles(graphPath: string, header: GraphHeader): void {
+  for (const { location } of externalDataFiles(header)) {
+    const path = join(dirname(graphPath), location);
+    if (existsSync(path)) checkReadableFileSync(path, 'onnx');
   }
 }
 
 /** A Git LFS pointer (a clone without `git lfs pull`) is no protobuf: say what it is. */
 function checkNotLfsPointer(path: string, name: string): void {
-  const head = Buffer.alloc(64);
-  let fd: number;
+  let head: Buffer;
   try {
-    fd = openSync(path, 'r');
-  } catch {
+    // Also refuses a FIFO or a device in place of the graph before anything else opens it.
+    head = readGuardedHeadSync(path, 'onnx', 64);
+  } catch (error) {
+    if ((error as { name?: string }).name === 'GuardedFileError') throw unreadableGraph(error as Error, name);
     return; // the header reader says what is wrong with the path
-  }
-  try {
-    readSync(fd, head, 0, head.length, 0);
-  } finally {
-    closeSync(fd);
   }
   if (!head.toString('latin1').startsWith('version https://git-lfs')) return;
   const fix = 'Run `git lfs pull` in the model repository (or download the file directly).';
   const message = `${name} is a Git LFS pointer, not the model itself.`;
   throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)] });
+}
+
+function unreadableGraph(error: Error & { fix?: string }, name: string): ModelLoadError {
+  const fix = error.fix ?? 'Give the path of the .onnx graph itself.';
+  return new ModelLoadError(error.message, { fix, diagnostics: [modelError('onnx-unreadable', `${name}: ${error.message}`, fix)], cause: error });
 }

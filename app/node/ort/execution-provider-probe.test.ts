@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { probeExecutionProvider } from './execution-provider-probe.js';
+import { createRequire } from 'node:module';
+import { probeExecutionProvider, probeInWorker } from './execution-provider-probe.js';
 import { executionProviderStatuses } from './execution-providers.js';
 
 const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -13,6 +14,13 @@ const env = (patch: Record<string, string | undefined>): NodeJS.ProcessEnv => {
 describe('execution provider probe (a real session in a child process)', () => {
   it('runs on cpu', async () => {
     expect(await probeExecutionProvider('cpu')).toEqual({ ok: true });
+  });
+
+  it('probes in a worker thread too (the desktop app, whose binary cannot run as Node)', async () => {
+    const ort = createRequire(import.meta.url).resolve('onnxruntime-node');
+    expect(await probeInWorker('cpu', ort)).toEqual({ ok: true });
+    const cuda = await probeInWorker('cuda', ort);
+    if (!cuda.ok) expect(cuda.message.length).toBeGreaterThan(0);
   });
 
   it.runIf(process.platform === 'linux')('finds no WebGPU adapter where Vulkan has no driver, and says so', async () => {

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { webgpuGate } from '../worker/exclusive-gate.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
 import { TensorProto_DataType as OnnxDataType } from 'onnx-buf';
 import { GraphBuilder } from '../../onnx/graph-builder.js';
@@ -23,10 +25,15 @@ export const PROBE_TIMEOUT_MS = 20_000;
  */
 export function probeExecutionProvider(name: ExecutionProviderName, env: NodeJS.ProcessEnv = process.env): Promise<ProbeOutcome> {
   const ortEntry = createRequire(import.meta.url).resolve('onnxruntime-node');
+  // The packaged desktop app has Electron's RunAsNode fuse off: its binary cannot run as Node, so the
+  // probe runs in a worker thread there, behind the one WebGPU gate (worker-client.ts) like any session.
+  if (process.versions['electron'] !== undefined) return probeInWorker(name, ortEntry);
   return new Promise((resolve) => {
-    // ELECTRON_RUN_AS_NODE: in the desktop app process.execPath is Electron, which then runs as Node.
     const child = spawn(process.execPath, ['-e', PROBE_SCRIPT], {
-      env: { ...env, ELECTRON_RUN_AS_NODE: '1', KVSCOPE_PROBE_ORT: ortEntry, KVSCOPE_PROBE_EP: name, KVSCOPE_PROBE_MODEL: Buffer.from(probeModel()).toString('base64') },
+      env: {
+        ...env, ORT_DISABLE_TELEMETRY: env['ORT_DISABLE_TELEMETRY'] ?? '1',
+        KVSCOPE_PROBE_ORT: ortEntry, KVSCOPE_PROBE_EP: name, KVSCOPE_PROBE_MODEL: Buffer.from(probeModel()).toString('base64'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -60,6 +67,49 @@ export function probeExecutionProvider(name: ExecutionProviderName, env: NodeJS.
     });
   });
 }
+
+/** The probe in a worker thread of this process (the desktop app, where no child can run as Node). */
+export async function probeInWorker(name: ExecutionProviderName, ortEntry: string): Promise<ProbeOutcome> {
+  const release = name === 'webgpu' ? await webgpuGate.acquire() : () => undefined;
+  try {
+    return await new Promise<ProbeOutcome>((resolve) => {
+      const worker = new Worker(WORKER_SCRIPT, { eval: true, workerData: { ort: ortEntry, ep: name, model: probeModel() } });
+      const timer = setTimeout(() => {
+        void worker.terminate();
+        resolve({ ok: false, message: `creating a ${name} session did not finish within ${PROBE_TIMEOUT_MS / 1000} s (a hung GPU driver?).` });
+      }, PROBE_TIMEOUT_MS);
+      worker.once('message', (answer: { ok: boolean; message?: string }) => {
+        clearTimeout(timer);
+        resolve(answer.ok ? { ok: true } : { ok: false, message: readableOrtMessage(new Error(answer.message ?? 'unknown failure')) });
+        void worker.terminate();
+      });
+      worker.once('error', (error) => {
+        clearTimeout(timer);
+        resolve({ ok: false, message: readableOrtMessage(error) });
+      });
+    });
+  } finally {
+    release();
+  }
+}
+
+/** The worker's program: the child's, answering through the port. */
+const WORKER_SCRIPT = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ort = require(workerData.ort);
+(async () => {
+  try {
+    const session = await ort.InferenceSession.create(workerData.model, { executionProviders: [workerData.ep], logSeverityLevel: 3 });
+    const x = new ort.Tensor('float32', Float32Array.of(1, 2, 3, 4), [1, 4]);
+    const out = await session.run({ x });
+    if (out.y.data[3] !== 16) throw new Error('the probe graph computed ' + out.y.data[3] + ' for 4·4');
+    await session.release();
+    parentPort.postMessage({ ok: true });
+  } catch (error) {
+    parentPort.postMessage({ ok: false, message: String(error && error.message || error) });
+  }
+})();
+`;
 
 /** The child's program: plain CommonJS (it runs from source and from the build alike), one JSON line out. */
 const PROBE_SCRIPT = `
