@@ -1,4 +1,5 @@
 import { sumLayerMemory } from '../cache/layer-memory.js';
+import { slidingWindows } from '../cache/sliding-window-layer.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { CacheKvLane } from './cache-kv-lane.js';
 import type { DecoderIo } from './decoder-io.js';
@@ -26,8 +27,10 @@ export interface GenerateRequest {
   readonly io: DecoderIo;
   readonly config: ModelConfig;
   readonly settings: RunSettings;
-  /** the encoded prompt, BOS included (at least one id) */
+  /** the encoded prompt, BOS included (at least one id); its first `paddingTokens` ids are left padding */
   readonly promptTokenIds: readonly number[];
+  /** left pads at the start of the prompt, masked out (RunSettings.padPromptTo); default 0 */
+  readonly paddingTokens?: number;
   readonly eosTokenIds: readonly number[];
   /** the tokenizer's decode with special tokens skipped */
   readonly decodeText: (ids: readonly number[]) => string;
@@ -63,19 +66,21 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const cachePlan = request.cachePlan ?? planRunCache(config, settings, promptLength);
   const dims = kvDims(io, config);
   const numLayers = config.geometry.numLayers;
-  const laneOptions: PassThroughLaneOptions = { io, numLayers, dims };
+  const windows = slidingWindows(config.layers.actualKinds, config.geometry);
+  const laneOptions: PassThroughLaneOptions = { io, numLayers, dims, slidingWindows: windows };
   const lane: KvLane = cachePlan.plan === null
     ? new PassThroughKvLane(laneOptions)
     : request.inGraph !== undefined
       ? new GraphKvLane({
         io, kv: request.inGraph.kv, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, quantizer: cachePlan.quantizer!,
+        slidingWindows: windows,
         ...(request.releaseBuffer === undefined ? {} : { releaseBuffer: request.releaseBuffer }),
       })
       : new CacheKvLane({
-        io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now,
+        io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now, slidingWindows: windows,
         ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
       });
-  const inputs = new StepInputs(io, session.inputs);
+  const inputs = new StepInputs(io, session.inputs, request.paddingTokens ?? 0);
   // On the in-graph path the reference replays on the source graph (app/engine/in-graph-run.ts).
   const referenceSession = request.inGraph?.referenceSession === undefined ? session : new OutputReleasingSession(request.inGraph.referenceSession);
   const reference = settings.reference ? new ReferenceLane(referenceSession, inputs, io.logits, laneOptions) : null;
@@ -113,11 +118,14 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       const absorbedAt = now();
       const tokenId = sampler.next(logits);
       let referenceStep: ReferenceStepMetrics | undefined;
+      let referenceMs = 0;
       if (reference !== null) {
+        const referenceStart = now();
         const shared = step !== 0 || referenceSession === session ? outputs : await sourcePrefill(referenceSession, inputs, laneOptions, stepTokens);
         referenceStep = step === 0
           ? reference.sharePrefill(shared, stepTokens.length, logits)
           : await reference.step(stepTokens[0]!, logits, step);
+        referenceMs = now() - referenceStart;
       }
       // Every output this step read is copied or adopted by now: free what no lane still reads.
       session.releaseUnreferenced(inUse);
@@ -136,6 +144,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
           dequantizeMs: fed - start + absorbed.dequantizeMs,
           modelMs: ran - fed,
           quantizeMs: absorbedAt - ran - absorbed.dequantizeMs,
+          ...(reference === null ? {} : { referenceMs }),
           totalMs: end - start,
         },
         tokensPerSecond: step === 0 || decodeMs <= 0 ? 0 : (1000 * step) / decodeMs,
@@ -144,6 +153,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
         flushes: absorbed.flushes,
         memory: memory.read(step === 0),
         ...(referenceStep === undefined ? {} : { reference: referenceStep }),
+        ...(stream === null ? {} : { text: delta }),
       };
       steps.push(metrics);
       observer.onStep?.(metrics);

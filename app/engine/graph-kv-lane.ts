@@ -2,7 +2,7 @@ import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import { FlushScratch } from '../cache/flush-scratch.js';
 import { planLayerQuantization } from '../cache/quantization-plan.js';
-import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../cache/layer-memory.js';
+import type { LayerMemory } from '../cache/layer-memory.js';
 import type { KvRows } from '../cache/stored-parts.js';
 import { StoredQuantizedLayer } from '../cache/stored-quantized-layer.js';
 import { emptyStoreShapes, type InGraphKvIo, type InGraphSideIo } from '../onnx/rewrite/in-graph-spec.js';
@@ -11,13 +11,12 @@ import { float32ToHalfBitsInto } from '../tensor/float16-bits.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
 import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import type { SessionOutputs } from './decoder-session.js';
-import { emptyPast } from './dynamic-kv-lane.js';
+import { PassThroughKvLane } from './dynamic-kv-lane.js';
 import { GenerationError } from './engine-errors.js';
 import type { LayerQuantizeError } from './generation-result.js';
 import { floatTensor, uint8Tensor, type FloatHostTensor, type HostTensor } from './host-tensor.js';
 import type { AbsorbResult, KvLane } from './kv-lane.js';
 import { readPresent, type KvDims } from './kv-present.js';
-import { StateFeeds } from './state-feeds.js';
 import type { FlushMetrics } from './types.js';
 
 /**
@@ -33,8 +32,8 @@ import type { FlushMetrics } from './types.js';
  * as of before the step, followed by the new rows (spec §1.3): the graph computes exactly the
  * tensor CacheKvLane feeds, so logits agree bit for bit (tests: app/node/in-graph-parity).
  *
- * Layers the plan keeps dynamic (a layer policy) are fed as the pass-through lane feeds them: present
- * back as past, without a copy.
+ * Layers the plan keeps dynamic (a layer policy, full-precision layers) and hybrid states are fed by a
+ * pass-through lane of their own, exactly as the dynamic cache feeds them: present back as past.
  *
  * Designed for device-resident caches: the feeds are the store's own arrays, replaced only at quantize
  * events (codes, scale, zero) and growing by the new rows otherwise (the residual), and the outputs
@@ -53,6 +52,8 @@ export interface GraphLaneOptions {
   readonly dims: ReadonlyMap<number, { readonly key: KvDims; readonly value: KvDims }>;
   /** frees a buffer nothing reads any more (Node: app/node/free-array-buffer.ts): replaced stores go at once */
   readonly releaseBuffer?: (buffer: ArrayBufferLike) => void;
+  /** per decoder layer, the window transformers' DynamicSlidingWindowLayer keeps (null: none); for the dynamic layers */
+  readonly slidingWindows?: readonly (number | null)[];
 }
 
 interface QuantizedSide {
@@ -74,29 +75,17 @@ interface QuantizedLayerLane {
   eventsSeen: number;
 }
 
-interface DynamicLayerLane {
-  readonly kind: 'dynamic';
-  readonly io: KvLayerIo;
-  readonly keyDims: KvDims;
-  readonly valueDims: KvDims;
-  key: FloatHostTensor;
-  value: FloatHostTensor;
-}
-
-type LayerLane = QuantizedLayerLane | DynamicLayerLane;
-
 export class GraphKvLane implements KvLane {
-  readonly #numLayers: number;
   readonly #dtype: KvDtype;
   readonly #backend: QuantBackend;
-  readonly #layers: LayerLane[];
+  readonly #layers: QuantizedLayerLane[];
+  /** the plan's dynamic layers and the hybrid states, fed exactly as the pass-through lane feeds them */
+  readonly #passThrough: PassThroughKvLane;
   readonly #scratch = new FlushScratch();
-  readonly #states: StateFeeds;
   #seq = 0;
 
   constructor(options: GraphLaneOptions) {
     const { io, kv, plan, settings, quantizer } = options;
-    this.#numLayers = options.numLayers;
     this.#dtype = io.kvDtype ?? 'float32';
     this.#backend = quantizer.backend;
     const rewritten = new Map(kv.layers.map((layer) => [layer.layer, layer]));
@@ -108,7 +97,8 @@ export class GraphKvLane implements KvLane {
         if (array.byteOffset === 0 && array.byteLength === array.buffer.byteLength) release(array.buffer);
       }
     };
-    this.#layers = io.kvLayers.map((layerIo): LayerLane => {
+    const dynamicLayers: KvLayerIo[] = [];
+    this.#layers = io.kvLayers.flatMap((layerIo): QuantizedLayerLane[] => {
       const dims = options.dims.get(layerIo.layer)!;
       const layerPlan = plan[layerIo.layer];
       const inGraph = rewritten.get(layerIo.layer);
@@ -120,25 +110,26 @@ export class GraphKvLane implements KvLane {
             'Rewrite the graph for these cache settings (the in-graph cache is keyed by them), or run with --dequantize host.');
         }
         const { key: { params: keyParams }, value: { params: valueParams } } = quantization;
-        return {
+        return [{
           kind: 'quantized',
           layer: layerIo.layer,
           cache: new StoredQuantizedLayer(quantizer, { key: keyParams, value: valueParams, residualLength: settings.residualLength }, this.#scratch, releaseStore),
           key: side(inGraph.key, dims.key, keyParams),
           value: side(inGraph.value, dims.value, valueParams),
           eventsSeen: 0,
-        };
+        }];
       }
       if (layerPlan !== 'dynamic' || inGraph !== undefined) {
         throw new GenerationError(`the cache plan says "${String(layerPlan)}" for layer ${layerIo.layer}, which the graph has KV inputs for.`,
           'Check that config.json (layer_types) belongs to this graph.');
       }
-      return {
-        kind: 'dynamic', io: layerIo, keyDims: dims.key, valueDims: dims.value,
-        key: emptyPast(layerIo.dtype, dims.key), value: emptyPast(layerIo.dtype, dims.value),
-      };
+      dynamicLayers.push(layerIo);
+      return [];
     });
-    this.#states = new StateFeeds(io.states);
+    this.#passThrough = new PassThroughKvLane({
+      io: { ...io, kvLayers: dynamicLayers }, numLayers: options.numLayers, dims: options.dims,
+      ...(options.slidingWindows === undefined ? {} : { slidingWindows: options.slidingWindows }),
+    });
   }
 
   get seqLength(): number {
@@ -147,29 +138,16 @@ export class GraphKvLane implements KvLane {
 
   /** Feeds the stores and residuals as they are (no copy); returns the bytes that cross into the graph. */
   addFeeds(feeds: Record<string, HostTensor>): number {
-    let bytes = 0;
-    for (const layer of this.#layers) {
-      if (layer.kind === 'dynamic') {
-        feeds[layer.io.pastKey] = layer.key;
-        feeds[layer.io.pastValue] = layer.value;
-        bytes += layer.key.data.byteLength + layer.value.data.byteLength;
-        continue;
-      }
-      bytes += this.#feedSide(feeds, layer, 'key') + this.#feedSide(feeds, layer, 'value');
-    }
-    this.#states.addFeeds(feeds);
+    let bytes = this.#passThrough.addFeeds(feeds);
+    for (const layer of this.#layers) bytes += this.#feedSide(feeds, layer, 'key') + this.#feedSide(feeds, layer, 'value');
     return bytes;
   }
 
   absorb(outputs: SessionOutputs, newTokens: number): AbsorbResult {
     const seq = this.#seq + newTokens;
     const flushes: FlushMetrics[] = [];
+    this.#passThrough.absorb(outputs, newTokens);
     for (const layer of this.#layers) {
-      if (layer.kind === 'dynamic') {
-        layer.key = readPresent(outputs, layer.io.presentKey, layer.io.dtype, layer.keyDims, seq);
-        layer.value = readPresent(outputs, layer.io.presentValue, layer.io.dtype, layer.valueDims, seq);
-        continue;
-      }
       // The graph returns only this run's rows; the layer copies them into its residual or quantizes them.
       layer.cache.append(this.#rows(outputs, layer.key, newTokens), this.#rows(outputs, layer.value, newTokens));
       const events = layer.cache.events;
@@ -179,7 +157,6 @@ export class GraphKvLane implements KvLane {
       }
       layer.eventsSeen = events.length;
     }
-    this.#states.absorb(outputs);
     this.#seq = seq;
     // The graph dequantizes: nothing is dequantized here for the next feeds (flushes count as quantize time).
     return { flushes, dequantizeMs: 0 };
@@ -190,40 +167,26 @@ export class GraphKvLane implements KvLane {
    * flush scratch (one layer's history, FlushScratch) is reported with the first quantized layer.
    */
   memory(): (LayerMemory | null)[] {
-    const memory: (LayerMemory | null)[] = new Array<LayerMemory | null>(this.#numLayers).fill(null);
+    const memory = this.#passThrough.memory();
     let scratchReported = false;
     for (const layer of this.#layers) {
-      if (layer.kind === 'quantized') {
-        const own = layer.cache.memory();
-        const extra = (scratchReported ? 0 : this.#scratch.capacityBytes) + paramBitsBytes(layer.key) + paramBitsBytes(layer.value);
-        scratchReported = true;
-        memory[layer.layer] = { ...own, workingBytes: own.workingBytes + extra };
-        continue;
-      }
-      memory[layer.io.layer] = this.#seq === 0 ? EMPTY_LAYER_MEMORY : layerMemory({
-        geometry: {
-          key: { batch: 1, kvHeads: layer.keyDims.kvHeads, headDim: layer.keyDims.headDim, dtype: this.#dtype },
-          value: { batch: 1, kvHeads: layer.valueDims.kvHeads, headDim: layer.valueDims.headDim, dtype: this.#dtype },
-        },
-        quantizedTokens: 0,
-        fullPrecisionTokens: this.#seq,
-        stores: [],
-        workingBytes: layer.key.data.byteLength + layer.value.data.byteLength,
-      });
+      const own = layer.cache.memory();
+      const extra = (scratchReported ? 0 : this.#scratch.capacityBytes) + paramBitsBytes(layer.key) + paramBitsBytes(layer.value);
+      scratchReported = true;
+      memory[layer.layer] = { ...own, workingBytes: own.workingBytes + extra };
     }
     return memory;
   }
 
   flushCounts(): (number | null)[] {
-    const counts: (number | null)[] = new Array<number | null>(this.#numLayers).fill(null);
-    for (const layer of this.#layers) counts[layer.kind === 'quantized' ? layer.layer : layer.io.layer] = layer.kind === 'quantized' ? layer.cache.flushCount : 0;
+    const counts = this.#passThrough.flushCounts();
+    for (const layer of this.#layers) counts[layer.layer] = layer.cache.flushCount;
     return counts;
   }
 
   lastErrors(): (LayerQuantizeError | null)[] {
-    const errors: (LayerQuantizeError | null)[] = new Array<LayerQuantizeError | null>(this.#numLayers).fill(null);
+    const errors = this.#passThrough.lastErrors();
     for (const layer of this.#layers) {
-      if (layer.kind !== 'quantized') continue;
       const last = layer.cache.events[layer.cache.events.length - 1];
       if (last !== undefined) errors[layer.layer] = { layer: layer.layer, step: last.step, kind: last.kind, key: last.key, value: last.value };
     }
@@ -232,27 +195,19 @@ export class GraphKvLane implements KvLane {
 
   /** Quantized layers keep no output (they copy the new rows); dynamic pasts and states are outputs fed back. */
   references(buffer: ArrayBufferLike): boolean {
-    for (const layer of this.#layers) {
-      if (layer.kind === 'dynamic' && (layer.key.data.buffer === buffer || layer.value.data.buffer === buffer)) return true;
-    }
-    return this.#states.references(buffer);
+    return this.#passThrough.references(buffer);
   }
 
   dispose(): void {
     for (const layer of this.#layers) {
-      if (layer.kind === 'quantized') {
-        layer.cache.dispose();
-        for (const s of [layer.key, layer.value]) {
-          s.scaleBits = new Uint16Array(0);
-          s.zeroBits = new Uint16Array(0);
-        }
-      } else {
-        layer.key = emptyPast(layer.io.dtype, layer.keyDims);
-        layer.value = emptyPast(layer.io.dtype, layer.valueDims);
+      layer.cache.dispose();
+      for (const s of [layer.key, layer.value]) {
+        s.scaleBits = new Uint16Array(0);
+        s.zeroBits = new Uint16Array(0);
       }
     }
+    this.#passThrough.dispose();
     this.#scratch.dispose();
-    this.#states.dispose();
   }
 
   #feedSide(feeds: Record<string, HostTensor>, layer: QuantizedLayerLane, part: 'key' | 'value'): number {

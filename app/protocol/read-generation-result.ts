@@ -44,6 +44,7 @@ export const readModelIdentity: Read<ModelIdentity> = (value, path) => {
     modelType: fields.get('modelType', nullableReader(readString)),
     numLayers: fields.get('numLayers', readCount),
     kvDtype: fields.get('kvDtype', choiceReader(['float32', 'float16'] as const)),
+    ...withOptional('layerKinds', fields.optional('layerKinds', arrayReader(readString))),
   };
 };
 

@@ -18,13 +18,15 @@ export function estimateKvPeaks(input: Omit<WhatIfInput, 'cacheMode'>): PeakWhat
   const quantized = estimateKvMemory({ ...input, cacheMode: 'quantized' });
   const quantizedRows = quantized.rows.filter((row) => row.plan === 'quantized');
   const quantizedLayers = quantizedRows.reduce((sum, row) => sum + row.layers.length, 0);
-  const full = dynamic.total.fullPrecisionBytes;
-  // the quantized layers' share of the full-precision history: their layers of the dynamic estimate
+  // F: what the process holds of a full-precision history, i.e. what the graph is fed (a sliding
+  // layer stores its window but is fed, and returns, its whole history: memory-what-if.ts `fedBytes`)
   const quantizedLayerSet = new Set(quantizedRows.flatMap((row) => row.layers));
+  let full = 0;
   let quantizedFull = 0;
   for (const row of dynamic.rows) {
-    const share = row.layers.filter((layer) => quantizedLayerSet.has(layer)).length;
-    quantizedFull += share * (row.perLayer?.fullPrecisionBytes ?? 0);
+    const fed = row.perLayer === null ? 0 : (row.perLayer.fedBytes ?? row.perLayer.fullPrecisionBytes);
+    full += row.layers.length * fed;
+    quantizedFull += row.layers.filter((layer) => quantizedLayerSet.has(layer)).length * fed;
   }
   const { numKeyValueHeads, headDim } = input.config.geometry;
   const bytesPerValue = bytesPerElement(input.kvDtype);
