@@ -5,7 +5,8 @@ import { int64Tensor, type HostTensor } from './host-tensor.js';
 /**
  * The non-cache inputs of one run: `input_ids` [1, n], `attention_mask` [1, past + n] of ones,
  * `position_ids` [1, n] = past…past+n-1 (HF's cumsum(mask) - 1 without padding), and
- * `num_logits_to_keep` = 1 so that a graph which supports it computes only the last row.
+ * `num_logits_to_keep` = the rows the step reads (1 when generating, so that a graph which supports it
+ * computes only the last row; every token's row when scoring a text).
  * The mask is a view of one buffer of ones that grows by doubling, and a decode step's one-token id
  * and position arrays are reused, so decode steps allocate no typed arrays (every allocation in the
  * loop makes V8 scavenge sooner, and a scavenge while a step's present tensors are live promotes
@@ -28,7 +29,7 @@ export class StepInputs {
   }
 
   /** A fresh feeds record holding this run's token inputs (cache inputs are added by the lane). */
-  feeds(tokenIds: readonly number[], pastLength: number): Record<string, HostTensor> {
+  feeds(tokenIds: readonly number[], pastLength: number, logitsToKeep = 1): Record<string, HostTensor> {
     const n = tokenIds.length;
     const feeds: Record<string, HostTensor> = {};
     const ids = n === 1 ? this.#oneId : new BigInt64Array(n);
@@ -43,7 +44,10 @@ export class StepInputs {
       for (let i = 0; i < n; i++) positions[i] = BigInt(pastLength + i);
       feeds[this.#io.positionIds] = int64Tensor([1, n], positions);
     }
-    if (this.#io.logitsToKeep !== null) feeds[this.#io.logitsToKeep] = int64Tensor(this.#logitsToKeepDims, this.#keepOne);
+    if (this.#io.logitsToKeep !== null) {
+      const keep = logitsToKeep === 1 ? this.#keepOne : BigInt64Array.of(BigInt(logitsToKeep));
+      feeds[this.#io.logitsToKeep] = int64Tensor(this.#logitsToKeepDims, keep);
+    }
     return feeds;
   }
 
