@@ -5,13 +5,16 @@ import { outputsWithPresentPrefix } from './present-prefix.js';
 import type { StepInputs } from './step-inputs.js';
 import type { DecoderIo } from './decoder-io.js';
 
-/** Which logits rows a step reads: the next-token row (generation), or one row per token fed (scoring a text). */
-export type LogitsRows = 'last' | 'all';
+/**
+ * Which logits rows a step reads: the next-token row (generation), one row per token fed (scoring a
+ * text), or the last k rows (scoring the end of a chunk).
+ */
+export type LogitsRows = 'last' | 'all' | number;
 
 export interface StepRequest {
   /** the tokens fed in this run (at least one) */
   readonly tokens: readonly number[];
-  /** default `last`; `all` feeds `num_logits_to_keep` = tokens.length so the graph returns every row */
+  /** default `last`; `all` or k feeds `num_logits_to_keep` = tokens.length or k, so the graph returns those rows */
   readonly logits?: LogitsRows;
   /**
    * How the lane's cache receives the tokens: the sizes of the updates the token-by-token loop would
@@ -25,7 +28,7 @@ export interface StepRequest {
 export interface StepOutcome {
   /** everything the run returned (the caller frees what no lane references) */
   readonly outputs: SessionOutputs;
-  /** `last`: the `[vocab]` row; `all`: `[tokens, vocab]` rows. The runner's own buffer, valid until its next step */
+  /** `last`: the `[vocab]` row; otherwise `[rows, vocab]`, the last rows. The runner's own buffer, valid until its next step */
   readonly logits: Float32Array;
   readonly vocab: number;
   /** the quantize events of every update, in order */
@@ -68,7 +71,7 @@ export class StepRunner {
 
   async step(request: StepRequest): Promise<StepOutcome> {
     const { tokens } = request;
-    const rows = request.logits === 'all' ? tokens.length : 1;
+    const rows = logitsRowCount(request.logits, tokens.length);
     const feeds = this.#inputs.feeds(tokens, this.#lane.seqLength, rows);
     const materializedKvBytes = this.#lane.addFeeds(feeds);
     const fedAt = this.#now();
@@ -106,4 +109,11 @@ export class StepRunner {
     }
     return { flushes, dequantizeMs };
   }
+}
+
+function logitsRowCount(logits: LogitsRows | undefined, tokens: number): number {
+  if (logits === undefined || logits === 'last') return 1;
+  if (logits === 'all') return tokens;
+  if (!Number.isInteger(logits) || logits < 1 || logits > tokens) throw new RangeError(`cannot read ${logits} logits rows of a step that feeds ${tokens} tokens`);
+  return logits;
 }

@@ -59,10 +59,13 @@ export function readModelFiles(path: string, onnxFile?: string): ModelFiles {
   return { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens };
 }
 
-/** Creates the session for files read by `readModelFiles` and checks the graph against config.json. */
-export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName): Promise<OpenedModel> {
+/**
+ * Creates the session for files read by `readModelFiles` and checks the graph against config.json.
+ * `intraOpNumThreads` overrides kvscope's choice (a lab sweep with --jobs splits the cores between sessions).
+ */
+export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName, options: { intraOpNumThreads?: number } = {}): Promise<OpenedModel> {
   const { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
-  const intraOpNumThreads = intraOpThreadsFor(executionProvider, config.geometry.hiddenSize);
+  const intraOpNumThreads = options.intraOpNumThreads ?? intraOpThreadsFor(executionProvider, config.geometry.hiddenSize);
   const lease = await leaseDecoderSession(onnxPath, {
     executionProvider, displayName: variant.file, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
   });
