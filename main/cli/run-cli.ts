@@ -4,8 +4,10 @@ import { KvscopeError, QuantizationError } from '../../app/errors.js';
 import { runQuantize } from '../../app/cli/quantize-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
+import { runEvalCommand } from '../../app/cli/eval-command.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
+import { nodeEvalRuntime } from './node-lab-runtime.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
@@ -20,6 +22,30 @@ const CACHE_OPTIONS: OptionSpecs = {
   'group-size': { type: 'string' },
   'residual-length': { type: 'string' },
   'layer-policy': { type: 'string' },
+};
+
+/**
+ * `eval`'s options: the model, EP and cache options of `run` (CACHE_OPTIONS, so a cache option added
+ * there is an eval option, and a sweep key, at once), the text and its windows, the lab's targets.
+ * `kvscope sweep` takes its spec keys from this table, never from a list of its own.
+ */
+export const EVAL_OPTIONS: OptionSpecs = {
+  model: { type: 'string' },
+  onnx: { type: 'string' },
+  ep: { type: 'string' },
+  cache: { type: 'string' },
+  ...CACHE_OPTIONS,
+  text: { type: 'string' },
+  context: { type: 'string' },
+  stride: { type: 'string' },
+  prefill: { type: 'string' },
+  windows: { type: 'string' },
+  feed: { type: 'string' },
+  'quantize-layers': { type: 'string' },
+  'quantize-parts': { type: 'string' },
+  'per-token': { type: 'boolean' },
+  out: { type: 'string' },
+  json: { type: 'boolean' },
 };
 
 // A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
@@ -73,6 +99,10 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       json: { type: 'boolean' },
     },
     run: (values, io) => runRunCommand(values, io, nodeRunRuntime(VERSION)),
+  },
+  eval: {
+    options: EVAL_OPTIONS,
+    run: (values, io) => runEvalCommand(values, io, nodeEvalRuntime(VERSION)),
   },
   serve: {
     options: {
