@@ -12,7 +12,7 @@ import type { EvalSettings } from './eval-settings.js';
 export const LAB_PROTOCOL_VERSION = 1;
 
 export interface LabJobOptions {
-  /** ORT intra-op threads for the session (the host splits the cores between its workers) */
+  /** at most this many ORT intra-op threads for the session (the host splits the cores between its workers) */
   readonly intraOpNumThreads?: number;
   /** keep per-token columns in the result */
   readonly perToken?: boolean;

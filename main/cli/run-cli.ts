@@ -5,9 +5,12 @@ import { runQuantize } from '../../app/cli/quantize-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
 import { runEvalCommand } from '../../app/cli/eval-command.js';
+import { runSweepCommand } from '../../app/cli/sweep-command.js';
+import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
-import { nodeEvalRuntime } from './node-lab-runtime.js';
+import { nodeEvalRuntime, nodeSweepRuntime } from './node-lab-runtime.js';
+import { nodeSweepIo } from './node-sweep-io.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
@@ -49,7 +52,12 @@ export const EVAL_OPTIONS: OptionSpecs = {
 };
 
 // A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
-const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<string, string | boolean | undefined>, io: CliIo) => ExitCode | Promise<ExitCode> }> = {
+// `positionals`: the command takes arguments besides its flags (`sweep merge DIR…`).
+const COMMANDS: Record<string, {
+  options: OptionSpecs;
+  positionals?: boolean;
+  run: (values: Record<string, string | boolean | undefined>, io: CliIo, positionals: readonly string[]) => ExitCode | Promise<ExitCode>;
+}> = {
   preflight: {
     options: {
       config: { type: 'string' },
@@ -104,6 +112,18 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
     options: EVAL_OPTIONS,
     run: (values, io) => runEvalCommand(values, io, nodeEvalRuntime(VERSION)),
   },
+  sweep: {
+    // eval's options are the fixed settings of a --preset sweep; --out is the sweep's folder.
+    options: {
+      ...EVAL_OPTIONS,
+      spec: { type: 'string' },
+      preset: { type: 'string' },
+      jobs: { type: 'string' },
+      shard: { type: 'string' },
+    },
+    positionals: true,
+    run: (values, _io, positionals) => runSweepCommand(positionals, values, nodeSweepIo(), nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable)),
+  },
   serve: {
     options: {
       port: { type: 'string' },
@@ -140,8 +160,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   }
   try {
     const args = joinNegativeNumbers(rest, spec.options);
-    const { values } = parseArgs({ args, options: spec.options, strict: true, allowPositionals: false });
-    return await spec.run(values as Record<string, string | boolean | undefined>, io);
+    const { values, positionals } = parseArgs({ args, options: spec.options, strict: true, allowPositionals: spec.positionals === true });
+    return await spec.run(values as Record<string, string | boolean | undefined>, io, positionals);
   } catch (error) {
     return reportError(error, command, io);
   }

@@ -20,7 +20,7 @@ import { ReferenceStore } from './reference-store.js';
 export interface RunEvalOptions {
   readonly isCancelled?: () => boolean;
   readonly onProgress?: (progress: EvalProgress) => void;
-  /** ORT intra-op threads for the session (sweeps with --jobs split the cores); default: kvscope's choice */
+  /** at most this many ORT intra-op threads (sweeps with --jobs split the cores); default: kvscope's choice */
   readonly intraOpNumThreads?: number;
   /** where references are cached (default ~/.cache/kvscope/eval-references) */
   readonly referenceStore?: ReferenceStore;
@@ -102,7 +102,7 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
   // HQQ's optimizer takes the second core when the session has it to itself (not in a --jobs sweep).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
   const content = await modelContentHash(files);
-  const model = await openModelSession(files, settings.executionProvider, options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads });
+  const model = await openModelSession(files, settings.executionProvider, options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads });
   try {
     const loadMs = performance.now() - started;
     const feedMode = resolveFeedMode(settings.feed, model.io.kvDtype);

@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { basename, join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
@@ -61,11 +62,12 @@ export function readModelFiles(path: string, onnxFile?: string): ModelFiles {
 
 /**
  * Creates the session for files read by `readModelFiles` and checks the graph against config.json.
- * `intraOpNumThreads` overrides kvscope's choice (a lab sweep with --jobs splits the cores between sessions).
+ * `maxIntraOpThreads` caps kvscope's choice of ORT threads (a lab sweep with --jobs splits the cores
+ * between its sessions); below the cap the session is the same as without it.
  */
-export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName, options: { intraOpNumThreads?: number } = {}): Promise<OpenedModel> {
+export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName, options: { maxIntraOpThreads?: number } = {}): Promise<OpenedModel> {
   const { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
-  const intraOpNumThreads = options.intraOpNumThreads ?? intraOpThreadsFor(executionProvider, config.geometry.hiddenSize);
+  const intraOpNumThreads = cappedThreads(intraOpThreadsFor(executionProvider, config.geometry.hiddenSize), options.maxIntraOpThreads);
   const lease = await leaseDecoderSession(onnxPath, {
     executionProvider, displayName: variant.file, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
   });
@@ -94,6 +96,13 @@ export async function openModelSession(files: ModelFiles, executionProvider: Exe
     await lease.release();
     throw error;
   }
+}
+
+/** ORT's default is one thread per core: a cap below this machine's cores sets the count, one above it changes nothing. */
+function cappedThreads(chosen: number | undefined, cap: number | undefined): number | undefined {
+  if (cap === undefined) return chosen;
+  if (chosen !== undefined) return Math.min(chosen, cap);
+  return cap < availableParallelism() ? cap : undefined;
 }
 
 /** The graph's I/O read and cross-checked against config.json (app/engine/check-decoder-io.ts). */

@@ -1,0 +1,273 @@
+import { createEvalRecord } from '../lab/eval-record.js';
+import type { EvalProgress } from '../lab/evaluate.js';
+import type { EvalResult } from '../lab/eval-result.js';
+import type { EvalSettings } from '../lab/eval-settings.js';
+import { EvalInputError } from '../lab/lab-errors.js';
+import { SENSITIVITY_PRESETS, type SensitivityPreset } from '../lab/sensitivity.js';
+import { expandSweep, parseShard, shardPoints, type SweepPoint } from '../lab/sweep-points.js';
+import { checkSweepSpec, parseSweepSpec, type EvalOptionTable, type SweepSpec } from '../lab/sweep-spec.js';
+import type { SweepResults } from '../lab/sweep-results.js';
+import { stringifyJson } from '../protocol/json-numbers.js';
+import { encodeUtf8 } from '../record/utf8.js';
+import type { RunErrorPayload } from '../protocol/messages.js';
+import { RunError, toRunErrorPayload } from '../protocol/run-error.js';
+import { evalSettingsFromOptions } from './eval-options.js';
+import { ExitCode, UsageError } from './io.js';
+import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
+import { isSettled, openSweepFolder, readManifest, readPointState, writePoint, writeResults, type SweepManifest } from './sweep-folder.js';
+import type { SweepIo } from './sweep-io.js';
+import { SweepProgress } from './sweep-progress.js';
+
+/** A lab worker as the sweep drives it (app/node/lab/lab-worker-client.ts): one job at a time, session kept warm. */
+export interface SweepWorker {
+  evaluate(settings: EvalSettings, options: { intraOpNumThreads?: number; onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
+  reference(settings: EvalSettings, options: { intraOpNumThreads?: number }): { done: Promise<{ key: string; cached: boolean; ms: number }>; cancel(): void };
+  dispose(): Promise<void>;
+}
+
+export interface SweepRuntime {
+  /** eval's option table (main/cli's EVAL_OPTIONS): the spec's keys are checked against it */
+  readonly evalOptions: EvalOptionTable;
+  /** cores of this machine (os.availableParallelism) */
+  readonly cores: number;
+  startWorker(): SweepWorker;
+  /** the model's decoder layer count (for the `layers` preset) */
+  modelLayerCount(model: string): Promise<number>;
+  sha256(text: string): string;
+  randomSuffix(): string;
+  readonly stderrIsTty: boolean;
+  readonly kvscopeVersion: string;
+  now(): Date;
+  onInterrupt(onInterrupt: () => void): () => void;
+}
+
+/**
+ * `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N]` (or `--preset layers|kv --model M`
+ * with eval's flags as the fixed settings), and `kvscope sweep merge DIR… [--out DIR]`. Points run in
+ * lab worker threads, the reference once first; complete points are skipped on a rerun; Ctrl-C stops
+ * the running points (nothing of them is recorded) and leaves the complete ones. Exit 0 when every
+ * point of this run completed (refused and failed points are results), 1 on bad input or Ctrl-C.
+ */
+export async function runSweepCommand(positionals: readonly string[], options: RawOptions, io: SweepIo, runtime: SweepRuntime): Promise<ExitCode> {
+  if (positionals[0] === 'merge') return runMerge(positionals.slice(1), options, io, runtime);
+  if (positionals.length > 0) throw new UsageError(`kvscope sweep takes no arguments besides "merge DIR…", got ${JSON.stringify(positionals[0])}.`);
+  const out = requireString(options, 'out');
+  const spec = sweepSpecFromOptions(options, io, runtime);
+  const specDir = optionalString(options, 'spec') === undefined ? '.' : parentFolder(requireString(options, 'spec'));
+  const text = readSweepText(io, spec, specDir);
+  const layerCount = spec.preset === 'layers' ? await runtime.modelLayerCount(spec.model) : 0;
+  const points = expandSweep(spec, layerCount);
+  const shardOption = optionalString(options, 'shard');
+  const shard = shardOption === undefined ? null : parseShard(shardOption);
+  const manifest: SweepManifest = { format: 'kvscope-sweep', version: 1, specSha256: runtime.sha256(stringifyJson(spec)), spec, points, shard };
+  openSweepFolder(io, out, manifest);
+  const mine = shardPoints(points, shard);
+  const todo = mine.filter((point) => !isSettled(readPointState(io, out, point, manifest.specSha256)));
+  const jobs = Math.max(1, Math.min(integerOption(options, 'jobs', 1), Math.max(1, todo.length)));
+  // Threads per session so that jobs × threads ≤ cores: N sessions each with every core would fight.
+  const threads = Math.max(1, Math.floor(runtime.cores / jobs));
+  // One job keeps kvscope's own choices (and HQQ's helper thread on the second core).
+  const threadOptions = jobs > 1 ? { intraOpNumThreads: threads } : {};
+  if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
+  io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
+    `${todo.length > 0 ? ` (${jobs} job${jobs > 1 ? 's' : ''} × ${threads} thread${threads > 1 ? 's' : ''})` : ''}\n`);
+
+  const progress = runtime.stderrIsTty ? new SweepProgress(io.stderr, mine.length, mine.length - todo.length) : undefined;
+  const running = new Set<{ cancel(): void }>();
+  let interrupted = 0;
+  const workers: SweepWorker[] = [];
+  const stopListening = runtime.onInterrupt(() => {
+    interrupted++;
+    progress?.clear();
+    if (interrupted === 1) {
+      io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded (Ctrl-C again to stop at once)…\n');
+      for (const job of running) job.cancel();
+    } else {
+      for (const worker of workers) void worker.dispose();
+    }
+  });
+  const failures: string[] = [];
+  try {
+    if (todo.length > 0) {
+      const queue = [...todo];
+      for (let i = 0; i < jobs; i++) workers.push(runtime.startWorker());
+      // The reference once, before the points fan out: no two workers compute it side by side.
+      const first = settingsForPoint(queue[0]!, spec, text, io);
+      if (!(first instanceof Error)) {
+        const reference = workers[0]!.reference(first, threadOptions);
+        running.add(reference);
+        try {
+          await reference.done;
+        } catch (error) {
+          if (interrupted === 0) throw error;
+        } finally {
+          running.delete(reference);
+        }
+      }
+      await Promise.all(workers.map(async (worker) => {
+        for (;;) {
+          if (interrupted > 0) return;
+          const point = queue.shift();
+          if (point === undefined) return;
+          progress?.start(point.name);
+          const settled = await runPoint(point, worker);
+          progress?.finish(point.name, settled);
+        }
+      }));
+    }
+  } finally {
+    stopListening();
+    progress?.clear();
+    await Promise.all(workers.map((worker) => worker.dispose()));
+  }
+  const results = writeResults(io, out, manifest);
+  if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
+  else io.stdout(formatResultsTable(results));
+  if (interrupted > 0) {
+    const complete = results.rows.length;
+    io.stderr(`kvscope sweep: interrupted with ${complete} of ${mine.length} points complete; run the same command again to resume.\n`);
+    return ExitCode.badInput;
+  }
+  for (const line of failures) io.stderr(line);
+  return ExitCode.ok;
+
+  async function runPoint(point: SweepPoint, worker: SweepWorker): Promise<'ok' | 'refused' | 'failed'> {
+    const settings = settingsForPoint(point, spec, text, io);
+    if (settings instanceof Error) {
+      writeFailure(point, null, 'failed', { ...toRunErrorPayload(settings), code: 'invalid-input' });
+      return 'failed';
+    }
+    const job = worker.evaluate(settings, threadOptions);
+    running.add(job);
+    try {
+      const result = await job.done;
+      const record = createEvalRecord(result, { createdAt: runtime.now(), kvscopeVersion: runtime.kvscopeVersion });
+      writePoint(io, out, point, manifest.specSha256, record.settings, { record }, runtime.randomSuffix);
+      return 'ok';
+    } catch (error) {
+      const payload = error instanceof RunError ? error.toPayload() : toRunErrorPayload(error);
+      // A cancelled point leaves nothing behind: the next run does it again.
+      if (payload.code === 'cancelled' || interrupted > 0) return 'failed';
+      const status = payload.code === 'refused' ? 'refused' : 'failed';
+      writeFailure(point, recorded(settings), status, payload);
+      return status;
+    } finally {
+      running.delete(job);
+    }
+  }
+
+  function writeFailure(point: SweepPoint, settings: ReturnType<typeof recorded> | null, status: 'refused' | 'failed', error: RunErrorPayload): void {
+    failures.push(`kvscope sweep: point ${point.name} ${status}: ${error.message.split('\n')[0]}\n`);
+    writePoint(io, out, point, manifest.specSha256, settings, { failure: { format: 'kvscope-sweep-failure', version: 1, status, error } }, runtime.randomSuffix);
+  }
+}
+
+/** The spec from `--spec FILE`, or from `--preset` with `--model` and eval's flags as the fixed settings. */
+function sweepSpecFromOptions(options: RawOptions, io: SweepIo, runtime: SweepRuntime): SweepSpec {
+  const specPath = optionalString(options, 'spec');
+  const presetFlag = options['preset'] === undefined ? undefined : choiceOption<SensitivityPreset>(options, 'preset', SENSITIVITY_PRESETS);
+  if (specPath !== undefined) {
+    const spec = parseSweepSpec(io.readTextFile(specPath), runtime.evalOptions, specPath);
+    return presetFlag === undefined ? spec : { ...spec, preset: presetFlag };
+  }
+  if (presetFlag === undefined) throw new UsageError('kvscope sweep needs --spec sweep.json, or --preset layers|kv with --model.');
+  const fixed: Record<string, string | boolean> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined || ['spec', 'preset', 'out', 'jobs', 'shard', 'json', 'model', 'text'].includes(key)) continue;
+    fixed[key] = value;
+  }
+  const text = optionalString(options, 'text');
+  return checkSweepSpec({ model: requireString(options, 'model'), ...(text === undefined ? {} : { text }), fixed, preset: presetFlag }, runtime.evalOptions, '--preset');
+}
+
+/** The text, read once for every point: the spec's file (relative to the spec's folder) or kvscope's default. */
+function readSweepText(io: SweepIo, spec: SweepSpec, specDir: string): EvalSettings['text'] | null {
+  if (spec.text === undefined) return null;
+  const path = isAbsolute(spec.text) ? spec.text : io.joinPath(specDir, spec.text);
+  return { name: spec.text, content: io.readTextFile(path) };
+}
+
+/** A point's eval settings, parsed by eval's own parser (an Error when its options do not parse). */
+function settingsForPoint(point: SweepPoint, spec: SweepSpec, text: EvalSettings['text'] | null, io: SweepIo): EvalSettings | Error {
+  const raw: Record<string, string | boolean> = { model: spec.model };
+  for (const [key, value] of Object.entries(point.options)) {
+    if (typeof value === 'boolean') {
+      if (value) raw[key] = true;
+    } else {
+      raw[key] = String(value);
+    }
+  }
+  try {
+    const settings = evalSettingsFromOptions(raw, io);
+    return text === null ? settings : { ...settings, text };
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof EvalInputError) return error;
+    throw error;
+  }
+}
+
+function recorded(settings: EvalSettings): EvalResult['settings'] {
+  const { text, ...rest } = settings;
+  return { ...rest, text: { name: text.name } };
+}
+
+/** `kvscope sweep merge DIR… [--out DIR]`: one table from shard folders, identical to the unsharded sweep's. */
+function runMerge(dirs: readonly string[], options: RawOptions, io: SweepIo, runtime: SweepRuntime): ExitCode {
+  if (dirs.length === 0) throw new UsageError('kvscope sweep merge needs the shard folders: kvscope sweep merge DIR1 DIR2 … [--out DIR].');
+  const manifests = dirs.map((dir) => readManifest(io, dir));
+  const first = manifests[0]!;
+  for (const [i, manifest] of manifests.entries()) {
+    if (manifest.specSha256 !== first.specSha256) {
+      throw new EvalInputError(`${dirs[i]} holds another sweep than ${dirs[0]} (their specs differ); only shards of one sweep can be merged.`);
+    }
+  }
+  const out = optionalString(options, 'out') ?? dirs[0]!;
+  const merged: SweepManifest = { ...first, shard: null };
+  io.makeDirectory(out);
+  const outManifest = io.joinPath(out, 'sweep.json');
+  if (io.exists(outManifest) && readManifest(io, out).specSha256 !== merged.specSha256) {
+    throw new EvalInputError(`${out} holds another sweep.`, 'Merge into a new --out folder.');
+  }
+  io.writeFileAtomic(outManifest, encodeUtf8(stringifyJson(merged, 1) + '\n'));
+  let copied = 0;
+  for (const point of merged.points) {
+    if (readPointState(io, out, point, merged.specSha256).kind !== 'missing') continue;
+    const source = dirs.find((dir) => readPointState(io, dir, point, merged.specSha256).kind !== 'missing');
+    if (source === undefined) continue;
+    io.copyDirectory(io.joinPath(source, point.name), io.joinPath(out, point.name));
+    copied++;
+  }
+  const results = writeResults(io, out, merged);
+  const missing = merged.points.length - results.rows.length;
+  io.stderr(`kvscope sweep merge: ${results.rows.length} of ${merged.points.length} points in ${out} (${copied} copied)${missing > 0 ? `; ${missing} missing: run their shards` : ''}\n`);
+  if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
+  else io.stdout(formatResultsTable(results));
+  void runtime;
+  return ExitCode.ok;
+}
+
+/** The results as a terminal table, llama.cpp's columns. */
+export function formatResultsTable(results: SweepResults): string {
+  const header = ['#', 'point', 'status', 'bits/value', 'PPL', 'ΔPPL', 'KLD mean', 'KLD p99', 'same top p', 'RMS Δp'];
+  const rows = results.rows.map((row) => {
+    const r = row.result;
+    if (r === null) return [String(row.index), row.name, row.status, '', '', '', '', '', '', (row.reason ?? '').split('\n')[0]!.slice(0, 60)];
+    return [
+      String(row.index), row.name, row.status, r.bitsPerValue.toFixed(2), `${r.ppl.toFixed(4)} ± ${r.pplError.toFixed(4)}`,
+      `${r.deltaPpl >= 0 ? '+' : ''}${r.deltaPpl.toFixed(4)} ± ${r.deltaPplError.toFixed(4)}`, `${r.kldMean.toFixed(6)} ± ${r.kldMeanError.toFixed(6)}`,
+      r.kldP99.toFixed(5), `${(100 * r.top1Agreement).toFixed(2)} %`, `${(100 * r.deltaPRms).toFixed(3)} %`,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+function parentFolder(path: string): string {
+  const cut = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
+  return cut < 0 ? '.' : cut === 0 ? path.slice(0, 1) : path.slice(0, cut);
+}
+
+function isAbsolute(path: string): boolean {
+  return path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\\\');
+}
