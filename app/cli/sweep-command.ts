@@ -70,7 +70,7 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   const threadOptions = jobs > 1 ? { intraOpNumThreads: threads } : {};
   if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
   io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
-    `${todo.length > 0 ? ` (${jobs} job${jobs > 1 ? 's' : ''} × ${threads} thread${threads > 1 ? 's' : ''})` : ''}\n`);
+    `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);
 
   const progress = runtime.stderrIsTty ? new SweepProgress(io.stderr, mine.length, mine.length - todo.length) : undefined;
   const running = new Set<{ cancel(): void }>();

@@ -122,7 +122,7 @@ const COMMANDS: Record<string, {
       shard: { type: 'string' },
     },
     positionals: true,
-    run: (values, _io, positionals) => runSweepCommand(positionals, values, nodeSweepIo(), nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable)),
+    run: (values, io, positionals) => runSweepCommand(positionals, values, { ...nodeSweepIo(), ...io }, nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable)),
   },
   serve: {
     options: {
