@@ -1,6 +1,7 @@
 import { benchQuanto } from './quanto.js';
 import { benchHqq } from './hqq.js';
 import { benchGeneration } from './generation.js';
+import { benchEval } from './eval.js';
 import type { BenchRow } from './types.js';
 
 /**
@@ -14,6 +15,9 @@ import type { BenchRow } from './types.js';
  * peer measured in the same run in alternating processes: kvscope's dynamic-cache decode ≥ 1.0× the
  * minimal onnxruntime-node loop (stories260k, synthetic 8-layer); the quantized cache with
  * transformers' default settings ≥ 0.8× the dynamic cache at 2,048 tokens of context.
+ *
+ * Eval targets (bench/eval.ts): chunked evaluation ≥ 5× one token per run on stories260k and the
+ * synthetic model at residual 128, with identical results to 1e-5; a sweep of K points ≤ (K + 1) evals.
  */
 interface Target { readonly label: string; readonly applies: (backend: string, row: BenchRow) => boolean; readonly check: (row: BenchRow) => number; readonly min: number }
 
@@ -58,4 +62,8 @@ console.error('generation bench: a few minutes; progress below');
 const generation = await benchGeneration();
 console.log(generation.lines.join('\n') + '\n');
 misses.push(...generation.misses);
+console.error('eval bench: a few minutes; progress below');
+const evaluation = await benchEval();
+console.log(evaluation.lines.join('\n') + '\n');
+misses.push(...evaluation.misses);
 console.log(misses.length === 0 ? 'all targets met' : `targets missed:\n  ${misses.join('\n  ')}`);

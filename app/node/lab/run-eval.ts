@@ -10,7 +10,7 @@ import type { EvalSettings } from '../../lab/eval-settings.js';
 import { planWindows } from '../../lab/windows.js';
 import { useHqqHelperThread } from '../hqq-helper-thread.js';
 import { sha256Text } from '../model/file-digest.js';
-import { openModelSession, readModelFiles } from '../model/open-model.js';
+import { openModelSession, readModelFiles, type ModelFiles } from '../model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from '../ort/execution-providers.js';
 import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
@@ -95,13 +95,14 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
   const files = readModelFiles(folder, settings.onnxFile);
-  const textTokens = files.tokenizer.encode(settings.text.content);
+  const content = await modelContentHash(files);
+  const textSha256 = sha256Text(settings.text.content);
+  const textTokens = encodeOnce(files, content.sha256, textSha256, settings.text.content);
   const windows = planWindows(textTokens, files.specialTokens.bosTokenId, settings.windows);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, asRunSettings(settings), settings.windows.prefill);
   // HQQ's optimizer takes the second core when the session has it to itself (not in a --jobs sweep).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
-  const content = await modelContentHash(files);
   const model = await openModelSession(files, settings.executionProvider, options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads });
   try {
     const loadMs = performance.now() - started;
@@ -111,7 +112,6 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
       ...(options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled }),
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     };
-    const textSha256 = sha256Text(settings.text.content);
     const key = referenceKey({
       modelSha256: content.sha256, textSha256, windows: settings.windows, windowCount: windows.length,
       executionProvider: model.session.executionProvider, ortVersion: ortVersion(), feedMode,
@@ -129,6 +129,15 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
   } finally {
     await model.dispose();
   }
+}
+
+/** The last text's tokens (a sweep's worker evaluates one text with one tokenizer, point after point). */
+let lastEncoding: { readonly key: string; readonly tokens: number[] } | null = null;
+
+function encodeOnce(files: ModelFiles, modelSha256: string, textSha256: string, text: string): number[] {
+  const key = `${modelSha256}:${textSha256}`;
+  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: files.tokenizer.encode(text) };
+  return lastEncoding.tokens;
 }
 
 /**
