@@ -1,4 +1,5 @@
 import type { QuantBackend } from '../quant/types.js';
+import type { CacheExtensions } from './cache-extensions.js';
 
 /**
  * Which layers a quantized cache quantizes.
@@ -17,6 +18,8 @@ export interface QuantizedCacheSettings {
   readonly groupSize: number;
   readonly residualLength: number;
   readonly layerPolicy: LayerPolicy;
+  /** kvscope extensions beyond transformers (cache-extensions.ts); absent: transformers' QuantizedCache exactly */
+  readonly extensions?: CacheExtensions;
 }
 
 /** transformers' defaults (spec §1.1); `generate()` supplies backend "quanto". */

@@ -4,8 +4,10 @@ import type { KvTensor } from '../tensor/kv-tensor.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
 import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { DynamicLayer } from './dynamic-layer.js';
+import { extensionProblems } from './extension-problems.js';
 import type { CacheLayerPlan } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
+import { planLayerQuantization } from './quantization-plan.js';
 
 export interface KvCacheOptions {
   /** one entry per decoder layer (see `planCacheLayers`) */
@@ -27,13 +29,18 @@ export class KvCache {
 
   constructor(options: KvCacheOptions) {
     const { plan, settings, quantizer } = options;
+    // The extensions' one validation (the preflight reports the same problems before a run starts).
+    const problem = extensionProblems(settings, { numLayers: plan.length }).find((item) => item.severity === 'error');
+    if (problem !== undefined) throw new CacheError(`${problem.message} ${problem.fix}`);
     this.#layers = plan.map((kind, index) => {
       switch (kind) {
         case 'quantized':
           if (quantizer === undefined) {
             throw new CacheError(`the plan quantizes layer ${index} but no quantizer was given; pass the \`${settings.backend}\` quantizer.`);
           }
-          return new QuantizedLayer(quantizer, settings);
+          return settings.extensions === undefined
+            ? new QuantizedLayer(quantizer, settings)
+            : new QuantizedLayer(quantizer, settings, quantizationOf(settings, index, plan.length));
         case 'dynamic': return new DynamicLayer();
         case 'none': return null;
         default: throw new CacheError(`unknown cache layer plan "${String(kind)}" for layer ${index}; expected quantized, dynamic or none.`);
@@ -91,4 +98,13 @@ export class KvCache {
       throw new CacheError(`layer index ${layerIndex} is out of range: this cache has layers 0…${this.#layers.length - 1}.`);
     }
   }
+}
+
+/** A quantized layer's plan under the kvscope extensions (quantization-plan.ts); the layer plan made it quantized. */
+function quantizationOf(settings: QuantizedCacheSettings, index: number, numLayers: number) {
+  const quantization = planLayerQuantization(settings, index, numLayers);
+  if (quantization === null) {
+    throw new CacheError(`the plan quantizes layer ${index}, but the kvscope extensions keep it in full precision; build the plan with planCacheLayers(…, settings).`);
+  }
+  return quantization;
 }

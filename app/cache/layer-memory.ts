@@ -29,6 +29,45 @@ export interface LayerMemory {
   readonly fp32BaselineBytes: number;
   /** JavaScript memory kvscope holds for this layer (history and dequantized-store buffers, capacity included) */
   readonly workingBytes: number;
+  /**
+   * What the kvscope extensions hold, K and V together, already counted in the fields above (sink rows
+   * in fullPrecisionTokens/Bytes, outlier values in fullPrecisionBytes, outlier indices in
+   * metadataBytes). Present only when an extension holds bytes, so the transformers path's records
+   * are unchanged.
+   */
+  readonly extensions?: ExtensionMemory;
+}
+
+/** Bytes of the kvscope extensions in a layer (extension-memory.ts counts them). */
+export interface ExtensionMemory {
+  /** tokens per side kept exactly at the front (`--sink-tokens`) */
+  readonly sinkTokens: number;
+  /** B·H·sinkTokens·(D_k + D_v)·bytes(T) */
+  readonly sinkBytes: number;
+  /** values kept exactly in the sparse lists (`--outliers`), K and V */
+  readonly outliers: number;
+  /** 4 bytes (uint32 position) per outlier */
+  readonly outlierIndexBytes: number;
+  /** bytes(T) per outlier */
+  readonly outlierValueBytes: number;
+}
+
+export const EMPTY_EXTENSION_MEMORY: ExtensionMemory = { sinkTokens: 0, sinkBytes: 0, outliers: 0, outlierIndexBytes: 0, outlierValueBytes: 0 };
+
+function holdsBytes(memory: ExtensionMemory): boolean {
+  return memory.sinkTokens > 0 || memory.outliers > 0;
+}
+
+function addExtensionMemory(a: ExtensionMemory | undefined, b: ExtensionMemory | undefined): ExtensionMemory | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return {
+    sinkTokens: a.sinkTokens + b.sinkTokens,
+    sinkBytes: a.sinkBytes + b.sinkBytes,
+    outliers: a.outliers + b.outliers,
+    outlierIndexBytes: a.outlierIndexBytes + b.outlierIndexBytes,
+    outlierValueBytes: a.outlierValueBytes + b.outlierValueBytes,
+  };
 }
 
 export const EMPTY_LAYER_MEMORY: LayerMemory = {
@@ -43,25 +82,29 @@ export interface LayerMemoryParts {
   /** the key and value stores, absent for a dynamic layer */
   readonly stores: readonly QuantizedTensor[];
   readonly workingBytes: number;
+  /** the extensions' sink rows (per side) and outliers; sink tokens join fullPrecisionTokens */
+  readonly extensions?: ExtensionMemory;
 }
 
 export function layerMemory(parts: LayerMemoryParts): LayerMemory {
   const { key, value } = parts.geometry;
   // Keys and values share batch, heads and dtype (checkUpdate); their head dims may differ.
   const valuesPerToken = key.batch * key.kvHeads * (key.headDim + value.headDim);
-  const tokens = parts.quantizedTokens + parts.fullPrecisionTokens;
+  const extensions = parts.extensions !== undefined && holdsBytes(parts.extensions) ? parts.extensions : undefined;
+  const fullPrecisionTokens = parts.fullPrecisionTokens + (extensions?.sinkTokens ?? 0);
+  const tokens = parts.quantizedTokens + fullPrecisionTokens;
   let codeBytes = 0;
-  let metadataBytes = 0;
+  let metadataBytes = extensions?.outlierIndexBytes ?? 0;
   for (const store of parts.stores) {
     codeBytes += store.packed.byteLength;
     metadataBytes += quantizedByteSize(store) - store.packed.byteLength;
   }
-  const fullPrecisionBytes = valuesPerToken * parts.fullPrecisionTokens * bytesPerElement(key.dtype);
+  const fullPrecisionBytes = valuesPerToken * fullPrecisionTokens * bytesPerElement(key.dtype) + (extensions?.outlierValueBytes ?? 0);
   const valueCount = valuesPerToken * tokens;
   return {
     tokens,
     quantizedTokens: parts.quantizedTokens,
-    fullPrecisionTokens: parts.fullPrecisionTokens,
+    fullPrecisionTokens,
     valueCount,
     codeBytes,
     metadataBytes,
@@ -70,11 +113,13 @@ export function layerMemory(parts: LayerMemoryParts): LayerMemory {
     fp16BaselineBytes: valueCount * 2,
     fp32BaselineBytes: valueCount * 4,
     workingBytes: parts.workingBytes,
+    ...(extensions !== undefined ? { extensions } : {}),
   };
 }
 
 /** Field-wise sum, for whole-cache totals. */
 export function addLayerMemory(a: LayerMemory, b: LayerMemory): LayerMemory {
+  const extensions = addExtensionMemory(a.extensions, b.extensions);
   return {
     tokens: a.tokens + b.tokens,
     quantizedTokens: a.quantizedTokens + b.quantizedTokens,
@@ -87,6 +132,7 @@ export function addLayerMemory(a: LayerMemory, b: LayerMemory): LayerMemory {
     fp16BaselineBytes: a.fp16BaselineBytes + b.fp16BaselineBytes,
     fp32BaselineBytes: a.fp32BaselineBytes + b.fp32BaselineBytes,
     workingBytes: a.workingBytes + b.workingBytes,
+    ...(extensions !== undefined ? { extensions } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import { FULL_ATTENTION } from '../config/layer-kinds.js';
 import type { LayerPolicy } from './cache-config.js';
+import { isFullPrecisionLayer, type GlobalBits } from './cache-extensions.js';
 
 /** What each decoder layer gets: a quantized cache, a full-precision one, or none (no KV state). */
 export type CacheLayerPlan = 'quantized' | 'dynamic' | 'none';
@@ -20,10 +21,13 @@ export interface PlannedLayer {
  *   non-full-attention type; that verdict is the preflight's, not the plan's.
  * - `full-attention-only` quantizes full attention and keeps every other layer full precision,
  *   including types kvscope does not know (app/config/layer-kinds.ts assumes those attend).
+ * - `bits` (the settings, with their kvscope extensions): a layer the layer map or the first/last-N
+ *   shorthands keep in full precision gets a dynamic cache (cache-extensions.ts).
  */
-export function planCacheLayers(layers: readonly PlannedLayer[], policy: LayerPolicy): CacheLayerPlan[] {
-  return layers.map((layer) => {
+export function planCacheLayers(layers: readonly PlannedLayer[], policy: LayerPolicy, bits?: GlobalBits): CacheLayerPlan[] {
+  return layers.map((layer, index) => {
     if (!layer.hasKvCache) return 'none';
+    if (bits?.extensions !== undefined && isFullPrecisionLayer(bits, index, layers.length)) return 'dynamic';
     return policy === 'all' || layer.actualKind === FULL_ATTENTION ? 'quantized' : 'dynamic';
   });
 }

@@ -1,9 +1,10 @@
 import { errorStats, type ErrorStats } from '../quant/error-stats.js';
-import type { QuantParams, QuantizedTensor, Quantizer } from '../quant/types.js';
+import type { QuantizedTensor } from '../quant/types.js';
 import { kvTensor, type KvTensor } from '../tensor/kv-tensor.js';
 import { shapeWithSeq, slabCount, type KvGeometry } from './kv-geometry.js';
 import { checkConcatenation } from './concatenation.js';
 import { SeqBuffer } from './seq-buffer.js';
+import type { EncodedSide, SideCodec } from './side-codec.js';
 
 /**
  * One of a `QuantizedLayer`'s two tensors, keys or values: the quantized store (`_quantized_keys`)
@@ -19,29 +20,37 @@ import { SeqBuffer } from './seq-buffer.js';
  * A caller that has the update's result already (an ONNX graph's present output: KvConcatenation)
  * hands it to `extend`, and the history adopts it instead of moving every row up by one token;
  * `#dequantized` then stays the spare for good.
+ *
+ * What a quantize call stores is the codec's business (side-codec.ts): transformers' backend
+ * quantizer alone, or with kvscope's extensions (sink rows, rotation, outliers) around it.
  */
 export class QuantizedHistory {
-  readonly #quantizer: Quantizer;
-  readonly #params: QuantParams;
+  readonly #codec: SideCodec;
   readonly #geometry: KvGeometry;
   /** [batch, kvHeads, seq, headDim]: dequant(store) ++ residual, as last returned */
   readonly #history: SeqBuffer;
-  #store: QuantizedTensor | null = null;
+  #encoded: EncodedSide | null = null;
+  /** tokens the last quantize call covered (sink rows included): the history's length right after it */
   #storeTokens = 0;
   /** [batch, kvHeads, storeTokens, headDim] = dequant(store) in its first elements, plus spare capacity */
   #dequantized: Float32Array = new Float32Array(0);
   /** set by a quantize call: `#history` still holds the quantized input, `#dequantized` the new store */
   #historyIsStale = false;
 
-  constructor(quantizer: Quantizer, params: QuantParams, geometry: KvGeometry) {
-    this.#quantizer = quantizer;
-    this.#params = params;
+  constructor(codec: SideCodec, geometry: KvGeometry) {
+    this.#codec = codec;
     this.#geometry = geometry;
     this.#history = new SeqBuffer(geometry);
   }
 
+  /** the backend's quantized tensor of the dense rows (`_quantized_keys` on transformers' path) */
   get store(): QuantizedTensor | null {
-    return this.#store;
+    return this.#encoded?.store ?? null;
+  }
+
+  /** everything the last quantize call stored: the store, and the extensions' sink rows and outliers */
+  get encoded(): EncodedSide | null {
+    return this.#encoded;
   }
 
   get storeTokens(): number {
@@ -57,15 +66,15 @@ export class QuantizedHistory {
    * (x against dequant(store)). `x` is the prefill input or, on a flush, the full history.
    */
   quantize(x: KvTensor): ErrorStats {
-    const store = this.#quantizer.quantize(x, this.#params);
+    const encoded = this.#codec.encode(x);
     const count = x.data.length;
     if (this.#dequantized.length < count) {
       // Sized like the history it will become, so the adopting update does not grow it again.
       this.#dequantized = new Float32Array(Math.max(count, 2 * this.#dequantized.length, this.#history.capacityBytes / Float32Array.BYTES_PER_ELEMENT));
     }
     const dequantized = this.#dequantized.subarray(0, count);
-    this.#quantizer.dequantizeInto(store, dequantized);
-    this.#store = store;
+    this.#codec.decodeInto(encoded, dequantized);
+    this.#encoded = encoded;
     this.#storeTokens = x.shape[2];
     this.#historyIsStale = true;
     return errorStats(x.data, dequantized);
@@ -129,7 +138,7 @@ export class QuantizedHistory {
   dispose(): void {
     this.#history.dispose();
     this.#dequantized = new Float32Array(0);
-    this.#store = null;
+    this.#encoded = null;
     this.#storeTokens = 0;
   }
 }

@@ -5,8 +5,11 @@ import type { QuantizedCacheSettings } from './cache-config.js';
 import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { shouldFlush } from './flush-schedule.js';
 import { checkUpdate, geometryOf, type KvPairGeometry } from './kv-geometry.js';
+import { extensionMemory } from './extension-memory.js';
 import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from './layer-memory.js';
 import { QuantizedHistory } from './quantized-history.js';
+import { sideCodec, type LayerQuantization } from './quantization-plan.js';
+import type { EncodedSide } from './side-codec.js';
 import type { QuantizeEvent } from './quantize-event.js';
 
 /** What the prefill creates. */
@@ -24,13 +27,16 @@ interface QuantizedState {
  * - A flush (4-D residual and `residual + 1 >= residual_length`, tested before appending) quantizes
  *   that whole returned tensor again and empties the residual; otherwise the new tokens join the residual.
  *
- * Keys and values share nbits and group size and use their own axes. The operations transformers
+ * Keys and values share nbits and group size and use their own axes, unless `quantization` (the
+ * per-layer plan of kvscope's extensions, quantization-plan.ts) gives each side its own bits and
+ * codec; the flush logic here is transformers' either way. The operations transformers
  * inherits from `DynamicLayer` and gets wrong for this layer (spec §1.4) throw `CacheError`.
  */
 export class QuantizedLayer implements CacheLayer {
   readonly kind = 'quantized';
   readonly #quantizer: Quantizer;
   readonly #settings: QuantizedCacheSettings;
+  readonly #quantization: LayerQuantization;
   #state: QuantizedState | null = null;
   /** `cumulative_length`: bumped first in every update */
   #cumulativeLength = 0;
@@ -43,7 +49,8 @@ export class QuantizedLayer implements CacheLayer {
   #failure: Error | null = null;
   #disposed = false;
 
-  constructor(quantizer: Quantizer, settings: QuantizedCacheSettings) {
+  /** `quantization`: this layer's K and V plan; absent: transformers' (settings' nbits and axes, the backend alone) */
+  constructor(quantizer: Quantizer, settings: QuantizedCacheSettings, quantization?: LayerQuantization) {
     if (settings.backend !== quantizer.backend) {
       throw new CacheError(
         `the cache settings ask for backend \`${settings.backend}\` but the quantizer given is \`${quantizer.backend}\`; ` +
@@ -55,6 +62,11 @@ export class QuantizedLayer implements CacheLayer {
     }
     this.#quantizer = quantizer;
     this.#settings = settings;
+    const { nbits, groupSize } = settings;
+    this.#quantization = quantization ?? {
+      key: { params: { nbits, axis: settings.axisKey, groupSize }, extensions: null },
+      value: { params: { nbits, axis: settings.axisValue, groupSize }, extensions: null },
+    };
   }
 
   get events(): readonly QuantizeEvent[] {
@@ -67,6 +79,11 @@ export class QuantizedLayer implements CacheLayer {
 
   get disposed(): boolean {
     return this.#disposed;
+  }
+
+  /** What the last quantize call stored per side (the store plus the extensions' sink rows and outliers); null before the prefill. */
+  get encoded(): { readonly key: EncodedSide | null; readonly value: EncodedSide | null } {
+    return { key: this.#state?.keys.encoded ?? null, value: this.#state?.values.encoded ?? null };
   }
 
   /** The current quantized stores (`_quantized_keys`, `_quantized_values`), for inspection; null before the prefill. */
@@ -114,12 +131,15 @@ export class QuantizedLayer implements CacheLayer {
     const state = this.#state;
     if (state === null) return EMPTY_LAYER_MEMORY;
     const stores = [state.keys.store, state.values.store].filter((s): s is QuantizedTensor => s !== null);
+    const extensions = extensionMemory(state.geometry, state.keys.encoded, state.values.encoded);
     return layerMemory({
       geometry: state.geometry,
-      quantizedTokens: state.keys.storeTokens,
+      // sink rows are full precision: layerMemory counts them there
+      quantizedTokens: state.keys.storeTokens - extensions.sinkTokens,
       fullPrecisionTokens: this.#residualTokens,
       stores,
       workingBytes: state.keys.workingBytes + state.values.workingBytes,
+      extensions,
     });
   }
 
@@ -160,11 +180,10 @@ export class QuantizedLayer implements CacheLayer {
 
   #prefill(key: KvTensor, value: KvTensor, step: number): KvPair {
     const geometry = { key: geometryOf(key), value: geometryOf(value) };
-    const { nbits, groupSize } = this.#settings;
     const state: QuantizedState = {
       geometry,
-      keys: new QuantizedHistory(this.#quantizer, { nbits, axis: this.#settings.axisKey, groupSize }, geometry.key),
-      values: new QuantizedHistory(this.#quantizer, { nbits, axis: this.#settings.axisValue, groupSize }, geometry.value),
+      keys: new QuantizedHistory(sideCodec(this.#quantizer, this.#quantization.key), geometry.key),
+      values: new QuantizedHistory(sideCodec(this.#quantizer, this.#quantization.value), geometry.value),
     };
     this.#state = state;
     this.#residualIs4d = false;

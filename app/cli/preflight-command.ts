@@ -4,6 +4,10 @@ import { runPreflight, type PreflightResult } from '../preflight/run-preflight.j
 import type { Diagnostic } from '../preflight/diagnostic.js';
 import { formatLayerList } from '../preflight/layer-list.js';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type LayerPolicy, type QuantizedCacheSettings } from '../cache/cache-config.js';
+import { activeExtensions, EXTENSIONS_HEADING } from '../cache/active-extensions.js';
+import { formatLayerMap, layerMapFormatOf, resolvedLayerMap } from '../cache/layer-map.js';
+import { encodeUtf8 } from '../record/utf8.js';
+import { extensionsFromOptions } from './extension-options.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
 
@@ -13,11 +17,13 @@ import { choiceOption, integerOption, optionalString, requireString, type RawOpt
  */
 export function runPreflightCommand(options: RawOptions, io: CliIo): ExitCode {
   const configPath = requireString(options, 'config');
-  const settings = settingsFromOptions(options);
+  const settings = settingsFromOptions(options, io);
   const sequenceLengths = sequenceLengthsOption(optionalString(options, 'seq-len'));
   const batch = integerOption(options, 'batch', 1);
   const config = readModelConfig(io, configPath);
   const result = runPreflight(config, settings, { ...(sequenceLengths ? { sequenceLengths } : {}), batch });
+  const layerMapOut = optionalString(options, 'write-layer-map');
+  if (layerMapOut !== undefined) writeLayerMap(io, layerMapOut, config, settings);
   io.stdout(options['json'] === true ? JSON.stringify(preflightJson(result)) + '\n' : formatPreflight(config, settings, result));
   return result.ok ? ExitCode.ok : ExitCode.refused;
 }
@@ -43,8 +49,10 @@ export function readModelConfig(io: CliIo, path: string): ModelConfig {
   return parseModelConfig(io.readTextFile(file), file);
 }
 
-export function settingsFromOptions(options: RawOptions): QuantizedCacheSettings {
+/** The cache flags as settings; `io` reads the kvscope extensions' `--layer-map` file. */
+export function settingsFromOptions(options: RawOptions, io?: CliIo): QuantizedCacheSettings {
   const d = DEFAULT_QUANTIZED_CACHE_SETTINGS;
+  const extensions = extensionsFromOptions(options, io);
   // The backend string goes through unchecked: transformers' own refusal ("Unknown quantization
   // backend `HQQ`") is part of the verdict, not a usage error.
   return {
@@ -55,7 +63,18 @@ export function settingsFromOptions(options: RawOptions): QuantizedCacheSettings
     groupSize: integerOption(options, 'group-size', d.groupSize),
     residualLength: integerOption(options, 'residual-length', d.residualLength),
     layerPolicy: choiceOption<LayerPolicy>(options, 'layer-policy', ['all', 'full-attention-only'], d.layerPolicy),
+    ...(extensions !== undefined ? { extensions } : {}),
   };
+}
+
+/**
+ * `--write-layer-map FILE`: every layer's resolved bits (shorthands, layer map, K/V bits, nbits) as a
+ * complete KVTuner preset (YAML) or JSON, for the layers that keep a KV cache.
+ */
+function writeLayerMap(io: CliIo, path: string, config: ModelConfig, settings: QuantizedCacheSettings): void {
+  const withCache = new Set(config.layers.layers.flatMap((layer, index) => (layer.hasKvCache ? [index] : [])));
+  const map = resolvedLayerMap(settings, config.geometry.numLayers).filter((entry) => withCache.has(entry.layer));
+  io.writeFileAtomic(path, encodeUtf8(formatLayerMap(map, layerMapFormatOf(path))));
 }
 
 function sequenceLengthsOption(text: string | undefined): number[] | undefined {
@@ -76,6 +95,7 @@ function formatPreflight(config: ModelConfig, s: QuantizedCacheSettings, r: Pref
     `  quantized layers: ${layerRange(r.layers.filter((l) => l.quantized).map((l) => l.index), g.numLayers)}`,
     `  QuantizedCache(backend=${JSON.stringify(String(s.backend))}, nbits=${s.nbits}, axis_key=${s.axisKey}, axis_value=${s.axisValue}, ` +
       `q_group_size=${s.groupSize}, residual_length=${s.residualLength}), layer policy ${s.layerPolicy}`,
+    ...activeExtensions(s, g.numLayers).map((item, index) => `${index === 0 ? `  ${EXTENSIONS_HEADING}: ` : '    '}${item.label}: ${item.detail}`),
     '',
     r.ok ? 'OK: a quantized-cache run can start.' : 'REFUSED: a quantized-cache run cannot start.',
   ];

@@ -14,6 +14,8 @@ import { formatBytes } from './byte-size.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, integerOption, numberOption, optionalString, requireString, type RawOptions } from './options.js';
 import { settingsFromOptions } from './preflight-command.js';
+import { EXTENSION_FLAGS } from './extension-options.js';
+import { activeExtensions, EXTENSIONS_HEADING, type ActiveExtension } from '../cache/active-extensions.js';
 import { RunProgress } from './run-progress.js';
 
 /** What `kvscope run` needs beyond files and text: the Node entry runs the generation in a worker thread. */
@@ -30,7 +32,7 @@ export interface RunCommandRuntime {
 /** transformers' GenerationConfig defaults for sampling (top_k 50, top_p 1.0, temperature 1.0). */
 const SAMPLING_DEFAULTS: SamplingSettings = { greedy: false, temperature: 1, topK: 50, topP: 1, seed: 0 };
 const SAMPLING_FLAGS = ['temperature', 'top-k', 'top-p', 'seed'] as const;
-const QUANTIZATION_FLAGS = ['backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy'] as const;
+const QUANTIZATION_FLAGS = ['backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', ...EXTENSION_FLAGS] as const;
 export const DEFAULT_MAX_NEW_TOKENS = 64;
 
 /**
@@ -104,7 +106,7 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     ...(onnxFile !== undefined ? { onnxFile } : {}),
     executionProvider: choiceOption(options, 'ep', EXECUTION_PROVIDERS, 'cpu'),
     cacheMode,
-    quantization: settingsFromOptions(options),
+    quantization: settingsFromOptions(options, io),
     prompt: optionalString(options, 'prompt') ?? '',
     ...(options['chat'] === true ? { promptFormat: 'chat' as const } : {}),
     maxNewTokens,
@@ -175,6 +177,8 @@ export interface RunJson {
   readonly error: readonly (LayerQuantizeError | null)[];
   readonly timings: GenerationResult['timings'];
   readonly reference?: ReferenceSummary | null;
+  /** the kvscope extensions that made this run differ from transformers' QuantizedCache; absent when none */
+  readonly extensions?: readonly ActiveExtension[];
 }
 
 export function runJson(result: GenerationResult): RunJson {
@@ -195,7 +199,13 @@ export function runJson(result: GenerationResult): RunJson {
     error: result.layerErrors,
     timings: result.timings,
     ...(result.settings.reference ? { reference: result.reference } : {}),
+    ...withExtensions(result),
   };
+}
+
+function withExtensions(result: GenerationResult): { extensions?: ActiveExtension[] } {
+  const active = result.settings.cacheMode === 'quantized' ? activeExtensions(result.settings.quantization, result.model.numLayers) : [];
+  return active.length > 0 ? { extensions: active } : {};
 }
 
 function formatSummary(result: GenerationResult, recordPath: string | undefined): string {
@@ -207,6 +217,7 @@ function formatSummary(result: GenerationResult, recordPath: string | undefined)
     `   KV cache ${formatBytes(kv.totalBytes)} stored (codes ${formatBytes(kv.codeBytes)}, scale/zero ${formatBytes(kv.metadataBytes)}, ` +
       `full precision ${formatBytes(kv.fullPrecisionBytes)}) vs fp16 ${formatBytes(kv.fp16BaselineBytes)}, fp32 ${formatBytes(kv.fp32BaselineBytes)}`,
   ];
+  for (const item of withExtensions(result).extensions ?? []) lines.push(`   ${EXTENSIONS_HEADING}: ${item.label}: ${item.detail}`);
   if (result.settings.cacheMode === 'quantized') {
     lines.push(`   flushes per layer: ${result.flushCounts.map((n) => (n === null ? '-' : String(n))).join(' ')}`);
     const errors = result.layerErrors.flatMap((e) => (e === null ? [] : [`${e.layer}: K ${e.key.relFroErr.toExponential(2)} V ${e.value.relFroErr.toExponential(2)}`]));

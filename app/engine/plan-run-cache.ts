@@ -24,6 +24,6 @@ export function planRunCache(config: ModelConfig, settings: RunSettings, promptL
   if (settings.cacheMode === 'dynamic') return { plan: null, preflight: null, quantizer: undefined };
   const preflight = runPreflight(config, settings.quantization, { sequenceLengths: [promptLength] });
   if (!preflight.ok) throw new PreflightRefusedError(preflight.diagnostics);
-  const plan = planCacheLayers(config.layers.layers, settings.quantization.layerPolicy);
+  const plan = planCacheLayers(config.layers.layers, settings.quantization.layerPolicy, settings.quantization);
   return { plan, preflight, quantizer: quantizerFor(settings.quantization.backend as QuantBackend) };
 }

@@ -1,3 +1,4 @@
+import { activeExtensions as activeCacheExtensions } from '../cache/active-extensions.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { ModelIdentity } from '../engine/generation-result.js';
 import type { ExecutionProviderName } from '../engine/types.js';
@@ -79,9 +80,12 @@ export interface EvalResult {
 }
 
 /** The names of the kvscope extensions `settings` switches on (the record and the CLI list them). */
-export function activeExtensions(settings: Pick<EvalSettings, 'cacheMode' | 'quantization' | 'targets'>): string[] {
+export function activeExtensions(settings: Pick<EvalSettings, 'cacheMode' | 'quantization' | 'targets'>, numLayers?: number): string[] {
   const extensions: string[] = [];
   if (settings.cacheMode === 'quantized' && settings.quantization.layerPolicy !== 'all') extensions.push(`layer policy ${settings.quantization.layerPolicy}`);
+  if (settings.cacheMode === 'quantized') {
+    for (const extension of activeCacheExtensions(settings.quantization, numLayers)) extensions.push(`${extension.label}: ${extension.detail}`);
+  }
   const targets = settings.targets;
   if (settings.cacheMode === 'quantized' && targets !== undefined && (targets.layers !== null || targets.parts !== 'both')) {
     const layers = targets.layers === null ? 'every layer' : `layers ${targets.layers.join(', ')}`;

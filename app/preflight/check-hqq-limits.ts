@@ -9,12 +9,20 @@ import { hqqPackingFactor } from './shape-rules.js';
  * on axis 0 the packed grid has g rows, so g must split into the packing planes; and 3-bit
  * dequantization with axis 1 slices B·H // g rows, which cannot be reshaped back [inferred from code].
  */
-export function checkHqqLimits(rules: BackendRules, settings: QuantizedCacheSettings, batchTimesHeads: number, layers: number[]): Diagnostic[] {
-  if (rules.backend !== 'hqq' || !rules.nbits.includes(settings.nbits)) return [];
+export function checkHqqLimits(
+  rules: BackendRules, settings: QuantizedCacheSettings, batchTimesHeads: number, layers: number[],
+  bits: { readonly key: number; readonly value: number } = { key: settings.nbits, value: settings.nbits },
+): Diagnostic[] {
+  if (rules.backend !== 'hqq') return [];
+  // One check per distinct (bits, axis) pair: transformers' path has a single nbits (kvscope's K/V bits apart may have two).
+  const sides = [{ nbits: bits.key, axis: settings.axisKey }, { nbits: bits.value, axis: settings.axisValue }].filter((side) => rules.nbits.includes(side.nbits));
+  const distinctBits = [...new Set(sides.map((side) => side.nbits))];
+  return distinctBits.flatMap((nbits) => hqqLimits(settings.groupSize, nbits, sides.filter((side) => side.nbits === nbits).map((side) => side.axis), batchTimesHeads, layers));
+}
+
+function hqqLimits(groupSize: number, nbits: number, axes: number[], batchTimesHeads: number, layers: number[]): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
-  const axes = [settings.axisKey, settings.axisValue];
-  const groupSize = settings.groupSize;
-  if (settings.nbits === 3 && axes.includes(1) && isPositiveInteger(groupSize)) {
+  if (nbits === 3 && axes.includes(1) && isPositiveInteger(groupSize)) {
     diagnostics.push({
       code: 'hqq-3bit-axis-1',
       severity: 'error',
@@ -27,14 +35,14 @@ export function checkHqqLimits(rules: BackendRules, settings: QuantizedCacheSett
       fix: 'Use axis 0 with 3 bits, or nbits 4.',
     });
   }
-  const planes = hqqPackingFactor(settings.nbits);
+  const planes = hqqPackingFactor(nbits);
   if (axes.includes(0) && isPositiveInteger(groupSize) && groupSize % planes !== 0) {
     diagnostics.push({
       code: 'hqq-bitpack-group-size',
       severity: 'error',
       origin: 'backend',
       message:
-        `HQQ on axis 0 packs the [g, N/g] grid along its g = ${groupSize} rows; ${settings.nbits}-bit packing needs them to be a multiple of ` +
+        `HQQ on axis 0 packs the [g, N/g] grid along its g = ${groupSize} rows; ${nbits}-bit packing needs them to be a multiple of ` +
         `${planes}, otherwise the packing shapes mismatch and torch raises a RuntimeError (spec §3.2 step 4).`,
       layers,
       fix: `Use a q_group_size that is a multiple of ${planes}, such as 64.`,

@@ -14,10 +14,15 @@ export interface ShapeCheckInput {
   readonly batch: number;
   readonly sequenceLengths: readonly number[] | null;
   readonly quantizedLayers: number[];
+  /** kvscope extensions: the keys' and values' own bits (default `settings.nbits` for both) */
+  readonly bits?: { readonly key: number; readonly value: number };
+  /** kvscope extension: the first S tokens are never quantized, so each quantize call takes S fewer */
+  readonly sinkTokens?: number;
 }
 
 interface TensorAxis {
   readonly axis: number;
+  readonly nbits: number;
   /** `keys`, `values` or `keys and values` */
   readonly tensors: string;
 }
@@ -29,24 +34,38 @@ interface TensorAxis {
  */
 export function checkQuantizeShapes(input: ShapeCheckInput): Diagnostic[] {
   const { rules, settings } = input;
-  if (input.quantizedLayers.length === 0 || !isPositiveInteger(settings.groupSize) || !rules.nbits.includes(settings.nbits)) return [];
+  if (input.quantizedLayers.length === 0 || !isPositiveInteger(settings.groupSize)) return [];
   const dims: KvDims = { batch: input.batch, heads: input.geometry.numKeyValueHeads, headDim: input.geometry.headDim };
-  return tensorAxes(rules, settings).flatMap(({ axis, tensors }) => {
-    const ruleFor = (groupSize: number): ShapeRule => quantizeShapeRule(rules.backend, axis, settings.nbits, groupSize, dims);
+  const sink = input.sinkTokens ?? 0;
+  return tensorAxes(rules, settings, input.bits ?? { key: settings.nbits, value: settings.nbits }).flatMap(({ axis, nbits, tensors }) => {
+    const ruleFor = (groupSize: number): ShapeRule => afterSink(quantizeShapeRule(rules.backend, axis, nbits, groupSize, dims), sink);
     return input.sequenceLengths === null
       ? anyPromptDiagnostics(ruleFor, tensors, input)
       : givenPromptDiagnostics(ruleFor, tensors, input, input.sequenceLengths);
   });
 }
 
-function tensorAxes(rules: BackendRules, settings: QuantizedCacheSettings): TensorAxis[] {
-  const keyValid = rules.axes.includes(settings.axisKey);
-  const valueValid = rules.axes.includes(settings.axisValue);
-  if (keyValid && valueValid && settings.axisKey === settings.axisValue) return [{ axis: settings.axisKey, tensors: 'keys and values' }];
+function tensorAxes(rules: BackendRules, settings: QuantizedCacheSettings, bits: { readonly key: number; readonly value: number }): TensorAxis[] {
+  const keyValid = rules.axes.includes(settings.axisKey) && rules.nbits.includes(bits.key);
+  const valueValid = rules.axes.includes(settings.axisValue) && rules.nbits.includes(bits.value);
+  if (keyValid && valueValid && settings.axisKey === settings.axisValue && bits.key === bits.value) {
+    return [{ axis: settings.axisKey, nbits: bits.key, tensors: 'keys and values' }];
+  }
   return [
-    ...(keyValid ? [{ axis: settings.axisKey, tensors: 'keys' }] : []),
-    ...(valueValid ? [{ axis: settings.axisValue, tensors: 'values' }] : []),
+    ...(keyValid ? [{ axis: settings.axisKey, nbits: bits.key, tensors: 'keys' }] : []),
+    ...(valueValid ? [{ axis: settings.axisValue, nbits: bits.value, tensors: 'values' }] : []),
   ];
+}
+
+/** kvscope's attention sinks: a quantize call of S tokens takes S − sink of them (none while S ≤ sink). */
+function afterSink(rule: ShapeRule, sink: number): ShapeRule {
+  if (sink === 0) return rule;
+  return {
+    ...rule,
+    grouping: `${rule.grouping}, the first ${sink} sink tokens left out (kvscope extension --sink-tokens)`,
+    sinkTokens: sink,
+    check: (seq) => (seq <= sink ? null : rule.check(seq - sink)),
+  };
 }
 
 /** No prompt lengths given: say which lengths work at all. */
@@ -54,18 +73,21 @@ function anyPromptDiagnostics(ruleFor: (groupSize: number) => ShapeRule, tensors
   const rule = ruleFor(input.settings.groupSize);
   const multiple = requiredMultiple(rule);
   if (multiple === 1) return [];
-  const example = rule.check(multiple + 1);
+  const sink = rule.sinkTokens ?? 0;
+  const examplePrompt = sink + multiple + 1;
+  const example = rule.check(examplePrompt);
   if (example === null) return [];
+  const lengthWord = sink > 0 ? `length minus the ${sink} sink tokens` : 'length';
   const period = flushPeriod(input.settings.residualLength);
   const flushBreaks = period !== null && period % multiple !== 0;
   const universal = CANDIDATE_GROUP_SIZES.filter((size) => requiredMultiple(ruleFor(size)) === 1);
   const explanation =
     `kvscope: ${rule.label} quantizes the ${tensors} as ${rule.grouping}; with q_group_size ${rule.groupSize} every quantized ` +
-    `length must be a multiple of ${multiple} tokens, or the backend raises this (here for a ${multiple + 1}-token prompt: ${example.detail}). ` +
+    `length must be a multiple of ${multiple} tokens, or the backend raises this (here for a ${examplePrompt}-token prompt: ${example.detail}). ` +
     'The cache quantizes the prompt at prefill and re-quantizes P + k·max(R, 2) tokens at each flush (spec §1.3), so ' +
     (flushBreaks
       ? `even prompts of a multiple of ${multiple} tokens fail at the first flush, decode step ${period}, since ${period} is not a multiple of ${multiple}.`
-      : `prompts whose length is a multiple of ${multiple} work for any generation length, and other prompts fail at prefill.`);
+      : `prompts whose ${lengthWord} is a multiple of ${multiple} work for any generation length, and other prompts fail at prefill.`);
   return [{
     code: example.code,
     severity: 'warning',

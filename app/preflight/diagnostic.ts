@@ -31,6 +31,16 @@ export type DiagnosticCode =
   | 'quanto-group-size-divisor'
   | 'hqq-group-size-divisor'
   | 'hqq-bitpack-rows'
+  // kvscope extensions beyond transformers (app/cache/extension-problems.ts)
+  | 'invalid-nbits-key'
+  | 'invalid-nbits-value'
+  | 'invalid-layer-map'
+  | 'invalid-full-precision-layers'
+  | 'invalid-sink-tokens'
+  | 'invalid-rotation'
+  | 'rotation-block-diagonal'
+  | 'invalid-outlier-quantile'
+  | 'kvscope-extensions'
   // advice
   | 'axis-recommendation'
   | 'sliding-window-covers-context'

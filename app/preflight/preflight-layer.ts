@@ -1,4 +1,5 @@
 import type { LayerPolicy } from '../cache/cache-config.js';
+import type { GlobalBits } from '../cache/cache-extensions.js';
 import { planCacheLayers } from '../cache/layer-plan.js';
 import type { ModelConfig } from '../config/model-config.js';
 
@@ -17,7 +18,7 @@ export interface PreflightLayer {
 }
 
 /** The layers with the cache plan a run would build (app/cache/layer-plan.ts). */
-export function planPreflightLayers(config: ModelConfig, policy: LayerPolicy): PreflightLayer[] {
-  const plan = planCacheLayers(config.layers.layers, policy);
+export function planPreflightLayers(config: ModelConfig, policy: LayerPolicy, bits?: GlobalBits): PreflightLayer[] {
+  const plan = planCacheLayers(config.layers.layers, policy, bits);
   return config.layers.layers.map((layer, index) => ({ ...layer, quantized: plan[index] === 'quantized' }));
 }

@@ -5,6 +5,7 @@ import { checkAxisRecommendation, checkSlidingWindowCoversContext, configNotes }
 import { checkBackend } from './check-backend.js';
 import { checkBackendArguments } from './check-backend-arguments.js';
 import { checkCacheArguments } from './check-cache-arguments.js';
+import { bitsGroups, checkExtensions } from './check-extensions.js';
 import { checkHqqLimits } from './check-hqq-limits.js';
 import { checkLayersWithoutKvCache } from './check-kv-layers.js';
 import { checkLayerTypes } from './check-layer-types.js';
@@ -34,21 +35,28 @@ export interface PreflightResult {
  * flush (spec §1.3, §3.1, §3.2), and advice.
  */
 export function runPreflight(config: ModelConfig, settings: QuantizedCacheSettings, options: PreflightOptions = {}): PreflightResult {
-  const layers = planPreflightLayers(config, settings.layerPolicy);
+  const layers = planPreflightLayers(config, settings.layerPolicy, settings);
   const quantizedLayers = layers.filter((layer) => layer.quantized).map((layer) => layer.index);
   const rules = backendRules(String(settings.backend));
   const checked = checkOptions(options);
+  // transformers' path: one group, every quantized layer at nbits; kvscope's K/V bits and layer maps may make more.
+  const groups = bitsGroups(settings, quantizedLayers, config.geometry.numLayers);
+  const sinkTokens = settings.extensions?.sinkTokens ?? 0;
 
   const diagnostics: Diagnostic[] = [
     ...checkBackend(settings),
     ...checkLayerTypes(config, settings.layerPolicy, layers),
     ...(rules !== null ? checkBackendArguments(rules, settings, quantizedLayers) : []),
+    ...checkExtensions(config, settings, quantizedLayers),
     ...checkLayersWithoutKvCache(config, settings.layerPolicy),
     ...checkCacheArguments(settings, quantizedLayers),
     ...checked.diagnostics,
-    ...(rules !== null ? checkHqqLimits(rules, settings, checked.batch * config.geometry.numKeyValueHeads, quantizedLayers) : []),
+    ...(rules !== null ? groups.flatMap((group) => checkHqqLimits(rules, settings, checked.batch * config.geometry.numKeyValueHeads, group.layers, group.bits)) : []),
     ...(rules !== null
-      ? checkQuantizeShapes({ rules, settings, geometry: config.geometry, batch: checked.batch, sequenceLengths: checked.sequenceLengths, quantizedLayers })
+      ? groups.flatMap((group) => checkQuantizeShapes({
+        rules, settings, geometry: config.geometry, batch: checked.batch, sequenceLengths: checked.sequenceLengths,
+        quantizedLayers: group.layers, bits: group.bits, sinkTokens,
+      }))
       : []),
     ...(rules !== null ? checkAxisRecommendation(rules, settings, quantizedLayers) : []),
     ...checkSlidingWindowCoversContext(config),

@@ -30,6 +30,8 @@ export interface ShapeRule {
   readonly perPosition: number;
   readonly modulus: number;
   readonly groupSize: number;
+  /** kvscope extension --sink-tokens: tokens in front that are never quantized (absent: 0) */
+  readonly sinkTokens?: number;
   check(seq: number): ShapeFailure | null;
 }
 

@@ -3,6 +3,7 @@ import { EXECUTION_PROVIDERS, PROMPT_FORMATS, type RunSettings, type SamplingSet
 import {
   choiceReader, integerReader, readBoolean, readFiniteNumber, readObject, readString, withOptional, type Read,
 } from './field-readers.js';
+import { readCacheExtensions } from './read-cache-extensions.js';
 
 /**
  * RunSettings as they cross a boundary (a `start` message, a run record). Only the shape is checked
@@ -38,6 +39,7 @@ export const readQuantizedCacheSettings: Read<QuantizedCacheSettings> = (value, 
     groupSize: fields.get('groupSize', readInteger),
     residualLength: fields.get('residualLength', readInteger),
     layerPolicy: fields.get('layerPolicy', choiceReader(['all', 'full-attention-only'] as const)),
+    ...withOptional('extensions', fields.optional('extensions', readCacheExtensions)),
   };
 };
 

@@ -1,4 +1,5 @@
 import type { LayerMemory } from '../cache/layer-memory.js';
+import { readExtensionMemory } from './read-cache-extensions.js';
 import type { ErrorStats } from '../quant/error-stats.js';
 import type { FlushMetrics, ProcessMemory, ReferenceStepMetrics, StepMetrics, StepTimings } from '../engine/types.js';
 import {
@@ -46,6 +47,7 @@ export const readLayerMemory: Read<LayerMemory> = (value, path) => {
     fp16BaselineBytes: fields.get('fp16BaselineBytes', readCount),
     fp32BaselineBytes: fields.get('fp32BaselineBytes', readCount),
     workingBytes: fields.get('workingBytes', readCount),
+    ...withOptional('extensions', fields.optional('extensions', readExtensionMemory)),
   };
 };
 

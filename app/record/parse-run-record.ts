@@ -1,5 +1,6 @@
 import { KvscopeError } from '../errors.js';
-import { FieldError, literalReader, readObject, readString } from '../protocol/field-readers.js';
+import { EXTENSION_IDS, type ActiveExtension } from '../cache/active-extensions.js';
+import { arrayReader, choiceReader, FieldError, literalReader, readObject, readString, withOptional, type Read } from '../protocol/field-readers.js';
 import { readGenerationResult } from '../protocol/read-generation-result.js';
 import { RUN_ID_PATTERN, RUN_RECORD_FORMAT, RUN_RECORD_VERSION, type RunRecord } from './run-record.js';
 
@@ -43,6 +44,7 @@ export function readRunRecord(document: unknown, sourceName: string): RunRecord 
       }),
       kvscopeVersion: fields.get('kvscopeVersion', readString),
       ...readGenerationResult(document, ''),
+      ...withOptional('extensions', fields.optional('extensions', arrayReader(readActiveExtension))),
     };
     checkSteps(record);
     return record;
@@ -51,6 +53,11 @@ export function readRunRecord(document: unknown, sourceName: string): RunRecord 
     throw error;
   }
 }
+
+const readActiveExtension: Read<ActiveExtension> = (value, path) => {
+  const fields = readObject(value, path);
+  return { id: fields.get('id', choiceReader(EXTENSION_IDS)), label: fields.get('label', readString), detail: fields.get('detail', readString) };
+};
 
 function parseDocument(text: string, sourceName: string): unknown {
   if (text.trim().length === 0) throw new RunRecordError(`${sourceName} is empty; it is not a run record (an interrupted copy?).`);

@@ -1,3 +1,4 @@
+import { activeExtensions, type ActiveExtension } from '../cache/active-extensions.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 
@@ -25,7 +26,17 @@ export interface RunRecordHeader {
   readonly kvscopeVersion: string;
 }
 
-export type RunRecord = RunRecordHeader & GenerationResult;
+/**
+ * The kvscope extensions beyond transformers that made this run differ from transformers'
+ * QuantizedCache (app/cache/active-extensions.ts), named for whoever reads the record; the knobs
+ * themselves are in `settings.quantization.extensions`. Absent when none is active (a transformers
+ * run, or extensions at their neutral values), so such a record is the plain path's.
+ */
+export interface RunRecordExtensions {
+  readonly extensions?: readonly ActiveExtension[];
+}
+
+export type RunRecord = RunRecordHeader & GenerationResult & RunRecordExtensions;
 
 /** Ids double as file names, so they may not name another folder. */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -38,7 +49,13 @@ export function createRunRecord(result: GenerationResult, header: { id: string; 
     createdAt: header.createdAt.toISOString(),
     kvscopeVersion: header.kvscopeVersion,
     ...result,
+    ...recordExtensions(result),
   };
+}
+
+function recordExtensions(result: GenerationResult): RunRecordExtensions {
+  const active = result.settings.cacheMode === 'quantized' ? activeExtensions(result.settings.quantization, result.model.numLayers) : [];
+  return active.length > 0 ? { extensions: active } : {};
 }
 
 /**

@@ -1,6 +1,6 @@
-import type { GraphScope } from './graph-builder.js';
-import { OnnxDataType } from './onnx-schema.js';
-import { intAttribute } from './onnx-attributes.js';
+import type { GraphScope } from '../onnx/graph-builder.js';
+import { OnnxDataType } from '../onnx/element-types.js';
+import { intAttribute } from '../onnx/attributes.js';
 
 export interface AttentionBiasInputs {
   /** [batch, seq] int64: only its length is read */

@@ -1,4 +1,4 @@
-import type { GraphScope } from './graph-builder.js';
+import type { GraphScope } from '../onnx/graph-builder.js';
 
 export interface MlpWeights {
   /** initializer names, [in, out] */

@@ -1,5 +1,5 @@
-import type { GraphScope } from './graph-builder.js';
-import { intAttribute, intsAttribute } from './onnx-attributes.js';
+import type { GraphScope } from '../onnx/graph-builder.js';
+import { intAttribute, intsAttribute } from '../onnx/attributes.js';
 import { applyRotary, type RotaryTables } from './rotary-embedding.js';
 
 export interface AttentionWeights {

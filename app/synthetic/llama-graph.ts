@@ -1,9 +1,10 @@
 import { attentionBias } from './attention-bias.js';
 import { gatedMlp } from './gated-mlp.js';
-import { GraphBuilder } from './graph-builder.js';
+import { GraphBuilder } from '../onnx/graph-builder.js';
 import { groupedQueryAttention } from './grouped-query-attention.js';
 import type { LlamaWeights } from './llama-weights.js';
-import { OnnxDataType, type OnnxModel } from './onnx-schema.js';
+import { OnnxDataType } from '../onnx/element-types.js';
+import { createModel, type ModelProto } from '../onnx/onnx-model.js';
 import { rmsNorm } from './rms-norm.js';
 import { rotaryTables } from './rotary-embedding.js';
 import { SYNTHETIC_FORMAT_VERSION, type SyntheticLayerType, type SyntheticModelSpec } from './synthetic-spec.js';
@@ -29,7 +30,7 @@ const TRANSPOSED = '[in, out]: the transpose of the nn.Linear weight, so MatMul 
  * Keys are stored after RoPE, as HF caches them. Every layer's past must have the same length P;
  * sliding-window layers mask beyond their window, they do not crop their cache.
  */
-export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights): OnnxModel {
+export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights): ModelProto {
   const g = new GraphBuilder();
   const { hiddenSize: hidden, headDim, numKeyValueHeads: kvHeads } = spec;
   const inputIds = g.input('input_ids', OnnxDataType.INT64, [BATCH, SEQUENCE]);
@@ -103,17 +104,17 @@ export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights)
   const scores = g.at('/lm_head').op('MatMul', [finalHidden, lmHead]); // [B, S, vocab]
   g.at('/lm_head').opNamed('logits', 'Add', [scores, logitBias]); // [B, S, vocab]
 
-  return {
-    irVersion: IR_VERSION,
+  return createModel({
+    irVersion: BigInt(IR_VERSION),
     producerName: 'kvscope',
     producerVersion: `synthetic-v${SYNTHETIC_FORMAT_VERSION}`,
     docString: `kvscope ${spec.kind}: a deterministic random-weight Llama (seed ${spec.seed}); see config.json kvscope_synthetic.`,
     graph: g.build('main_graph', `${spec.kind}: ${spec.numLayers} layers, hidden ${hidden}, ${spec.numAttentionHeads}/${kvHeads} heads of ${headDim}`),
-    opsetImport: [{ domain: '', version: SYNTHETIC_OPSET }],
+    opsetImport: [{ domain: '', version: BigInt(SYNTHETIC_OPSET) }],
     metadataProps: [
       { key: 'kvscope_synthetic_kind', value: spec.kind },
       { key: 'kvscope_synthetic_seed', value: String(spec.seed) },
       { key: 'kvscope_synthetic_format_version', value: String(SYNTHETIC_FORMAT_VERSION) },
     ],
-  };
+  });
 }

@@ -1,5 +1,5 @@
-import type { GraphScope } from './graph-builder.js';
-import { intAttribute, intsAttribute } from './onnx-attributes.js';
+import type { GraphScope } from '../onnx/graph-builder.js';
+import { intAttribute, intsAttribute } from '../onnx/attributes.js';
 
 /**
  * HF `LlamaRMSNorm`: `weight * x / sqrt(mean(x², -1) + eps)`.

@@ -1,6 +1,6 @@
-import type { GraphScope } from './graph-builder.js';
-import { OnnxDataType } from './onnx-schema.js';
-import { intAttribute } from './onnx-attributes.js';
+import type { GraphScope } from '../onnx/graph-builder.js';
+import { OnnxDataType } from '../onnx/element-types.js';
+import { intAttribute } from '../onnx/attributes.js';
 
 /** cos and signed sin per position, [batch, seq, 1, headDim], shared by every layer's q and k. */
 export interface RotaryTables {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decodeOnnxModel, OnnxDataType, type OnnxModel } from './onnx-schema.js';
+import { OnnxDataType } from '../onnx/element-types.js';
+import { decodeModel, type ModelProto } from '../onnx/onnx-model.js';
 import { buildSyntheticModel, SYNTHETIC_ONNX_PATH, type SyntheticModelFolder } from './synthetic-model.js';
 import { SYNTHETIC_FORMAT_VERSION, type SyntheticModelKind } from './synthetic-spec.js';
 
@@ -13,6 +14,12 @@ const PINNED_ONNX_SHA256: Record<number, Record<SyntheticModelKind, string>> = {
   1: {
     'synthetic': 'a79fc584bb05de2c2838913d8d747faf81de3a97e562c9c45facbefcce7b8f7e',
     'synthetic-hybrid': '086ca66411c9f23747922f624751cae2f47af3113ccd57529d8e8b6eaedbf3da',
+  },
+  // v2: written with onnx-buf (onnx.proto 1.20): repeated int64 attributes unpacked as onnx.proto
+  // declares them, the opset's empty domain written; the same graph and weights as v1.
+  2: {
+    'synthetic': 'e41891683007b39d2ee2b5ebc912facefd9e2590c2fca213239050affa87cfcc',
+    'synthetic-hybrid': 'def77a8254378fb774bacb93896a1764d522c67ced981959f41145e8bb01b398',
   },
 };
 
@@ -40,8 +47,8 @@ function onnxBytes(kind: SyntheticModelKind): Uint8Array {
   return file.content;
 }
 
-function decoded(kind: SyntheticModelKind): OnnxModel {
-  return decodeOnnxModel(onnxBytes(kind));
+function decoded(kind: SyntheticModelKind): ModelProto {
+  return decodeModel(onnxBytes(kind));
 }
 
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
@@ -67,16 +74,17 @@ describe('buildSyntheticModel', () => {
 
   it('is an opset-17 graph of standard ops, with no KV expansion and no casts on the cache', () => {
     const model = decoded('synthetic');
-    expect(model.irVersion).toBe(8);
-    expect(model.opsetImport).toEqual([{ version: 17 }]);
-    const ops = model.graph.node.map((node) => node.opType);
+    expect(model.irVersion).toBe(8n);
+    expect(model.opsetImport.map((opset) => [opset.domain, opset.version])).toEqual([['', 17n]]);
+    const graph = model.graph!;
+    const ops = graph.node.map((node) => node.opType);
     expect(ops.filter((op) => !STANDARD_OPS.has(op))).toEqual([]);
-    expect(model.graph.node.every((node) => node.domain === undefined || node.domain === '')).toBe(true);
+    expect(graph.node.every((node) => node.domain === '')).toBe(true);
     expect(ops).not.toContain('Expand');
     // int64 → float for RoPE positions, int64 → bool for the padding mask: nothing else
     expect(ops.filter((op) => op === 'Cast')).toHaveLength(2);
     // the present.* outputs come straight from a Concat of the past input and the new keys/values
-    for (const node of model.graph.node.filter((candidate) => candidate.output[0]?.startsWith('present.'))) {
+    for (const node of graph.node.filter((candidate) => candidate.output[0]?.startsWith('present.'))) {
       expect(node.opType).toBe('Concat');
       expect(node.input[0]).toMatch(/^past_key_values\.\d+\.(key|value)$/);
     }
@@ -84,17 +92,19 @@ describe('buildSyntheticModel', () => {
 
   it('holds 23.5M float32 parameters under HF names, with the mask built once per layer kind', () => {
     const model = decoded('synthetic-hybrid');
-    const parameters = model.graph.initializer
-      .filter((tensor) => tensor.dataType === OnnxDataType.FLOAT && tensor.dims.length > 0 && tensor.dims.reduce((a, b) => a * b, 1) > 64);
-    const count = parameters.reduce((sum, tensor) => sum + tensor.dims.reduce((a, b) => a * b, 1), 0);
+    const graph = model.graph!;
+    const elements = (dims: readonly bigint[]): number => dims.reduce((a, b) => a * Number(b), 1);
+    const parameters = graph.initializer
+      .filter((tensor) => tensor.dataType === OnnxDataType.FLOAT && tensor.dims.length > 0 && elements(tensor.dims) > 64);
+    const count = parameters.reduce((sum, tensor) => sum + elements(tensor.dims), 0);
     expect(count).toBe(512 * 512 * 2 + 8 * (512 * 512 * 2 + 512 * 256 * 2 + 3 * 512 * 1376 + 2 * 512) + 512 + 512);
     const names = new Set(parameters.map((tensor) => tensor.name));
     expect(names).toContain('model.embed_tokens.weight');
     expect(names).toContain('model.layers.7.self_attn.k_proj.weight.T');
     expect(names).toContain('lm_head.weight.T');
     // one causal mask and one sliding-window mask, shared by the layers of each kind
-    expect(model.graph.node.filter((node) => node.opType === 'LessOrEqual')).toHaveLength(2);
-    expect(model.graph.node.filter((node) => node.opType === 'Greater')).toHaveLength(1);
-    expect(decoded('synthetic').graph.node.filter((node) => node.opType === 'Greater')).toHaveLength(0);
+    expect(graph.node.filter((node) => node.opType === 'LessOrEqual')).toHaveLength(2);
+    expect(graph.node.filter((node) => node.opType === 'Greater')).toHaveLength(1);
+    expect(decoded('synthetic').graph!.node.filter((node) => node.opType === 'Greater')).toHaveLength(0);
   });
 });

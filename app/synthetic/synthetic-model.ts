@@ -1,6 +1,6 @@
 import { buildLlamaModel } from './llama-graph.js';
 import { outlierKeyChannelsOf, syntheticLlamaWeights } from './llama-weights.js';
-import { encodeOnnxModel } from './onnx-schema.js';
+import { encodeModel } from '../onnx/onnx-model.js';
 import { syntheticConfigJson, syntheticGenerationConfigJson } from './synthetic-config.js';
 import { SYNTHETIC_FORMAT_VERSION, syntheticModelSpec, type SyntheticModelKind } from './synthetic-spec.js';
 import { syntheticTokenizer } from './synthetic-tokenizer.js';
@@ -50,7 +50,7 @@ function build(kind: SyntheticModelKind, withOnnx: boolean): SyntheticModelFolde
   ];
   if (withOnnx) {
     const weights = syntheticLlamaWeights(spec, tokenizer.mutedTokenIds);
-    files.push({ path: SYNTHETIC_ONNX_PATH, content: encodeOnnxModel(buildLlamaModel(spec, weights)) });
+    files.push({ path: SYNTHETIC_ONNX_PATH, content: encodeModel(buildLlamaModel(spec, weights)) });
   }
   return { kind, formatVersion: SYNTHETIC_FORMAT_VERSION, files };
 }

@@ -6,7 +6,7 @@ export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic'
  * Bump whenever anything that ends up in the model folder changes (graph, weights, config,
  * tokenizer): cached folders are keyed by it, and a test pins the bytes each version produces.
  */
-export const SYNTHETIC_FORMAT_VERSION = 1;
+export const SYNTHETIC_FORMAT_VERSION = 2;
 
 export type SyntheticLayerType = 'full_attention' | 'sliding_attention';
 

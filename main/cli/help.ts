@@ -3,6 +3,7 @@ export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless com
 Usage:
   kvscope preflight --config <config.json | model folder> [cache options] [--json]
       Checks whether a model can take transformers' QuantizedCache and what would fail.
+      Cache options include the kvscope extensions beyond transformers (see preflight --help).
       Exit 0: a run could start; 2: refused (transformers' exact verdict is printed); 1: bad input.
 
   kvscope quantize --backend quanto|hqq --nbits N --axis A --group-size G
@@ -128,7 +129,26 @@ Options (defaults are transformers' QuantizedCache defaults):
                                full-attention-only: quantize full-attention layers, keep the others
   --seq-len N[,N...]           prompt lengths to check group-size divisibility for
   --batch N                    batch size for those checks (default 1)
+  --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
   --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]}
+
+kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
+bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
+  --nbits-key N                bits of the keys' codes (default: --nbits); checked like nbits
+  --nbits-value N              bits of the values' codes (default: --nbits)
+  --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
+                               "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
+                               full-precision layer; layers not listed use the bits above
+  --full-precision-first N     keep the first N layers' caches in full precision
+  --full-precision-last N      keep the last N layers' caches in full precision
+  --sink-tokens S              keep each layer's first S tokens in full precision, never
+                               re-quantized at a flush (attention sinks; KVQuant, IntactKV)
+  --rotate hadamard            rotate keys along head_dim with an orthonormal Hadamard transform
+                               before quantizing, and back after dequantizing (block-diagonal
+                               when head_dim is not a power of two; refused when it is odd)
+  --rotate-values              rotate the values too
+  --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
+                               exactly, as a sparse list (KVQuant's dense-and-sparse)
 
 Exit codes: 0 a run could start, 2 refused, 1 bad input.
 `,
@@ -164,6 +184,24 @@ Cache (defaults are transformers' QuantizedCache defaults):
   --layer-policy all|full-attention-only
                                all: transformers' behaviour; full-attention-only: quantize only
                                full-attention layers (hybrid models)
+
+kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
+bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
+  --nbits-key N                bits of the keys' codes (default: --nbits); checked like nbits
+  --nbits-value N              bits of the values' codes (default: --nbits)
+  --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
+                               "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
+                               full-precision layer; layers not listed use the bits above
+  --full-precision-first N     keep the first N layers' caches in full precision
+  --full-precision-last N      keep the last N layers' caches in full precision
+  --sink-tokens S              keep each layer's first S tokens in full precision, never
+                               re-quantized at a flush (attention sinks; KVQuant, IntactKV)
+  --rotate hadamard            rotate keys along head_dim with an orthonormal Hadamard transform
+                               before quantizing, and back after dequantizing (block-diagonal
+                               when head_dim is not a power of two; refused when it is odd)
+  --rotate-values              rotate the values too
+  --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
+                               exactly, as a sparse list (KVQuant's dense-and-sparse)
 
 Generation:
   --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)

@@ -7,6 +7,7 @@ import { runRunCommand } from '../../app/cli/run-command.js';
 import { runEvalCommand } from '../../app/cli/eval-command.js';
 import { runSweepCommand } from '../../app/cli/sweep-command.js';
 import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
+import { EXTENSION_OPTION_SPECS } from '../../app/cli/extension-options.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
 import { nodeEvalRuntime, nodeSweepRuntime } from './node-lab-runtime.js';
@@ -25,6 +26,8 @@ const CACHE_OPTIONS: OptionSpecs = {
   'group-size': { type: 'string' },
   'residual-length': { type: 'string' },
   'layer-policy': { type: 'string' },
+  // kvscope extensions beyond transformers (app/cli/extension-options.ts)
+  ...EXTENSION_OPTION_SPECS,
 };
 
 /**
@@ -64,6 +67,7 @@ const COMMANDS: Record<string, {
       ...CACHE_OPTIONS,
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
+      'write-layer-map': { type: 'string' },
       json: { type: 'boolean' },
     },
     run: runPreflightCommand,

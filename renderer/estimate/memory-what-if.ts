@@ -1,4 +1,6 @@
 import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
+import { layerBits } from '../../app/cache/cache-extensions.js';
+import { extensionSplit } from './extension-estimate.js';
 import { flushSchedule } from '../../app/cache/flush-schedule.js';
 import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
@@ -68,20 +70,28 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   const plans = layerPlans(config, input.cacheMode, settings);
   const geometry = pairGeometry(config, input.kvDtype);
 
-  const memoByPlan = new Map<CacheLayerPlan, { memory: LayerMemory | null; error: string | null }>();
-  const memoryFor = (plan: CacheLayerPlan): { memory: LayerMemory | null; error: string | null } => {
-    const cached = memoByPlan.get(plan);
+  // kvscope extensions: a layer map or K/V bits give quantized layers their own bits (the default is nbits for all).
+  const numLayers = config.layers.layers.length;
+  const bitsOf = (index: number): SideBits => {
+    const bits = layerBits(settings, index, numLayers);
+    return bits === 'full-precision' ? { key: settings.nbits, value: settings.nbits } : bits;
+  };
+  const memoByPlan = new Map<string, { memory: LayerMemory | null; error: string | null }>();
+  const memoryFor = (plan: CacheLayerPlan, bits: SideBits): { memory: LayerMemory | null; error: string | null } => {
+    const memoKey = `${plan}/${bits.key}/${bits.value}`;
+    const cached = memoByPlan.get(memoKey);
     if (cached !== undefined) return cached;
-    const computed = planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength);
-    memoByPlan.set(plan, computed);
+    const computed = planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength, bits);
+    memoByPlan.set(memoKey, computed);
     return computed;
   };
 
-  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; layers: number[] }>();
+  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; bits: SideBits; layers: number[] }>();
   config.layers.layers.forEach((layer, index) => {
     const plan = plans[index] ?? 'none';
-    const key = `${layer.actualKind}/${plan}`;
-    const group = groups.get(key) ?? { kind: layer.actualKind, plan, layers: [] };
+    const bits = bitsOf(index);
+    const key = plan === 'quantized' && settings.extensions !== undefined ? `${layer.actualKind}/${plan}/${bits.key}/${bits.value}` : `${layer.actualKind}/${plan}`;
+    const group = groups.get(key) ?? { kind: layer.actualKind, plan, bits, layers: [] };
     group.layers.push(index);
     groups.set(key, group);
   });
@@ -89,7 +99,7 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   let total = EMPTY_LAYER_MEMORY;
   const rows: WhatIfRow[] = [];
   for (const group of groups.values()) {
-    const { memory, error } = memoryFor(group.plan);
+    const { memory, error } = memoryFor(group.plan, group.bits);
     if (memory !== null) for (let i = 0; i < group.layers.length; i++) total = addLayerMemory(total, memory);
     rows.push({ kind: group.kind, plan: group.plan, layers: group.layers, perLayer: memory, error });
   }
@@ -109,7 +119,13 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
  */
 function layerPlans(config: ModelConfig, cacheMode: CacheMode, settings: QuantizedCacheSettings): CacheLayerPlan[] {
   const layers = config.layers.layers;
-  return cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.layerPolicy);
+  return cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.layerPolicy, settings);
+}
+
+/** One quantized layer's K and V bits. */
+interface SideBits {
+  readonly key: number;
+  readonly value: number;
 }
 
 /** K and V of one layer: `[1, kvHeads, seq, headDim]` in the model's KV dtype. */
@@ -120,26 +136,32 @@ export function pairGeometry(config: ModelConfig, dtype: KvDtype): KvPairGeometr
 
 function planMemory(
   plan: CacheLayerPlan, geometry: KvPairGeometry, settings: QuantizedCacheSettings,
-  storeTokens: number, residualTokens: number, contextLength: number,
+  storeTokens: number, residualTokens: number, contextLength: number, bits: SideBits,
 ): { memory: LayerMemory | null; error: string | null } {
   if (plan === 'none') return { memory: null, error: null };
   if (plan === 'dynamic') {
     return { memory: layerMemory({ geometry, quantizedTokens: 0, fullPrecisionTokens: contextLength, stores: [], workingBytes: 0 }), error: null };
   }
   try {
-    const stores = storesOfShape(settings, geometry, storeTokens);
-    return { memory: layerMemory({ geometry, quantizedTokens: storeTokens, fullPrecisionTokens: residualTokens, stores, workingBytes: 0 }), error: null };
+    const { denseTokens, extensions } = extensionSplit(settings, geometry, storeTokens);
+    const stores = storesOfShape(settings, geometry, denseTokens, bits);
+    return {
+      memory: layerMemory({ geometry, quantizedTokens: denseTokens, fullPrecisionTokens: residualTokens, stores, workingBytes: 0, ...(extensions !== undefined ? { extensions } : {}) }),
+      error: null,
+    };
   } catch (error) {
     return { memory: null, error: error instanceof Error ? error.message : String(error) };
   }
 }
 
-/** The key and value stores a quantized layer holds for `tokens` quantized tokens (none for 0). */
-export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number): QuantizedTensor[] {
+/** The key and value stores a quantized layer holds for `tokens` quantized tokens (none for 0); `bits`: K and V bits (default nbits). */
+export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number, bits?: SideBits): QuantizedTensor[] {
   if (tokens === 0) return [];
+  const keyBits = bits?.key ?? settings.nbits;
+  const valueBits = bits?.value ?? settings.nbits;
   return [
-    storeOfShape(settings, settings.axisKey, geometry.key.kvHeads, tokens, geometry.key.headDim, geometry.key.dtype),
-    storeOfShape(settings, settings.axisValue, geometry.value.kvHeads, tokens, geometry.value.headDim, geometry.value.dtype),
+    storeOfShape({ ...settings, nbits: keyBits }, settings.axisKey, geometry.key.kvHeads, tokens, geometry.key.headDim, geometry.key.dtype),
+    storeOfShape({ ...settings, nbits: valueBits }, settings.axisValue, geometry.value.kvHeads, tokens, geometry.value.headDim, geometry.value.dtype),
   ];
 }
 

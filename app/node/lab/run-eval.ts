@@ -53,7 +53,7 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       memory: { storedBytes: outcome.kvBytesTotal.totalBytes, bitsPerValue: outcome.bitsPerValue, total: outcome.kvBytesTotal, perLayer: outcome.kvBytes },
       flushCounts: outcome.flushCounts,
       layerErrors: outcome.layerErrors,
-      extensions: activeExtensions(settings),
+      extensions: activeExtensions(settings, model.config.geometry.numLayers),
       preflightDiagnostics: cachePlan.preflight?.diagnostics ?? [],
       feed: hooks.feedMode ?? 'chunked',
       timings: {

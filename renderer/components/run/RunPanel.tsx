@@ -4,6 +4,7 @@ import { useServices, useWorkbench } from '../../services.js';
 import { isRunActive } from '../../store/run-slice.js';
 import { NumberField } from '../common/NumberField.js';
 import { PreflightView } from './PreflightView.js';
+import { ExtensionsFields } from './ExtensionsFields.js';
 import { QuantizationFields } from './QuantizationFields.js';
 import { SamplingFields } from './SamplingFields.js';
 
@@ -42,6 +43,7 @@ export function RunPanel(): ReactNode {
         <small id={`${ids.cache}-hint`} className="hint block">transformers' QuantizedCache or DynamicCache semantics.</small>
 
         <QuantizationFields disabled={form.cacheMode === 'dynamic'} />
+        <ExtensionsFields disabled={form.cacheMode === 'dynamic'} />
 
         <div className="field">
           <label htmlFor={ids.ep}>Execution provider</label>

@@ -57,7 +57,7 @@ function WhatIfTable({ result, dtype, cacheMode }: { result: WhatIfResult; dtype
             const style = layerKindStyle(row.kind);
             const m = row.perLayer;
             return (
-              <tr key={`${row.kind}-${row.plan}`} data-testid="whatif-row" data-kind={row.kind} data-plan={row.plan}>
+              <tr key={`${row.kind}-${row.plan}-${row.layers[0] ?? 0}`} data-testid="whatif-row" data-kind={row.kind} data-plan={row.plan}>
                 <th scope="row"><span className="legend-swatch" style={{ background: `var(${style.colorVariable})` }} aria-hidden="true">{style.letter}</span> {style.name} × {row.layers.length}</th>
                 <td>{PLAN_LABEL[row.plan]}</td>
                 {row.error !== null ? (

@@ -1,8 +1,27 @@
-import type { OnnxAttribute, OnnxDim, OnnxGraph, OnnxNode, OnnxTensor, OnnxValueInfo } from './onnx-schema.js';
-import { OnnxDataType } from './onnx-schema.js';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { TensorProto_DataType as OnnxDataType, type NodeProtoSchema, type TensorProtoSchema, type ValueInfoProtoSchema } from 'onnx-buf';
+import type { OnnxAttribute } from './attributes.js';
+
+/** A dimension is a fixed size or a symbolic name (`batch_size`, `past_sequence_length + 1`). */
+export type OnnxDim = number | string;
+
+type NodeInit = MessageInitShape<typeof NodeProtoSchema>;
+type TensorInit = MessageInitShape<typeof TensorProtoSchema>;
+type ValueInfoInit = MessageInitShape<typeof ValueInfoProtoSchema>;
+/** A graph as the builder returns it: plain init objects, ready for `createModel({ graph })`. */
+export interface OnnxGraphInit {
+  name: string;
+  docString: string;
+  node: NodeInit[];
+  initializer: TensorInit[];
+  input: ValueInfoInit[];
+  output: ValueInfoInit[];
+}
 
 /** Element data of an initializer; its bytes go into `raw_data` as they lie in memory. */
-export type TensorData = Float32Array | BigInt64Array;
+export type TensorData = Float32Array | BigInt64Array | Int32Array | Uint8Array
+  /** float16 bits, as kvscope holds fp16 everywhere */
+  | Uint16Array;
 
 /**
  * Builds an ONNX graph by name: inputs, initializers, nodes, outputs. Node names follow the torch
@@ -11,10 +30,10 @@ export type TensorData = Float32Array | BigInt64Array;
  * ORT constant-folds at session creation.
  */
 export class GraphBuilder {
-  private readonly nodes: OnnxNode[] = [];
-  private readonly initializers: OnnxTensor[] = [];
-  private readonly inputs: OnnxValueInfo[] = [];
-  private readonly outputs: OnnxValueInfo[] = [];
+  private readonly nodes: NodeInit[] = [];
+  private readonly initializers: TensorInit[] = [];
+  private readonly inputs: ValueInfoInit[] = [];
+  private readonly outputs: ValueInfoInit[] = [];
   private readonly constants = new Map<string, string>();
   private readonly nodeNames = new Set<string>();
 
@@ -29,15 +48,17 @@ export class GraphBuilder {
   }
 
   initializer(name: string, dims: readonly number[], data: TensorData, docString?: string): string {
-    const dataType = data instanceof Float32Array ? OnnxDataType.FLOAT : OnnxDataType.INT64;
+    const dataType = tensorDataType(data);
     const count = dims.reduce((product, dim) => product * dim, 1);
     if (count !== data.length) {
       throw new RangeError(`initializer ${name}: dims [${dims.join(', ')}] hold ${count} values, but ${data.length} were given`);
     }
     // Typed arrays use the platform's byte order, little-endian on every platform ORT ships for,
     // which is what raw_data requires.
-    const rawData = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    this.initializers.push({ name, dims: [...dims], dataType, rawData, ...(docString !== undefined ? { docString } : {}) });
+    const rawData = data.buffer instanceof ArrayBuffer
+      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    this.initializers.push({ name, dims: dims.map((dim) => BigInt(dim)), dataType, rawData, ...(docString !== undefined ? { docString } : {}) });
     return name;
   }
 
@@ -67,7 +88,7 @@ export class GraphBuilder {
     return outputNames;
   }
 
-  build(name: string, docString: string): OnnxGraph {
+  build(name: string, docString: string): OnnxGraphInit {
     return {
       name,
       docString,
@@ -118,14 +139,17 @@ export class GraphScope {
   }
 }
 
-function valueInfo(name: string, elemType: OnnxDataType, dims: readonly OnnxDim[]): OnnxValueInfo {
-  return {
-    name,
-    type: {
-      tensorType: {
-        elemType,
-        shape: { dim: dims.map((dim) => (typeof dim === 'number' ? { dimValue: dim } : { dimParam: dim })) },
-      },
-    },
-  };
+function valueInfo(name: string, elemType: OnnxDataType, dims: readonly OnnxDim[]): ValueInfoInit {
+  const dim = dims.map((size) => ({
+    value: typeof size === 'number' ? { case: 'dimValue' as const, value: BigInt(size) } : { case: 'dimParam' as const, value: size },
+  }));
+  return { name, type: { value: { case: 'tensorType', value: { elemType, shape: { dim } } } } };
+}
+
+function tensorDataType(data: TensorData): OnnxDataType {
+  if (data instanceof Float32Array) return OnnxDataType.FLOAT;
+  if (data instanceof BigInt64Array) return OnnxDataType.INT64;
+  if (data instanceof Int32Array) return OnnxDataType.INT32;
+  if (data instanceof Uint16Array) return OnnxDataType.FLOAT16;
+  return OnnxDataType.UINT8;
 }

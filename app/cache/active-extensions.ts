@@ -1,0 +1,64 @@
+import { formatLayerList } from '../preflight/layer-list.js';
+import type { QuantizedCacheSettings } from './cache-config.js';
+import { layerBits } from './cache-extensions.js';
+
+export type ExtensionId = 'kv-bits-apart' | 'layer-map' | 'full-precision-layers' | 'attention-sinks' | 'rotation' | 'outliers';
+export const EXTENSION_IDS: readonly ExtensionId[] = ['kv-bits-apart', 'layer-map', 'full-precision-layers', 'attention-sinks', 'rotation', 'outliers'];
+
+/** One kvscope extension that makes a run differ from transformers' QuantizedCache, as records and UIs name it. */
+export interface ActiveExtension {
+  readonly id: ExtensionId;
+  /** e.g. `K and V bits apart` */
+  readonly label: string;
+  /** e.g. `K 8 bits, V 4 bits` */
+  readonly detail: string;
+}
+
+/** The label every surface puts in front of these: they are not transformers' behaviour. */
+export const EXTENSIONS_HEADING = 'kvscope extensions (beyond transformers)';
+
+/**
+ * The extensions that change anything, in a fixed order; empty at neutral settings (equal K/V bits,
+ * no sink, no rotation, no outliers, a layer map equal to the global bits), which run exactly the
+ * transformers path. `numLayers` (when known) resolves the layer map against the global bits.
+ */
+export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: number): ActiveExtension[] {
+  const ext = settings.extensions;
+  if (ext === undefined) return [];
+  const active: ActiveExtension[] = [];
+  const keyBits = ext.nbitsKey ?? settings.nbits;
+  const valueBits = ext.nbitsValue ?? settings.nbits;
+  if (keyBits !== settings.nbits || valueBits !== settings.nbits) {
+    active.push({ id: 'kv-bits-apart', label: 'K and V bits apart', detail: `K ${keyBits} bits, V ${valueBits} bits` });
+  }
+  const differing = (ext.layerMap ?? []).filter((entry) => 'fullPrecision' in entry || entry.nbitsKey !== keyBits || entry.nbitsValue !== valueBits);
+  if (differing.length > 0) {
+    const full = differing.filter((entry) => 'fullPrecision' in entry).map((entry) => entry.layer);
+    const own = differing.filter((entry) => !('fullPrecision' in entry));
+    const parts = [
+      ...(own.length > 0 ? [own.map((entry) => 'nbitsKey' in entry ? `${entry.layer}: K${entry.nbitsKey} V${entry.nbitsValue}` : '').join(', ')] : []),
+      ...(full.length > 0 ? [`full precision: ${formatLayerList(full)}`] : []),
+    ];
+    active.push({ id: 'layer-map', label: 'per-layer settings', detail: parts.join('; ') });
+  }
+  const first = ext.fullPrecisionFirstLayers ?? 0;
+  const last = ext.fullPrecisionLastLayers ?? 0;
+  if (first > 0 || last > 0) {
+    const layers = numLayers === undefined ? '' : ` (${formatLayerList(fullPrecisionLayers(settings, numLayers))})`;
+    active.push({ id: 'full-precision-layers', label: 'first/last layers in full precision', detail: `first ${first}, last ${last}${layers}` });
+  }
+  if ((ext.sinkTokens ?? 0) > 0) {
+    active.push({ id: 'attention-sinks', label: 'attention sinks', detail: `first ${ext.sinkTokens} tokens of each layer in full precision, never re-quantized` });
+  }
+  if (ext.rotation !== undefined) {
+    active.push({ id: 'rotation', label: 'rotation', detail: `${ext.rotation} along head_dim on ${ext.rotateValues === true ? 'keys and values' : 'keys'}` });
+  }
+  if (ext.outlierQuantile !== undefined) {
+    active.push({ id: 'outliers', label: 'outliers', detail: `values above the ${ext.outlierQuantile} magnitude quantile kept exactly (dense-and-sparse)` });
+  }
+  return active;
+}
+
+function fullPrecisionLayers(settings: QuantizedCacheSettings, numLayers: number): number[] {
+  return Array.from({ length: numLayers }, (_, layer) => layer).filter((layer) => layerBits(settings, layer, numLayers) === 'full-precision');
+}

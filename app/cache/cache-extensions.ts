@@ -1,0 +1,93 @@
+/**
+ * The knobs beyond transformers' `QuantizedCache` (issue 13), as one settings object. Every field is
+ * optional and absent means transformers' behaviour; at its neutral value (nbitsKey = nbitsValue =
+ * nbits, sinkTokens 0, no rotation, no outliers, a layer map equal to the global bits) a run is bit
+ * for bit the transformers one (tests prove it). These are **kvscope extensions**: the CLI help,
+ * the run panel and the run record name each active one as such.
+ *
+ * Validation lives in one place, `extension-problems.ts`; the cache applies the knobs through its
+ * seams (`quantization-plan.ts` per layer and side, `extended-side-codec.ts` for sinks, rotation and
+ * outliers, `layer-plan.ts` for full-precision layers), never by branches inside QuantizedLayer.
+ */
+export interface CacheExtensions {
+  /** bits of the keys' codes; absent: `nbits` (KIVI's k_bits, mlx-lm #1074/#1550) */
+  readonly nbitsKey?: number;
+  /** bits of the values' codes; absent: `nbits` */
+  readonly nbitsValue?: number;
+  /** per-layer bits or full precision (KVTuner's presets); layers not listed use the global bits */
+  readonly layerMap?: LayerMap;
+  /** the first N decoder layers keep a full-precision cache (ik_llama.cpp's first/last-N K/V types) */
+  readonly fullPrecisionFirstLayers?: number;
+  /** the last N decoder layers keep a full-precision cache */
+  readonly fullPrecisionLastLayers?: number;
+  /** each layer's first S tokens stay in full precision and are never re-quantized (KVQuant's first-few-fp16, IntactKV) */
+  readonly sinkTokens?: number;
+  /** an orthonormal rotation along head_dim before quantizing the keys, undone after dequantizing */
+  readonly rotation?: RotationKind;
+  /** rotate the values too (needs `rotation`) */
+  readonly rotateValues?: boolean;
+  /** values above this per-layer magnitude quantile (0 < Q < 1) are kept exactly in a sparse list (KVQuant) */
+  readonly outlierQuantile?: number;
+}
+
+export type RotationKind = 'hadamard';
+export const ROTATION_KINDS: readonly RotationKind[] = ['hadamard'];
+
+/** One layer's entry in a layer map: its own K and V bits, or a full-precision cache. */
+export type LayerMapEntry =
+  | { readonly layer: number; readonly nbitsKey: number; readonly nbitsValue: number }
+  | { readonly layer: number; readonly fullPrecision: true };
+
+/** Entries in ascending layer order, one per layer at most (layer-map.ts reads and writes them). */
+export type LayerMap = readonly LayerMapEntry[];
+
+/** What one decoder layer gets once every knob is applied: K and V bits, or full precision. */
+export type LayerBits = { readonly key: number; readonly value: number } | 'full-precision';
+
+export interface GlobalBits {
+  readonly nbits: number;
+  readonly extensions?: CacheExtensions | undefined;
+}
+
+/**
+ * A layer's bits: the first/last-N shorthands win, then the layer map, then `nbitsKey`/`nbitsValue`,
+ * then `nbits` (transformers' one value for every layer and both tensors).
+ */
+export function layerBits(settings: GlobalBits, layer: number, numLayers: number): LayerBits {
+  const ext = settings.extensions;
+  if (ext !== undefined && isShorthandFullPrecision(ext, layer, numLayers)) return 'full-precision';
+  const entry = ext?.layerMap?.find((item) => item.layer === layer);
+  if (entry !== undefined) return 'fullPrecision' in entry ? 'full-precision' : { key: entry.nbitsKey, value: entry.nbitsValue };
+  return { key: ext?.nbitsKey ?? settings.nbits, value: ext?.nbitsValue ?? settings.nbits };
+}
+
+function isShorthandFullPrecision(ext: CacheExtensions, layer: number, numLayers: number): boolean {
+  const first = ext.fullPrecisionFirstLayers ?? 0;
+  const last = ext.fullPrecisionLastLayers ?? 0;
+  return layer < first || layer >= numLayers - last;
+}
+
+/** Whether the knobs keep this layer in full precision (the cache plan gives it a dynamic layer). */
+export function isFullPrecisionLayer(settings: GlobalBits, layer: number, numLayers: number): boolean {
+  return layerBits(settings, layer, numLayers) === 'full-precision';
+}
+
+/** The knobs that make a side's quantize call differ from the backend's own (side-codec.ts). */
+export interface SideExtensions {
+  readonly sinkTokens: number;
+  readonly rotation: RotationKind | null;
+  readonly outlierQuantile: number | null;
+}
+
+export const NO_SIDE_EXTENSIONS: SideExtensions = { sinkTokens: 0, rotation: null, outlierQuantile: null };
+
+/** The sink, rotation and outlier knobs of keys or values; null when `extensions` is absent. */
+export function sideExtensions(extensions: CacheExtensions | undefined, side: 'key' | 'value'): SideExtensions | null {
+  if (extensions === undefined) return null;
+  const rotated = extensions.rotation !== undefined && (side === 'key' || extensions.rotateValues === true);
+  return {
+    sinkTokens: extensions.sinkTokens ?? 0,
+    rotation: rotated ? extensions.rotation! : null,
+    outlierQuantile: extensions.outlierQuantile ?? null,
+  };
+}

@@ -1,0 +1,183 @@
+import { pythonNumberRepr } from '../python-repr.js';
+import { backendRules } from '../quant/backend-rules.js';
+import { describeHadamard, planHadamard } from '../quant/hadamard.js';
+import { nbitsMessage } from '../quant/library-messages.js';
+import type { QuantizedCacheSettings } from './cache-config.js';
+import { ROTATION_KINDS, type CacheExtensions } from './cache-extensions.js';
+
+/** Stable codes of the extensions' findings (the preflight reports them as its own codes). */
+export type ExtensionProblemCode =
+  | 'invalid-nbits-key'
+  | 'invalid-nbits-value'
+  | 'invalid-layer-map'
+  | 'invalid-full-precision-layers'
+  | 'invalid-sink-tokens'
+  | 'invalid-rotation'
+  | 'rotation-block-diagonal'
+  | 'invalid-outlier-quantile';
+
+export interface ExtensionProblem {
+  readonly code: ExtensionProblemCode;
+  /** errors refuse the run; info states what will happen (a block-diagonal rotation) */
+  readonly severity: 'error' | 'info';
+  /** 'backend' where the text is the backend's own refusal (transformers' nbits message), else 'kvscope' */
+  readonly origin: 'backend' | 'kvscope';
+  readonly message: string;
+  readonly fix: string;
+  readonly layers: number[];
+}
+
+/** What is known of the model; without it (a bare cache) the layer- and head_dim-dependent checks wait. */
+export interface ExtensionContext {
+  readonly numLayers?: number;
+  /** head_dim of keys and values */
+  readonly headDims?: { readonly key: number; readonly value: number };
+}
+
+/**
+ * THE validation of the kvscope extensions (cache-extensions.ts), for the preflight (which reports
+ * every problem, with the layers concerned) and the cache (which refuses to build with the first
+ * error). Each side's bits are checked against the backend exactly as transformers checks `nbits`
+ * (spec §1.2), with its message verbatim and the extension named after it.
+ */
+export function extensionProblems(settings: QuantizedCacheSettings, context: ExtensionContext = {}): ExtensionProblem[] {
+  const ext = settings.extensions;
+  if (ext === undefined) return [];
+  return [
+    ...bitsProblems(settings, ext),
+    ...layerMapProblems(settings, ext, context.numLayers),
+    ...fullPrecisionProblems(ext, context.numLayers),
+    ...sinkProblems(ext),
+    ...rotationProblems(ext, context.headDims),
+    ...outlierProblems(ext),
+  ];
+}
+
+function isCount(value: number | undefined): boolean {
+  return value === undefined || (Number.isSafeInteger(value) && value >= 0);
+}
+
+/** transformers' nbits message for one side's bits, or null when the backend takes them (or is unknown: the preflight refuses it first). */
+function backendBitsMessage(settings: QuantizedCacheSettings, bits: number): string | null {
+  const rules = backendRules(String(settings.backend));
+  if (rules === null || rules.nbits.includes(bits)) return null;
+  return nbitsMessage(rules.messageName, rules.nbits, bits);
+}
+
+function allowedBits(settings: QuantizedCacheSettings): string {
+  return backendRules(String(settings.backend))?.nbits.join(', ') ?? '';
+}
+
+function bitsProblems(settings: QuantizedCacheSettings, ext: CacheExtensions): ExtensionProblem[] {
+  const problems: ExtensionProblem[] = [];
+  for (const [side, bits, flag] of [['keys', ext.nbitsKey, '--nbits-key'], ['values', ext.nbitsValue, '--nbits-value']] as const) {
+    if (bits === undefined) continue;
+    const message = backendBitsMessage(settings, bits);
+    if (message === null) continue;
+    problems.push({
+      code: side === 'keys' ? 'invalid-nbits-key' : 'invalid-nbits-value',
+      severity: 'error',
+      origin: 'backend',
+      message: `${message}\nkvscope extension ${flag}: the ${side}' bits, checked as transformers checks nbits (the ${settings.backend} backend stores ${allowedBits(settings)}-bit codes only).`,
+      fix: `Use ${flag} with one of ${allowedBits(settings)}.`,
+      layers: [],
+    });
+  }
+  return problems;
+}
+
+function layerMapProblems(settings: QuantizedCacheSettings, ext: CacheExtensions, numLayers: number | undefined): ExtensionProblem[] {
+  const map = ext.layerMap;
+  if (map === undefined) return [];
+  const problems: ExtensionProblem[] = [];
+  const problem = (message: string, fix: string, layers: number[]): void => {
+    problems.push({ code: 'invalid-layer-map', severity: 'error', origin: 'kvscope', message: `kvscope extension --layer-map: ${message}`, fix, layers });
+  };
+  const seen = new Set<number>();
+  for (const entry of map) {
+    if (!Number.isSafeInteger(entry.layer) || entry.layer < 0) {
+      problem(`${entry.layer} is not a layer index.`, 'Key the map by decoder layer numbers 0, 1, 2, ….', []);
+      continue;
+    }
+    if (seen.has(entry.layer)) problem(`layer ${entry.layer} is listed twice.`, 'Give each layer one entry.', [entry.layer]);
+    seen.add(entry.layer);
+    if (numLayers !== undefined && entry.layer >= numLayers) {
+      problem(`layer ${entry.layer} does not exist: this model has layers 0…${numLayers - 1}.`, 'Use a layer map made for this model (KVTuner presets are per model).', [entry.layer]);
+    }
+    if ('fullPrecision' in entry) continue;
+    for (const [name, bits] of [['nbits_key', entry.nbitsKey], ['nbits_value', entry.nbitsValue]] as const) {
+      const message = backendBitsMessage(settings, bits);
+      if (message !== null) problem(`layer ${entry.layer}'s ${name}: ${message}`, `Use ${allowedBits(settings)} bits, or "full" for a full-precision layer.`, [entry.layer]);
+    }
+  }
+  return problems;
+}
+
+function fullPrecisionProblems(ext: CacheExtensions, numLayers: number | undefined): ExtensionProblem[] {
+  const first = ext.fullPrecisionFirstLayers;
+  const last = ext.fullPrecisionLastLayers;
+  const problem = (message: string, fix: string): ExtensionProblem =>
+    ({ code: 'invalid-full-precision-layers', severity: 'error', origin: 'kvscope', message: `kvscope extension: ${message}`, fix, layers: [] });
+  if (!isCount(first) || !isCount(last)) {
+    return [problem(`--full-precision-first and --full-precision-last take a number of layers ≥ 0, got ${first ?? 0} and ${last ?? 0}.`, 'Pass whole numbers of layers.')];
+  }
+  if (numLayers !== undefined && (first ?? 0) + (last ?? 0) >= numLayers && (first ?? 0) + (last ?? 0) > 0) {
+    return [problem(
+      `the first ${first ?? 0} and last ${last ?? 0} layers in full precision cover all ${numLayers} layers, so nothing would be quantized.`,
+      'Keep fewer layers in full precision, or run with --cache dynamic.',
+    )];
+  }
+  return [];
+}
+
+function sinkProblems(ext: CacheExtensions): ExtensionProblem[] {
+  if (isCount(ext.sinkTokens)) return [];
+  return [{
+    code: 'invalid-sink-tokens', severity: 'error', origin: 'kvscope',
+    message: `kvscope extension --sink-tokens: the number of first tokens kept in full precision must be an integer ≥ 0, got ${pythonNumberRepr(ext.sinkTokens!)}.`,
+    fix: 'Use --sink-tokens 0 (off), 4 or 16, for example.', layers: [],
+  }];
+}
+
+function rotationProblems(ext: CacheExtensions, headDims: ExtensionContext['headDims']): ExtensionProblem[] {
+  if (ext.rotation === undefined) {
+    if (ext.rotateValues !== true) return [];
+    return [{
+      code: 'invalid-rotation', severity: 'error', origin: 'kvscope',
+      message: 'kvscope extension --rotate-values rotates the values in addition to the keys, but no rotation is chosen.',
+      fix: 'Add --rotate hadamard, or drop --rotate-values.', layers: [],
+    }];
+  }
+  if (!(ROTATION_KINDS as readonly string[]).includes(ext.rotation)) {
+    return [{
+      code: 'invalid-rotation', severity: 'error', origin: 'kvscope',
+      message: `kvscope extension --rotate: unknown rotation ${JSON.stringify(ext.rotation)}; kvscope knows ${ROTATION_KINDS.join(', ')}.`,
+      fix: 'Use --rotate hadamard.', layers: [],
+    }];
+  }
+  if (headDims === undefined) return [];
+  const sides = ext.rotateValues === true ? [['keys', headDims.key], ['values', headDims.value]] as const : [['keys', headDims.key]] as const;
+  return sides.flatMap(([side, headDim]): ExtensionProblem[] => {
+    const plan = planHadamard(headDim);
+    if ('refused' in plan) {
+      return [{ code: 'invalid-rotation', severity: 'error', origin: 'kvscope', message: `kvscope extension --rotate hadamard (${side}): ${plan.refused}`, fix: 'Drop --rotate for this model.', layers: [] }];
+    }
+    if (plan.blocks === 1) return [];
+    return [{
+      code: 'rotation-block-diagonal', severity: 'info', origin: 'kvscope',
+      message: `kvscope extension --rotate hadamard (${side}): head_dim ${headDim} is not a power of two, so the rotation is ${describeHadamard(plan)} ` +
+        `(the largest power of two dividing ${headDim}); each block is rotated on its own.`,
+      fix: 'Nothing to do; a block of 16 or more spreads outliers nearly as well as one full rotation.', layers: [],
+    }];
+  });
+}
+
+function outlierProblems(ext: CacheExtensions): ExtensionProblem[] {
+  const q = ext.outlierQuantile;
+  if (q === undefined || (Number.isFinite(q) && q > 0 && q < 1)) return [];
+  return [{
+    code: 'invalid-outlier-quantile', severity: 'error', origin: 'kvscope',
+    message: `kvscope extension --outliers: the magnitude quantile must lie strictly between 0 and 1, got ${pythonNumberRepr(q)}.`,
+    fix: 'Use --outliers 0.99 to keep the top 1% of values exactly (KVQuant keeps about 1%).', layers: [],
+  }];
+}

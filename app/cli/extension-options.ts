@@ -1,0 +1,55 @@
+import { ROTATION_KINDS, type CacheExtensions, type RotationKind } from '../cache/cache-extensions.js';
+import { parseLayerMap } from '../cache/layer-map.js';
+import { UsageError, type CliIo } from './io.js';
+import { choiceOption, integerOption, numberOption, optionalString, type RawOptions } from './options.js';
+
+/**
+ * The kvscope extensions' command-line options (cache-extensions.ts), declared once in the shape of
+ * `util.parseArgs` option specs: main/cli spreads them into the cache options of every command that
+ * takes a cache (`preflight`, `run`, and the lab's `eval` and `sweep`, whose sweep keys are these
+ * long names without the dashes).
+ */
+export const EXTENSION_OPTION_SPECS = {
+  'nbits-key': { type: 'string' },
+  'nbits-value': { type: 'string' },
+  'layer-map': { type: 'string' },
+  'full-precision-first': { type: 'string' },
+  'full-precision-last': { type: 'string' },
+  'sink-tokens': { type: 'string' },
+  rotate: { type: 'string' },
+  'rotate-values': { type: 'boolean' },
+  outliers: { type: 'string' },
+} as const satisfies Record<string, { readonly type: 'string' | 'boolean' }>;
+
+export const EXTENSION_FLAGS = Object.keys(EXTENSION_OPTION_SPECS) as readonly (keyof typeof EXTENSION_OPTION_SPECS)[];
+
+/**
+ * The extensions the flags ask for; undefined when none is given (transformers' QuantizedCache
+ * exactly). Only the form is checked here (an integer, a number, a readable layer map); whether the
+ * values fit the backend and the model is the preflight's verdict (app/cache/extension-problems.ts).
+ * `io` reads `--layer-map`.
+ */
+export function extensionsFromOptions(options: RawOptions, io?: CliIo): CacheExtensions | undefined {
+  if (!EXTENSION_FLAGS.some((flag) => options[flag] !== undefined)) return undefined;
+  const integer = (flag: string): number | undefined => (options[flag] === undefined ? undefined : integerOption(options, flag));
+  const layerMapPath = optionalString(options, 'layer-map');
+  if (layerMapPath !== undefined && io === undefined) throw new UsageError('--layer-map needs a file system here; this command cannot read it.');
+  const rotation = options['rotate'] === undefined ? undefined : choiceOption<RotationKind>(options, 'rotate', ROTATION_KINDS);
+  const outliers = options['outliers'] === undefined ? undefined : numberOption(options, 'outliers', 0);
+  const extensions: { -readonly [K in keyof CacheExtensions]: CacheExtensions[K] } = {};
+  const nbitsKey = integer('nbits-key');
+  const nbitsValue = integer('nbits-value');
+  const first = integer('full-precision-first');
+  const last = integer('full-precision-last');
+  const sink = integer('sink-tokens');
+  if (nbitsKey !== undefined) extensions.nbitsKey = nbitsKey;
+  if (nbitsValue !== undefined) extensions.nbitsValue = nbitsValue;
+  if (layerMapPath !== undefined) extensions.layerMap = parseLayerMap(io!.readTextFile(layerMapPath), layerMapPath);
+  if (first !== undefined) extensions.fullPrecisionFirstLayers = first;
+  if (last !== undefined) extensions.fullPrecisionLastLayers = last;
+  if (sink !== undefined) extensions.sinkTokens = sink;
+  if (rotation !== undefined) extensions.rotation = rotation;
+  if (options['rotate-values'] === true) extensions.rotateValues = true;
+  if (outliers !== undefined) extensions.outlierQuantile = outliers;
+  return extensions;
+}
