@@ -1,6 +1,3 @@
-import { createEvalRecord } from '../lab/eval-record.js';
-import type { EvalProgress } from '../lab/evaluate.js';
-import type { EvalResult } from '../lab/eval-result.js';
 import type { EvalSettings } from '../lab/eval-settings.js';
 import { EvalInputError } from '../lab/lab-errors.js';
 import { SENSITIVITY_PRESETS, type SensitivityPreset } from '../lab/sensitivity.js';
@@ -9,21 +6,13 @@ import { checkSweepSpec, parseSweepSpec, type EvalOptionTable, type SweepSpec } 
 import type { SweepResults } from '../lab/sweep-results.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 import { encodeUtf8 } from '../record/utf8.js';
-import type { RunErrorPayload } from '../protocol/messages.js';
-import { RunError, toRunErrorPayload } from '../protocol/run-error.js';
 import { evalSettingsFromOptions } from './eval-options.js';
 import { ExitCode, UsageError } from './io.js';
 import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
-import { isSettled, openSweepFolder, readManifest, readPointState, writePoint, writeResults, type SweepManifest } from './sweep-folder.js';
+import { SweepRun, type SweepWorker } from '../lab/sweep-run.js';
+import { isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest } from '../lab/sweep-folder.js';
 import type { SweepIo } from './sweep-io.js';
 import { SweepProgress } from './sweep-progress.js';
-
-/** A lab worker as the sweep drives it (app/node/lab/lab-worker-client.ts): one job at a time, session kept warm. */
-export interface SweepWorker {
-  evaluate(settings: EvalSettings, options: { intraOpNumThreads?: number; onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
-  reference(settings: EvalSettings, options: { intraOpNumThreads?: number }): { done: Promise<{ key: string; cached: boolean; ms: number }>; cancel(): void };
-  dispose(): Promise<void>;
-}
 
 export interface SweepRuntime {
   /** eval's option table (main/cli's EVAL_OPTIONS): the spec's keys are checked against it */
@@ -66,100 +55,47 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   const jobs = Math.max(1, Math.min(integerOption(options, 'jobs', 1), Math.max(1, todo.length)));
   // Threads per session so that jobs × threads ≤ cores: N sessions each with every core would fight.
   const threads = Math.max(1, Math.floor(runtime.cores / jobs));
-  // One job keeps kvscope's own choices (and HQQ's helper thread on the second core).
-  const threadOptions = jobs > 1 ? { intraOpNumThreads: threads } : {};
   if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
   io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
     `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);
 
   const progress = runtime.stderrIsTty ? new SweepProgress(io.stderr, mine.length, mine.length - todo.length) : undefined;
-  const running = new Set<{ cancel(): void }>();
-  let interrupted = 0;
-  const workers: SweepWorker[] = [];
+  const run = new SweepRun({
+    io, dir: out, manifest, points: todo, jobs,
+    settingsForPoint: (point) => settingsForPoint(point, spec, text, io),
+    startWorker: runtime.startWorker,
+    ...(jobs > 1 ? { threadsPerJob: threads } : {}),
+    kvscopeVersion: runtime.kvscopeVersion, now: () => runtime.now(), randomSuffix: runtime.randomSuffix,
+    onPointStart: (point) => progress?.start(point.name),
+    onPointDone: (point, row) => progress?.finish(point.name, row.status),
+  });
+  let interrupts = 0;
   const stopListening = runtime.onInterrupt(() => {
-    interrupted++;
+    interrupts++;
     progress?.clear();
-    if (interrupted === 1) {
+    if (interrupts === 1) {
       io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded (Ctrl-C again to stop at once)…\n');
-      for (const job of running) job.cancel();
+      run.stop();
     } else {
-      for (const worker of workers) void worker.dispose();
+      run.abort();
     }
   });
-  const failures: string[] = [];
+  let outcome;
   try {
-    if (todo.length > 0) {
-      const queue = [...todo];
-      for (let i = 0; i < jobs; i++) workers.push(runtime.startWorker());
-      // The reference once, before the points fan out: no two workers compute it side by side.
-      const first = settingsForPoint(queue[0]!, spec, text, io);
-      if (!(first instanceof Error)) {
-        const reference = workers[0]!.reference(first, threadOptions);
-        running.add(reference);
-        try {
-          await reference.done;
-        } catch (error) {
-          if (interrupted === 0) throw error;
-        } finally {
-          running.delete(reference);
-        }
-      }
-      await Promise.all(workers.map(async (worker) => {
-        for (;;) {
-          if (interrupted > 0) return;
-          const point = queue.shift();
-          if (point === undefined) return;
-          progress?.start(point.name);
-          const settled = await runPoint(point, worker);
-          progress?.finish(point.name, settled);
-        }
-      }));
-    }
+    outcome = await run.done;
   } finally {
     stopListening();
     progress?.clear();
-    await Promise.all(workers.map((worker) => worker.dispose()));
   }
   const results = writeResults(io, out, manifest);
   if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
   else io.stdout(formatResultsTable(results));
-  if (interrupted > 0) {
-    const complete = results.rows.length;
-    io.stderr(`kvscope sweep: interrupted with ${complete} of ${mine.length} points complete; run the same command again to resume.\n`);
+  for (const line of outcome.failures) io.stderr(`kvscope sweep: ${line}\n`);
+  if (outcome.interrupted) {
+    io.stderr(`kvscope sweep: interrupted with ${results.rows.length} of ${mine.length} points complete; run the same command again to resume.\n`);
     return ExitCode.badInput;
   }
-  for (const line of failures) io.stderr(line);
   return ExitCode.ok;
-
-  async function runPoint(point: SweepPoint, worker: SweepWorker): Promise<'ok' | 'refused' | 'failed'> {
-    const settings = settingsForPoint(point, spec, text, io);
-    if (settings instanceof Error) {
-      writeFailure(point, null, 'failed', { ...toRunErrorPayload(settings), code: 'invalid-input' });
-      return 'failed';
-    }
-    const job = worker.evaluate(settings, threadOptions);
-    running.add(job);
-    try {
-      const result = await job.done;
-      const record = createEvalRecord(result, { createdAt: runtime.now(), kvscopeVersion: runtime.kvscopeVersion });
-      writePoint(io, out, point, manifest.specSha256, record.settings, { record }, runtime.randomSuffix);
-      return 'ok';
-    } catch (error) {
-      const payload = error instanceof RunError ? error.toPayload() : toRunErrorPayload(error);
-      // A cancelled point leaves nothing behind: the next run does it again.
-      if (payload.code === 'cancelled' || interrupted > 0) return 'failed';
-      const status = payload.code === 'refused' ? 'refused' : 'failed';
-      writeFailure(point, recorded(settings), status, payload);
-      return status;
-    } finally {
-      running.delete(job);
-    }
-  }
-
-  function writeFailure(point: SweepPoint, settings: ReturnType<typeof recorded> | null, status: 'refused' | 'failed', error: RunErrorPayload): void {
-    failures.push(`kvscope sweep: point ${point.name} ${status}: ${error.message.split('\n')[0]}\n`);
-    writePoint(io, out, point, manifest.specSha256, settings, { failure: { format: 'kvscope-sweep-failure', version: 1, status, error } }, runtime.randomSuffix);
-  }
 }
 
 /** The spec from `--spec FILE`, or from `--preset` with `--model` and eval's flags as the fixed settings. */
@@ -204,11 +140,6 @@ function settingsForPoint(point: SweepPoint, spec: SweepSpec, text: EvalSettings
     if (error instanceof UsageError || error instanceof EvalInputError) return error;
     throw error;
   }
-}
-
-function recorded(settings: EvalSettings): EvalResult['settings'] {
-  const { text, ...rest } = settings;
-  return { ...rest, text: { name: text.name } };
 }
 
 /** `kvscope sweep merge DIR… [--out DIR]`: one table from shard folders, identical to the unsharded sweep's. */

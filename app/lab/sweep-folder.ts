@@ -1,13 +1,13 @@
-import { EvalInputError } from '../lab/lab-errors.js';
-import { parseEvalRecord, type EvalRecord } from '../lab/eval-record.js';
-import type { RecordedEvalSettings } from '../lab/eval-result.js';
-import { failedRow, rowFromResult, sweepResultsCsv, type PointStatus, type SweepResults, type SweepRow } from '../lab/sweep-results.js';
-import type { SweepPoint } from '../lab/sweep-points.js';
-import type { SweepSpec, SweepValue } from '../lab/sweep-spec.js';
+import { EvalInputError } from './lab-errors.js';
+import { parseEvalRecord, type EvalRecord } from './eval-record.js';
+import type { RecordedEvalSettings } from './eval-result.js';
+import { failedRow, rowFromResult, sweepResultsCsv, type PointStatus, type SweepResults, type SweepRow } from './sweep-results.js';
+import type { SweepPoint } from './sweep-points.js';
+import type { SweepSpec, SweepValue } from './sweep-spec.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 import type { RunErrorPayload } from '../protocol/messages.js';
 import { encodeUtf8 } from '../record/utf8.js';
-import type { SweepIo } from './sweep-io.js';
+import type { SweepFolderIo as SweepIo } from './sweep-folder-io.js';
 
 /**
  * A sweep folder (STYLE.md §15): one folder per complete point, named from its settings, holding
