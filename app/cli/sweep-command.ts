@@ -1,15 +1,14 @@
-import type { EvalSettings } from '../lab/eval-settings.js';
 import { EvalInputError } from '../lab/lab-errors.js';
 import { SENSITIVITY_PRESETS, type SensitivityPreset } from '../lab/sensitivity.js';
-import { expandSweep, parseShard, shardPoints, type SweepPoint } from '../lab/sweep-points.js';
+import { expandSweep, parseShard, shardPoints } from '../lab/sweep-points.js';
 import { checkSweepSpec, parseSweepSpec, type EvalOptionTable, type SweepSpec } from '../lab/sweep-spec.js';
 import type { SweepResults } from '../lab/sweep-results.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 import { encodeUtf8 } from '../record/utf8.js';
-import { evalSettingsFromOptions } from './eval-options.js';
 import { ExitCode, UsageError } from './io.js';
 import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
 import { SweepRun, type SweepWorker } from '../lab/sweep-run.js';
+import { parentFolder, readSweepText, settingsForPoint } from './sweep-point-settings.js';
 import { isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest } from '../lab/sweep-folder.js';
 import type { SweepIo } from './sweep-io.js';
 import { SweepProgress } from './sweep-progress.js';
@@ -116,32 +115,6 @@ function sweepSpecFromOptions(options: RawOptions, io: SweepIo, runtime: SweepRu
   return checkSweepSpec({ model: requireString(options, 'model'), ...(text === undefined ? {} : { text }), fixed, preset: presetFlag }, runtime.evalOptions, '--preset');
 }
 
-/** The text, read once for every point: the spec's file (relative to the spec's folder) or kvscope's default. */
-function readSweepText(io: SweepIo, spec: SweepSpec, specDir: string): EvalSettings['text'] | null {
-  if (spec.text === undefined) return null;
-  const path = isAbsolute(spec.text) ? spec.text : io.joinPath(specDir, spec.text);
-  return { name: spec.text, content: io.readTextFile(path) };
-}
-
-/** A point's eval settings, parsed by eval's own parser (an Error when its options do not parse). */
-function settingsForPoint(point: SweepPoint, spec: SweepSpec, text: EvalSettings['text'] | null, io: SweepIo): EvalSettings | Error {
-  const raw: Record<string, string | boolean> = { model: spec.model };
-  for (const [key, value] of Object.entries(point.options)) {
-    if (typeof value === 'boolean') {
-      if (value) raw[key] = true;
-    } else {
-      raw[key] = String(value);
-    }
-  }
-  try {
-    const settings = evalSettingsFromOptions(raw, io);
-    return text === null ? settings : { ...settings, text };
-  } catch (error) {
-    if (error instanceof UsageError || error instanceof EvalInputError) return error;
-    throw error;
-  }
-}
-
 /** `kvscope sweep merge DIR… [--out DIR]`: one table from shard folders, identical to the unsharded sweep's. */
 function runMerge(dirs: readonly string[], options: RawOptions, io: SweepIo, runtime: SweepRuntime): ExitCode {
   if (dirs.length === 0) throw new UsageError('kvscope sweep merge needs the shard folders: kvscope sweep merge DIR1 DIR2 … [--out DIR].');
@@ -192,13 +165,4 @@ export function formatResultsTable(results: SweepResults): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';
-}
-
-function parentFolder(path: string): string {
-  const cut = Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\'));
-  return cut < 0 ? '.' : cut === 0 ? path.slice(0, 1) : path.slice(0, cut);
-}
-
-function isAbsolute(path: string): boolean {
-  return path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\\\');
 }

@@ -129,15 +129,20 @@ export function writePoint(
   io.rename(partial, final);
 }
 
-/** results.json and results.csv of a folder, rebuilt from its complete points. */
-export function writeResults(io: SweepIo, dir: string, manifest: SweepManifest): SweepResults {
+/** The results of a folder's complete points (what results.json holds), read from the point folders. */
+export function collectResults(io: SweepIo, dir: string, manifest: SweepManifest): SweepResults {
   const rows: SweepRow[] = [];
   for (const point of manifest.points) {
     const state = readPointState(io, dir, point, manifest.specSha256);
     if (state.kind === 'ok') rows.push(rowFromResult(point.index, point.name, point.options, state.record));
     else if (state.kind !== 'missing') rows.push(failedRow(point.index, point.name, point.options, state.kind, state.failure.error.message));
   }
-  const results: SweepResults = { format: 'kvscope-sweep-results', version: 1, specSha256: manifest.specSha256, points: manifest.points.length, rows };
+  return { format: 'kvscope-sweep-results', version: 1, specSha256: manifest.specSha256, points: manifest.points.length, rows };
+}
+
+/** results.json and results.csv of a folder, rebuilt from its complete points. */
+export function writeResults(io: SweepIo, dir: string, manifest: SweepManifest): SweepResults {
+  const results = collectResults(io, dir, manifest);
   io.writeFileAtomic(io.joinPath(dir, 'results.json'), encodeUtf8(stringifyJson(results, 1) + '\n'));
   io.writeFileAtomic(io.joinPath(dir, 'results.csv'), encodeUtf8(sweepResultsCsv(results)));
   return results;

@@ -7,7 +7,7 @@ import { runRunCommand } from '../../app/cli/run-command.js';
 import { runEvalCommand } from '../../app/cli/eval-command.js';
 import { runSweepCommand } from '../../app/cli/sweep-command.js';
 import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
-import { EXTENSION_OPTION_SPECS } from '../../app/cli/extension-options.js';
+import { CACHE_OPTION_SPECS, EVAL_OPTION_SPECS } from '../../app/cli/option-specs.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
 import { nodeEvalRuntime, nodeSweepRuntime } from './node-lab-runtime.js';
@@ -17,42 +17,11 @@ import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
-/** The quantized-cache settings, spelled the same by `preflight` and `run`. */
-const CACHE_OPTIONS: OptionSpecs = {
-  backend: { type: 'string' },
-  nbits: { type: 'string' },
-  'axis-key': { type: 'string' },
-  'axis-value': { type: 'string' },
-  'group-size': { type: 'string' },
-  'residual-length': { type: 'string' },
-  'layer-policy': { type: 'string' },
-  // kvscope extensions beyond transformers (app/cli/extension-options.ts)
-  ...EXTENSION_OPTION_SPECS,
-};
+/** The quantized-cache settings, spelled the same by `preflight`, `run` and `eval` (app/cli/option-specs.ts). */
+const CACHE_OPTIONS: OptionSpecs = { ...CACHE_OPTION_SPECS };
 
-/**
- * `eval`'s options: the model, EP and cache options of `run` (CACHE_OPTIONS, so a cache option added
- * there is an eval option, and a sweep key, at once), the text and its windows, the lab's targets.
- * `kvscope sweep` takes its spec keys from this table, never from a list of its own.
- */
-export const EVAL_OPTIONS: OptionSpecs = {
-  model: { type: 'string' },
-  onnx: { type: 'string' },
-  ep: { type: 'string' },
-  cache: { type: 'string' },
-  ...CACHE_OPTIONS,
-  text: { type: 'string' },
-  context: { type: 'string' },
-  stride: { type: 'string' },
-  prefill: { type: 'string' },
-  windows: { type: 'string' },
-  feed: { type: 'string' },
-  'quantize-layers': { type: 'string' },
-  'quantize-parts': { type: 'string' },
-  'per-token': { type: 'boolean' },
-  out: { type: 'string' },
-  json: { type: 'boolean' },
-};
+/** `eval`'s options; `kvscope sweep` takes its spec keys from this table (app/cli/option-specs.ts). */
+export const EVAL_OPTIONS: OptionSpecs = { ...EVAL_OPTION_SPECS };
 
 // A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
 // `positionals`: the command takes arguments besides its flags (`sweep merge DIR…`).

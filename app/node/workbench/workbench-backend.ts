@@ -21,6 +21,8 @@ import { RecentModels } from './recent-models.js';
 import { exportRunRecord } from './run-export.js';
 import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
+import { LabBackend } from '../lab/lab-backend.js';
+import type { LabWorkerOptions } from '../lab/lab-worker-client.js';
 
 export interface WorkbenchBackendOptions {
   /** where runs (`runs/<id>.json`) and the recent models (`recent.json`) live */
@@ -33,6 +35,8 @@ export interface WorkbenchBackendOptions {
   /** where the synthetic models are built (default: ensureSyntheticModel's cache) */
   readonly syntheticCacheDir?: string;
   readonly now?: () => Date;
+  /** the lab worker's location (Electron's bundle) and test engines */
+  readonly labWorkerOptions?: LabWorkerOptions;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
 }
@@ -45,7 +49,9 @@ export type RunHandlersFactory = (runId: string) => RunEventHandlers;
  * host (the host-specific ones, a native folder picker and menu commands, stay with the hosts).
  * Every operation answers the way the API promises; disposing stops the runs still going.
  */
-export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModelFolder' | 'onCommand' | 'startRun'> {
+export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModelFolder' | 'onCommand' | 'startRun' | 'lab'> {
+  /** the Lab view's sweeps, saved in `<dataDir>/sweeps/` (app/node/lab/lab-backend.ts) */
+  readonly lab: LabBackend;
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
   /**
    * Starts a run synchronously and returns its ticket: its events (worker messages) cannot arrive
@@ -62,6 +68,7 @@ export function createWorkbenchBackend(options: WorkbenchBackendOptions): Workbe
 
 class NodeWorkbenchBackend implements WorkbenchBackend {
   readonly dataDir: string;
+  readonly lab: LabBackend;
   private readonly store: RunStore;
   private readonly recent: RecentModels;
   private readonly kvscopeVersion: string;
@@ -77,6 +84,11 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.store = new RunStore(join(this.dataDir, 'runs'));
     this.recent = new RecentModels(join(this.dataDir, 'recent.json'), options.onRecentModelsChanged);
     this.kvscopeVersion = options.kvscopeVersion ?? KVSCOPE_VERSION;
+    this.lab = new LabBackend({
+      dataDir: this.dataDir, kvscopeVersion: this.kvscopeVersion,
+      ...(options.labWorkerOptions === undefined ? {} : { workerOptions: options.labWorkerOptions }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
     this.start = options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions));
     this.now = options.now ?? (() => new Date());
   }
@@ -191,7 +203,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.disposed = true;
     const handles = [...this.live.values()];
     for (const handle of handles) handle.dispose();
-    await Promise.allSettled(handles.map((handle) => handle.done));
+    await Promise.allSettled([...handles.map((handle) => handle.done), this.lab.dispose()]);
   }
 
   private async modelPath(source: ModelSource): Promise<string> {
