@@ -88,10 +88,17 @@ export class LabBackend {
       },
     });
     this.#running.set(sweepId, run);
+    // The sweep leaves the running set before its last event, so a list the page asks for then says so.
     void run.done.then(
-      (outcome) => on.onDone({ interrupted: outcome.interrupted, results: writeResults(this.#io, dir, manifest) }),
-      (error: unknown) => on.onError(toRunErrorPayload(error)),
-    ).finally(() => this.#running.delete(sweepId));
+      (outcome) => {
+        this.#running.delete(sweepId);
+        on.onDone({ interrupted: outcome.interrupted, results: writeResults(this.#io, dir, manifest) });
+      },
+      (error: unknown) => {
+        this.#running.delete(sweepId);
+        on.onError(toRunErrorPayload(error));
+      },
+    );
     return { sweepId, points: manifest.points.length, complete: manifest.points.length - todo.length };
   }
 
