@@ -1,6 +1,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { createEnvironmentSlice } from './environment-slice.js';
 import { createHistorySlice } from './history-slice.js';
+import { createLabSlice } from './lab-slice.js';
 import { createModelSlice } from './model-slice.js';
 import { createNoticeSlice } from './notice-slice.js';
 import { createPreflightSlice } from './preflight-slice.js';
@@ -25,5 +26,6 @@ export function createWorkbenchStore(host: 'electron' | 'browser'): WorkbenchSto
     ...createRunSlice(...a),
     ...createHistorySlice(...a),
     ...createNoticeSlice(...a),
+    ...createLabSlice(...a),
   }));
 }
