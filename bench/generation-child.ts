@@ -14,10 +14,12 @@ import { createMinimalSession, minimalGreedy } from './minimal-loop.js';
  */
 const job = JSON.parse(process.argv[2] ?? '') as GenerationJob;
 const folder = await resolveModelPath(job.model);
-const files = readModelFiles(folder);
-const prompt = typeof job.prompt === 'string' ? job.prompt : promptText(job.prompt.tokens, files.tokenizer.encode);
-const promptIds = files.tokenizer.encode(prompt);
-const warmupPrompt = job.warmupPromptTokens === undefined ? prompt : promptText(job.warmupPromptTokens, files.tokenizer.encode);
+const files = await readModelFiles(folder);
+if (files.tokenizer === null) throw new Error(`${folder} has no tokenizer.json; the generation bench encodes text prompts.`);
+const tokenizer = files.tokenizer;
+const prompt = typeof job.prompt === 'string' ? job.prompt : promptText(job.prompt.tokens, tokenizer.encode);
+const promptIds = tokenizer.encode(prompt);
+const warmupPrompt = job.warmupPromptTokens === undefined ? prompt : promptText(job.warmupPromptTokens, tokenizer.encode);
 
 const sample = job.engine === 'minimal-loop' ? await runMinimal() : await runKvscope();
 await releaseCachedSessions();
@@ -77,7 +79,7 @@ async function runKvscope(): Promise<GenerationSample> {
 async function runMinimal(): Promise<GenerationSample> {
   const session = await createMinimalSession(files.onnxPath);
   try {
-    await minimalGreedy(session, files.tokenizer.encode(warmupPrompt), job.warmupNewTokens);
+    await minimalGreedy(session, tokenizer.encode(warmupPrompt), job.warmupNewTokens);
     // rss sampled from outside the loop every 250 ms, as often as kvscope's throttled step samples (app/engine/memory-sampler.ts)
     let peakRssBytes = process.memoryUsage.rss();
     const timer = setInterval(() => { peakRssBytes = Math.max(peakRssBytes, process.memoryUsage.rss()); }, 250);

@@ -16,6 +16,9 @@ export const FAKE_URL = `http://127.0.0.1:${FAKE_PORT}/`;
 /** The tiny real model of the real-number scenario. */
 export const STORIES_DIR = process.env['KVSCOPE_STORIES_DIR'] ?? resolve(PROJECT_ROOT, '..', 'shared', 'models', 'stories260k');
 
+/** The ONNX Runtime GenAI test exports (issue 11's model layouts). */
+export const ORT_GENAI_TINY_DIR = process.env['KVSCOPE_ORT_GENAI_TINY_DIR'] ?? resolve(PROJECT_ROOT, '..', 'shared', 'models', 'ort-genai-tiny');
+
 /** Set by global-setup.ts once `kvscope serve` is up. */
 export function serveUrl(): string | null {
   return process.env['KVSCOPE_E2E_SERVE_URL'] ?? null;

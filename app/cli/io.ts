@@ -9,6 +9,8 @@ export interface CliIo {
   readTextFile(path: string): string;
   /** Whether the path is a directory (false when it does not exist). */
   isDirectory(path: string): boolean;
+  /** Whether the path is a regular file (false when it does not exist); hosts without it accept any path. */
+  isFile?(path: string): boolean;
   joinPath(...parts: string[]): string;
   /** Writes a file atomically: a reader sees the old file or the complete new one, never a part. */
   writeFileAtomic(path: string, bytes: Uint8Array): void;

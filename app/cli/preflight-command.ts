@@ -1,5 +1,9 @@
+import { parseGenaiConfig } from '../config/genai-config.js';
+import { modelConfigFromGenai } from '../config/genai-model-config.js';
 import { parseModelConfig } from '../config/parse-model-config.js';
 import type { ModelConfig } from '../config/model-config.js';
+import type { ModelDiagnostic, ModelDiagnosticCode } from '../engine/model-diagnostic.js';
+import type { LayoutSummary } from '../model-layout/layout-summary.js';
 import { runPreflight, type PreflightResult } from '../preflight/run-preflight.js';
 import type { Diagnostic } from '../preflight/diagnostic.js';
 import { formatLayerList } from '../preflight/layer-list.js';
@@ -7,46 +11,105 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type LayerPolicy, type QuantizedCache
 import { activeExtensions, EXTENSIONS_HEADING } from '../cache/active-extensions.js';
 import { formatLayerMap, layerMapFormatOf, resolvedLayerMap } from '../cache/layer-map.js';
 import { encodeUtf8 } from '../record/utf8.js';
+import { formatBytes } from './byte-size.js';
 import { extensionsFromOptions } from './extension-options.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
 
+/** What `kvscope preflight` learns about a model folder or graph from the host (Node: app/node/model/check-model.ts). */
+export interface ModelCheck {
+  /** null when no config could be read (the diagnostics say why) */
+  readonly config: ModelConfig | null;
+  /** null for a folder with a config but no graph (only the config is judged then) */
+  readonly layout: LayoutSummary | null;
+  /** the folder, config and graph I/O findings, errors first */
+  readonly diagnostics: readonly ModelDiagnostic[];
+}
+
+/** How the preflight reads a model folder's layout and graph header (not its weights). */
+export interface PreflightRuntime {
+  checkModel(path: string, onnxFile?: string): Promise<ModelCheck>;
+}
+
+/** Findings about files that cannot be used as given: bad input (exit 1), not a refusal. */
+const INPUT_PROBLEMS: ReadonlySet<ModelDiagnosticCode> = new Set([
+  'model-folder-missing', 'config-missing', 'config-invalid', 'onnx-missing', 'onnx-unreadable', 'onnx-external-data-missing', 'tokenizer-invalid',
+  'generation-config-invalid',
+]);
+
 /**
  * `kvscope preflight`: transformers' verdict on whether a model can take a `QuantizedCache`, plus
- * what transformers misses. Exit 0 when a run could start, 2 when refused, 1 on bad input.
+ * what transformers misses. Given a model folder or a graph (with `runtime`), it also reads the
+ * layout and the graph's inputs and outputs from the protobuf header (weights never loaded), so a
+ * graph kvscope cannot feed is refused here, before any run. Exit 0 when a run could start, 2 when
+ * refused, 1 on bad input.
  */
-export function runPreflightCommand(options: RawOptions, io: CliIo): ExitCode {
+export async function runPreflightCommand(options: RawOptions, io: CliIo, runtime?: PreflightRuntime): Promise<ExitCode> {
   const configPath = requireString(options, 'config');
+  const onnxFile = optionalString(options, 'onnx');
   const settings = settingsFromOptions(options, io);
   const sequenceLengths = sequenceLengthsOption(optionalString(options, 'seq-len'));
   const batch = integerOption(options, 'batch', 1);
-  const config = readModelConfig(io, configPath);
+  const isModel = io.isDirectory(configPath) || configPath.endsWith('.onnx');
+  if (onnxFile !== undefined && (!isModel || runtime === undefined)) throw new UsageError('--onnx picks a graph of a model folder: give --config the folder.');
+  const check = isModel && runtime !== undefined ? await runtime.checkModel(configPath, onnxFile) : null;
+  if (check !== null && check.config === null) {
+    const first = check.diagnostics.find((d) => d.severity === 'error');
+    throw new UsageError(`${first?.message ?? `no model config could be read from ${configPath}.`}${first?.fix !== undefined ? ` ${first.fix}` : ''}`);
+  }
+  const config = check?.config ?? readModelConfig(io, configPath);
   const result = runPreflight(config, settings, { ...(sequenceLengths ? { sequenceLengths } : {}), batch });
   const layerMapOut = optionalString(options, 'write-layer-map');
   if (layerMapOut !== undefined) writeLayerMap(io, layerMapOut, config, settings);
-  io.stdout(options['json'] === true ? JSON.stringify(preflightJson(result)) + '\n' : formatPreflight(config, settings, result));
-  return result.ok ? ExitCode.ok : ExitCode.refused;
+  const modelDiagnostics = check?.diagnostics ?? [];
+  io.stdout(options['json'] === true
+    ? JSON.stringify(preflightJson(result, check ?? undefined)) + '\n'
+    : formatPreflight(config, settings, result, check));
+  const modelErrors = modelDiagnostics.filter((d) => d.severity === 'error');
+  if (!result.ok || modelErrors.some((d) => !INPUT_PROBLEMS.has(d.code))) return ExitCode.refused;
+  return modelErrors.length > 0 ? ExitCode.badInput : ExitCode.ok;
 }
 
-/** The `--json` contract other tools rely on. */
-export function preflightJson(result: PreflightResult): {
+/** The `--json` contract other tools rely on; `layout` is there when a model folder or graph was checked. */
+export function preflightJson(result: PreflightResult, check?: ModelCheck): {
   ok: boolean;
   layerTypes: string[];
   diagnostics: { code: string; severity: string; message: string; layers: number[]; fix?: string }[];
+  layout?: LayoutSummary | null;
 } {
+  const modelDiagnostics = check?.diagnostics ?? [];
   return {
-    ok: result.ok,
+    ok: result.ok && !modelDiagnostics.some((d) => d.severity === 'error'),
     layerTypes: result.layerTypes,
-    diagnostics: result.diagnostics.map((d) => ({
+    diagnostics: [...result.diagnostics, ...modelDiagnostics].map((d) => ({
       code: d.code, severity: d.severity, message: d.message, layers: d.layers, ...(d.fix !== undefined ? { fix: d.fix } : {}),
     })),
+    ...(check !== undefined ? { layout: check.layout } : {}),
   };
 }
 
-/** Accepts a `config.json` or a model folder holding one. */
+/**
+ * Accepts a `config.json`, a `genai_config.json` (ONNX Runtime GenAI: the config transformers would
+ * read is derived from it), or a folder holding either (config.json first).
+ */
 export function readModelConfig(io: CliIo, path: string): ModelConfig {
-  const file = io.isDirectory(path) ? io.joinPath(path, 'config.json') : path;
-  return parseModelConfig(io.readTextFile(file), file);
+  let file = path;
+  if (io.isDirectory(path)) {
+    file = io.joinPath(path, 'config.json');
+    const genai = io.joinPath(path, 'genai_config.json');
+    if (!canRead(io, file) && canRead(io, genai)) file = genai;
+  }
+  const text = io.readTextFile(file);
+  return /(^|[\\/])genai_config\.json$/.test(file) ? modelConfigFromGenai(parseGenaiConfig(text, file)) : parseModelConfig(text, file);
+}
+
+function canRead(io: CliIo, path: string): boolean {
+  try {
+    io.readFile(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The cache flags as settings; `io` reads the kvscope extensions' `--layer-map` file. */
@@ -86,10 +149,13 @@ function sequenceLengthsOption(text: string | undefined): number[] | undefined {
   return parts.map(Number);
 }
 
-function formatPreflight(config: ModelConfig, s: QuantizedCacheSettings, r: PreflightResult): string {
+function formatPreflight(config: ModelConfig, s: QuantizedCacheSettings, r: PreflightResult, check: ModelCheck | null): string {
   const g = config.geometry;
+  const modelDiagnostics = check?.diagnostics ?? [];
+  const ok = r.ok && !modelDiagnostics.some((d) => d.severity === 'error');
   const lines = [
     `${config.sourceName}`,
+    ...layoutLines(check),
     `  ${config.modelType ?? 'unknown model_type'}: ${g.numLayers} layers, ${g.numAttentionHeads} heads, ${g.numKeyValueHeads} KV heads, head_dim ${g.headDim}`,
     `  layer types (transformers): ${summarizeTypes(r.layerTypes)}`,
     `  quantized layers: ${layerRange(r.layers.filter((l) => l.quantized).map((l) => l.index), g.numLayers)}`,
@@ -97,13 +163,23 @@ function formatPreflight(config: ModelConfig, s: QuantizedCacheSettings, r: Pref
       `q_group_size=${s.groupSize}, residual_length=${s.residualLength}), layer policy ${s.layerPolicy}`,
     ...activeExtensions(s, g.numLayers).map((item, index) => `${index === 0 ? `  ${EXTENSIONS_HEADING}: ` : '    '}${item.label}: ${item.detail}`),
     '',
-    r.ok ? 'OK: a quantized-cache run can start.' : 'REFUSED: a quantized-cache run cannot start.',
+    ok ? 'OK: a quantized-cache run can start.' : 'REFUSED: a quantized-cache run cannot start.',
   ];
-  for (const d of r.diagnostics) lines.push('', ...formatDiagnostic(d));
+  for (const d of [...r.diagnostics, ...modelDiagnostics]) lines.push('', ...formatDiagnostic(d));
   return lines.join('\n') + '\n';
 }
 
-function formatDiagnostic(d: Diagnostic): string[] {
+function layoutLines(check: ModelCheck | null): string[] {
+  const layout = check?.layout;
+  if (layout === null || layout === undefined) return [];
+  const size = layout.bytes === null ? '' : `, ${formatBytes(layout.bytes)}${layout.externalData.length > 0 ? ` with ${layout.externalData.join(', ')}` : ''}`;
+  return [
+    `  layout: ${layout.label}${layout.crossCheck !== null ? `; ${layout.crossCheck} cross-checked` : ''}`,
+    `  graph: ${layout.graphs.join(' then ')}: ${layout.precision ?? 'unread'}${size}; I/O names: ${layout.naming ?? 'unread'}${layout.kvPacking === 'combined' ? ' (combined past)' : ''}`,
+  ];
+}
+
+function formatDiagnostic(d: Pick<Diagnostic, 'code' | 'severity' | 'message' | 'layers' | 'fix'> | ModelDiagnostic): string[] {
   const where = d.layers.length > 0 ? ` (layers ${layerRange(d.layers)})` : '';
   const [first = '', ...rest] = d.message.split('\n');
   return [

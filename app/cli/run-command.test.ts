@@ -74,7 +74,7 @@ describe('kvscope run: flags', () => {
 
   it.each<[string, RawOptions, RegExp]>([
     ['no model', {}, /^--model is required\.$/],
-    ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is not a folder\. Pass a model folder .* or synthetic \| synthetic-hybrid\./],
+    ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is neither a folder nor an \.onnx file\. Pass a model folder .* or synthetic \| synthetic-hybrid\./],
     ['an unknown provider', { ...TINY, ep: 'tpu' }, /--ep must be one of cpu, webgpu, cuda, dml, coreml, got "tpu"/],
     ['an unknown cache', { ...TINY, cache: 'static' }, /--cache must be one of dynamic, quantized/],
     ['cache flags on a dynamic cache', { ...TINY, cache: 'dynamic', nbits: '2' }, /--nbits configures the quantized cache; it has no effect with --cache dynamic/],

@@ -90,8 +90,10 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
 /** The flags as RunSettings; every check that needs no model happens here, before a worker starts. */
 export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSettings {
   const model = requireString(options, 'model');
-  if (!(SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model) && !io.isDirectory(model)) {
-    throw new UsageError(`--model ${model} is not a folder. Pass a model folder (config.json, onnx/model.onnx, tokenizer.json) or ${SYNTHETIC_MODEL_KINDS.join(' | ')}.`);
+  const isGraph = model.toLowerCase().endsWith('.onnx') && (io.isFile?.(model) ?? true);
+  if (!(SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model) && !io.isDirectory(model) && !isGraph) {
+    throw new UsageError(`--model ${model} is neither a folder nor an .onnx file. Pass a model folder (config.json or genai_config.json, ` +
+      `its .onnx graph, tokenizer.json), a graph.onnx with its config beside it, or ${SYNTHETIC_MODEL_KINDS.join(' | ')}.`);
   }
   const cacheMode = choiceOption<CacheMode>(options, 'cache', ['dynamic', 'quantized'], 'quantized');
   const quantizationFlags = QUANTIZATION_FLAGS.filter((flag) => options[flag] !== undefined);
@@ -101,6 +103,8 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
   const maxNewTokens = integerOption(options, 'max-new-tokens', DEFAULT_MAX_NEW_TOKENS);
   if (maxNewTokens < 1) throw new UsageError(`--max-new-tokens must be at least 1, got ${maxNewTokens}.`);
   const onnxFile = optionalString(options, 'onnx');
+  if (onnxFile !== undefined && isGraph) throw new UsageError(`--onnx ${onnxFile} picks a graph of a folder, but --model already names one (${model}). Drop one of them.`);
+  const promptTokenIds = promptIdsOption(options);
   return {
     model,
     ...(onnxFile !== undefined ? { onnxFile } : {}),
@@ -109,10 +113,25 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     quantization: settingsFromOptions(options, io),
     prompt: optionalString(options, 'prompt') ?? '',
     ...(options['chat'] === true ? { promptFormat: 'chat' as const } : {}),
+    ...(promptTokenIds !== undefined ? { promptTokenIds } : {}),
     maxNewTokens,
     sampling: samplingFromOptions(options),
     reference: options['reference'] === true,
   };
+}
+
+/** `--prompt-ids 1,2,3`: the prompt as token ids, for folders without a tokenizer (the text is then shown as ids). */
+function promptIdsOption(options: RawOptions): number[] | undefined {
+  const text = optionalString(options, 'prompt-ids');
+  if (text === undefined) return undefined;
+  for (const flag of ['prompt', 'chat'] as const) {
+    if (options[flag] !== undefined) throw new UsageError(`--prompt-ids gives the prompt as token ids; --${flag} gives it as text. Use one or the other.`);
+  }
+  const parts = text.split(',').map((part) => part.trim());
+  if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part))) {
+    throw new UsageError(`--prompt-ids must be token ids (non-negative integers) separated by commas, e.g. --prompt-ids 1,15043,727; got ${JSON.stringify(text)}.`);
+  }
+  return parts.map(Number);
 }
 
 function samplingFromOptions(options: RawOptions): SamplingSettings {

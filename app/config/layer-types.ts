@@ -128,7 +128,10 @@ function transformersList(
     const notes = modelType === 'mistral'
       ? ['config.json gives a Mistral model layer_types; transformers keeps them but warns "Detected Mistral model with layer_types. Consider using AutoModel or Ministral classes instead…" (spec §2.4).']
       : [];
-    return { numLayers, types, source: 'config', rule: 'layer_types from config.json (spec §2.2 step 1)', notes };
+    const rule = /genai_config\.json/.test(where)
+      ? 'layer_types from genai_config.json (model.decoder.layer_types, as config.json would give them; spec §2.2 step 1)'
+      : 'layer_types from config.json (spec §2.2 step 1)';
+    return { numLayers, types, source: 'config', rule, notes };
   }
 
   const family = familyLayerTypes(modelType, { config, numLayers, slidingWindow, where });

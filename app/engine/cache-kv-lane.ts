@@ -14,7 +14,8 @@ import type { LayerQuantizeError } from './generation-result.js';
 import { floatTensor, type FloatHostTensor, type HostTensor } from './host-tensor.js';
 import { emptyPast } from './dynamic-kv-lane.js';
 import type { AbsorbResult, KvLane } from './kv-lane.js';
-import { readPresent, type KvDims } from './kv-present.js';
+import type { KvDims } from './kv-present.js';
+import { LayerKvPacking } from './kv-packing.js';
 import { copySlabRows } from './slab-rows.js';
 import { StateFeeds } from './state-feeds.js';
 import type { FlushMetrics } from './types.js';
@@ -72,6 +73,8 @@ interface LayerBoundary {
   readonly cacheLayer: CacheLayer;
   readonly key: PastSide;
   readonly value: PastSide;
+  /** the graph's packing of this layer's past and present (per-layer, or GPT-2's combined past_N) */
+  readonly packing: LayerKvPacking;
   /** events of the cache layer already reported */
   eventsSeen: number;
 }
@@ -102,7 +105,10 @@ export class CacheKvLane implements KvLane {
         );
       }
       const dims = options.dims.get(layerIo.layer)!;
-      return { io: layerIo, cacheLayer, key: this.#side(dims.key), value: this.#side(dims.value), eventsSeen: 0 };
+      return {
+        io: layerIo, cacheLayer, key: this.#side(dims.key), value: this.#side(dims.value),
+        packing: new LayerKvPacking(layerIo, dims, io.presentMayExceedValidLength), eventsSeen: 0,
+      };
     });
     this.#states = new StateFeeds(io.states);
   }
@@ -116,9 +122,7 @@ export class CacheKvLane implements KvLane {
     for (const layer of this.#layers) {
       const key = this.#pastTensor(layer.key);
       const value = this.#pastTensor(layer.value);
-      feeds[layer.io.pastKey] = key;
-      feeds[layer.io.pastValue] = value;
-      bytes += key.data.byteLength + value.data.byteLength;
+      bytes += layer.packing.feed(feeds, key, value);
     }
     this.#states.addFeeds(feeds);
     return bytes;
@@ -130,8 +134,7 @@ export class CacheKvLane implements KvLane {
     const flushes: FlushMetrics[] = [];
     let dequantizeMs = 0;
     for (const layer of this.#layers) {
-      const presentKey = readPresent(outputs, layer.io.presentKey, layer.io.dtype, layer.key.dims, seq);
-      const presentValue = readPresent(outputs, layer.io.presentValue, layer.io.dtype, layer.value.dims, seq);
+      const { key: presentKey, value: presentValue } = layer.packing.read(outputs, seq);
       // present = [past | new]: only the last n rows are new (the graph copied our past in front).
       const newKey = this.#newRows(layer.key, presentKey, past, newTokens);
       const newValue = this.#newRows(layer.value, presentValue, past, newTokens);
@@ -210,6 +213,7 @@ export class CacheKvLane implements KvLane {
         side.pastBits = side.pastBits === null ? null : new Uint16Array(0);
         side.bitsStore = new Uint16Array(0);
       }
+      layer.packing.dispose();
     }
     this.#states.dispose();
   }

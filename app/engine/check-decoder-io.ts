@@ -4,7 +4,8 @@ import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import { modelError, modelWarning, type ModelDiagnostic } from './model-diagnostic.js';
 
 /**
- * Cross-checks the graph's KV inputs against config.json: the cache is planned from the config
+ * Cross-checks the graph's KV inputs against the model config (config.json, or the one derived from
+ * genai_config.json): the cache is planned from the config
  * (layer kinds, heads, head_dim: spec §2.2) and fed to the graph, so the two must describe the same
  * model. A contradiction is an error with a fix; a config that merely under-describes is a warning.
  */
@@ -24,13 +25,14 @@ function checkKvLayers(io: DecoderIo, config: ModelConfig, graphName: string): M
   if (missing.length === 0 && extra.length === 0) return [];
   const configSays = `${config.sourceName} describes ${config.geometry.numLayers} decoder layers, ` +
     `${expected.size} of them with a KV cache (${rangeText([...expected])})`;
-  const graphHas = `${graphName} has past_key_values for ${present.size} layers (${rangeText([...present])})`;
+  const inputsName = io.kvLayers[0]?.packing === 'combined' ? 'combined past_N inputs' : 'past_key_values';
+  const graphHas = `${graphName} has ${inputsName} for ${present.size} layers (${rangeText([...present])})`;
   const details = [
     missing.length > 0 ? `no KV input for layer(s) ${rangeText(missing)}` : '',
     extra.length > 0 ? `KV inputs for layer(s) ${rangeText(extra)}, which the config says keep no KV cache (${extra.map((l) => config.layers.actualKinds[l] ?? 'beyond num_hidden_layers').join(', ')})` : '',
   ].filter((text) => text !== '').join('; ');
   return [modelError('io-kv-layer-mismatch', `${configSays}, but ${graphHas}: ${details}.`,
-    'The config.json does not belong to this graph: use the config exported with the model (check num_hidden_layers and layer_types).',
+    `${config.sourceName} does not belong to this graph: use the config exported with the model (check num_hidden_layers and layer_types).`,
     [...missing, ...extra].sort((a, b) => a - b))];
 }
 
@@ -55,7 +57,7 @@ function checkKvDims(io: DecoderIo, config: ModelConfig, graphName: string): Mod
       `[${first.keyShape.join(', ')}] (${String(first.keyShape[1])} KV heads)` +
       `${headsOff.length > 1 ? ` in ${headsOff.length} layers (${rangeText(headsOff.map((l) => l.layer))})` : ''}. ` +
       'The cache and the quantizer groups are planned from the config, so they would not fit the tensors.',
-      `Use the config.json exported with this graph, or set "num_key_value_heads": ${String(first.keyShape[1])}.`,
+      `Use the config exported with this graph, or set "num_key_value_heads": ${String(first.keyShape[1])}.`,
       headsOff.map((l) => l.layer)));
   }
   if (headDimOff.length > 0) {
@@ -63,7 +65,7 @@ function checkKvDims(io: DecoderIo, config: ModelConfig, graphName: string): Mod
     diagnostics.push(modelError('io-head-dim',
       `${config.sourceName} gives a head_dim of ${headDim} (head_dim, or hidden_size / num_attention_heads), but ${graphName}'s ` +
       `${first.pastKey} is [${first.keyShape.join(', ')}] (head_dim ${String(first.keyShape[3])}).`,
-      `Use the config.json exported with this graph, or set "head_dim": ${String(first.keyShape[3])}.`,
+      `Use the config exported with this graph, or set "head_dim": ${String(first.keyShape[3])}.`,
       headDimOff.map((l) => l.layer)));
   }
   return diagnostics;
@@ -76,7 +78,7 @@ function checkLogits(io: DecoderIo, config: ModelConfig, graphName: string): Mod
   if (typeof vocab !== 'number' || configVocab === null || vocab === configVocab) return [];
   return [modelWarning('io-logits',
     `${graphName}'s logits have ${vocab} entries per token but ${config.sourceName} says vocab_size = ${configVocab}.`,
-    'Check that config.json belongs to this graph; generation uses the graph\'s vocabulary.')];
+    `Check that ${config.sourceName} belongs to this graph; generation uses the graph's vocabulary.`)];
 }
 
 /** `0-4, 6`: the layers as runs (app/preflight/layer-list.ts), or `none`. */

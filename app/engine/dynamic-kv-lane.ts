@@ -4,14 +4,16 @@ import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import type { SessionOutputs } from './decoder-session.js';
 import type { LayerQuantizeError } from './generation-result.js';
 import { floatTensor, type FloatHostTensor, type HostTensor } from './host-tensor.js';
-import { readPresent, type KvDims } from './kv-present.js';
+import type { KvDims } from './kv-present.js';
 import type { AbsorbResult, KvLane } from './kv-lane.js';
+import { LayerKvPacking } from './kv-packing.js';
 import { StateFeeds } from './state-feeds.js';
 
 interface LayerPair {
   readonly io: KvLayerIo;
   readonly keyDims: KvDims;
   readonly valueDims: KvDims;
+  readonly packing: LayerKvPacking;
   key: FloatHostTensor;
   value: FloatHostTensor;
 }
@@ -30,7 +32,8 @@ const NO_FLUSHES: AbsorbResult = { flushes: [], dequantizeMs: 0 };
  * exactly `DynamicLayer.update`'s return, `cat(past, new)`, so the next step's past is the present
  * tensor itself, fed back without a copy (as the minimal onnxruntime loop does:
  * ../shared/reference/generation-speed.md). Nothing is copied through JavaScript per step; the
- * previous step's tensors are dropped as soon as the new ones arrive.
+ * previous step's tensors are dropped as soon as the new ones arrive. A GPT-2 combined present is fed
+ * back whole (kv-packing.ts), so that packing costs no copy either.
  */
 export class PassThroughKvLane implements KvLane {
   readonly #dtype: KvDtype;
@@ -46,7 +49,7 @@ export class PassThroughKvLane implements KvLane {
     this.#layers = io.kvLayers.map((layerIo) => {
       const dims = options.dims.get(layerIo.layer)!;
       return {
-        io: layerIo, keyDims: dims.key, valueDims: dims.value,
+        io: layerIo, keyDims: dims.key, valueDims: dims.value, packing: new LayerKvPacking(layerIo, dims, io.presentMayExceedValidLength),
         key: emptyPast(layerIo.dtype, dims.key), value: emptyPast(layerIo.dtype, dims.value),
       };
     });
@@ -59,11 +62,7 @@ export class PassThroughKvLane implements KvLane {
 
   addFeeds(feeds: Record<string, HostTensor>): number {
     let bytes = 0;
-    for (const layer of this.#layers) {
-      feeds[layer.io.pastKey] = layer.key;
-      feeds[layer.io.pastValue] = layer.value;
-      bytes += layer.key.data.byteLength + layer.value.data.byteLength;
-    }
+    for (const layer of this.#layers) bytes += layer.packing.feed(feeds, layer.key, layer.value);
     this.#states.addFeeds(feeds);
     return bytes;
   }
@@ -71,8 +70,9 @@ export class PassThroughKvLane implements KvLane {
   absorb(outputs: SessionOutputs, newTokens: number): AbsorbResult {
     const seq = this.#seq + newTokens;
     for (const layer of this.#layers) {
-      layer.key = readPresent(outputs, layer.io.presentKey, layer.io.dtype, layer.keyDims, seq);
-      layer.value = readPresent(outputs, layer.io.presentValue, layer.io.dtype, layer.valueDims, seq);
+      const present = layer.packing.read(outputs, seq);
+      layer.key = present.key;
+      layer.value = present.value;
     }
     this.#states.absorb(outputs);
     this.#seq = seq;
@@ -115,6 +115,7 @@ export class PassThroughKvLane implements KvLane {
     for (const layer of this.#layers) {
       layer.key = emptyPast(layer.io.dtype, layer.keyDims);
       layer.value = emptyPast(layer.io.dtype, layer.valueDims);
+      layer.packing.dispose();
     }
     this.#states.dispose();
     this.#seq = 0;

@@ -36,6 +36,25 @@ export class ModelLoadError extends KvscopeError {
   }
 }
 
+/**
+ * A model whose files are all readable but that kvscope cannot drive as it is (a graph input it cannot
+ * feed, a config that contradicts the graph): the model checks refuse it before any run, like the
+ * preflight refuses settings (the CLI exits 2; run-error.ts classifies `…RefusedError` as a refusal).
+ */
+export class ModelRefusedError extends KvscopeError {
+  override readonly name = 'ModelRefusedError';
+  readonly fix: string | undefined;
+  readonly diagnostics: readonly ModelDiagnostic[];
+
+  constructor(summary: string, diagnostics: readonly ModelDiagnostic[]) {
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    const fix = errors.find((d) => d.fix !== undefined)?.fix;
+    super(`${summary}\n${diagnosticLines(errors, fix)}`);
+    this.fix = fix;
+    this.diagnostics = diagnostics;
+  }
+}
+
 /** tokenizer.json / tokenizer_config.json missing or unreadable. */
 export class TokenizerError extends KvscopeError {
   override readonly name = 'TokenizerError';

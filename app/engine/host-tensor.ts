@@ -6,7 +6,11 @@
 export type HostTensor =
   | { readonly type: 'float32'; readonly dims: readonly number[]; readonly data: Float32Array }
   | { readonly type: 'float16'; readonly dims: readonly number[]; readonly data: Uint16Array }
-  | { readonly type: 'int64'; readonly dims: readonly number[]; readonly data: BigInt64Array };
+  | { readonly type: 'int64'; readonly dims: readonly number[]; readonly data: BigInt64Array }
+  /** ids, mask and positions of graphs that declare them int32 (onnxruntime.transformers exports) */
+  | { readonly type: 'int32'; readonly dims: readonly number[]; readonly data: Int32Array }
+  /** `use_cache_branch` of merged decoders: one byte per element, 0 or 1, as onnxruntime holds bool */
+  | { readonly type: 'bool'; readonly dims: readonly number[]; readonly data: Uint8Array };
 
 export type HostTensorType = HostTensor['type'];
 
@@ -24,4 +28,12 @@ export function floatTensor(type: 'float32' | 'float16', dims: readonly number[]
 
 export function int64Tensor(dims: readonly number[], data: BigInt64Array): HostTensor {
   return { type: 'int64', dims, data };
+}
+
+export function int32Tensor(dims: readonly number[], data: Int32Array): HostTensor {
+  return { type: 'int32', dims, data };
+}
+
+export function boolTensor(dims: readonly number[], data: Uint8Array): HostTensor {
+  return { type: 'bool', dims, data };
 }

@@ -28,9 +28,19 @@ export type ModelDiagnosticCode =
   | 'io-head-dim'
   | 'io-logits'
   | 'io-hybrid-state'
+  | 'io-kv-bf16'
+  | 'io-kv-prequantized'
+  | 'io-paged-attention'
+  | 'io-static-cache'
+  | 'io-inputs-embeds'
+  | 'io-graph-pair'
+  // the layout: which config, which graph
+  | 'config-mismatch'
+  | 'layout-note'
   // the run's settings against the model
   | 'execution-provider-unavailable'
-  | 'prompt-too-long';
+  | 'prompt-too-long'
+  | 'prompt-ids-invalid';
 
 /** A preflight-style finding about a model (STYLE.md §9: what is wrong, and `fix`: what to do). */
 export interface ModelDiagnostic {

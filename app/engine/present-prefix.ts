@@ -16,7 +16,7 @@ export function outputsWithPresentPrefix(outputs: SessionOutputs, io: DecoderIo,
     for (const name of [layer.presentKey, layer.presentValue]) {
       const tensor = outputs[name];
       // Missing or malformed presents are the lane's to report, with its own message.
-      if (tensor === undefined || tensor.dims.length !== 4 || tensor.type === 'int64') continue;
+      if (tensor === undefined || tensor.dims.length !== 4 || (tensor.type !== 'float32' && tensor.type !== 'float16')) continue;
       const [batch, heads, seq, width] = tensor.dims as [number, number, number, number];
       if (rows > seq) throw new GenerationError(`\`${name}\` has ${seq} positions; cannot cut it to ${rows}.`);
       const slabs = batch * heads;

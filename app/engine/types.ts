@@ -45,6 +45,11 @@ export interface RunSettings {
   readonly prompt: string;
   /** how the prompt becomes tokens; absent means `text` */
   readonly promptFormat?: PromptFormat;
+  /**
+   * the prompt as token ids, fed as they are (no tokenizer, no BOS added): for folders without a
+   * tokenizer, whose generated text is then shown as ids. `prompt` is ignored when this is set.
+   */
+  readonly promptTokenIds?: readonly number[];
   readonly maxNewTokens: number;
   readonly sampling: SamplingSettings;
   /** replay the same tokens through a full-precision cache, teacher-forced (KL, top-1 agreement) */

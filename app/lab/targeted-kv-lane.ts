@@ -157,7 +157,7 @@ export class TargetedKvLane implements KvLane {
   #ownPresent(outputs: SessionOutputs, pastName: string, presentName: string): HostTensor {
     const present = outputs[presentName];
     const past = this.#offered[pastName];
-    if (present === undefined || past === undefined || present.type === 'int64' || past.type !== present.type) return present as HostTensor;
+    if (present === undefined || past === undefined || (present.type !== 'float32' && present.type !== 'float16') || past.type !== present.type) return present as HostTensor;
     const [batch, heads, seq, width] = present.dims as [number, number, number, number];
     const pastSeq = this.#offeredPast;
     const slabs = batch * heads;

@@ -5,7 +5,8 @@ import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
-import { encodePrompt } from './model/load-tokenizer.js';
+import { GenerationError, TokenizerError } from '../engine/engine-errors.js';
+import { encodePrompt, type ModelTokenizer } from './model/load-tokenizer.js';
 import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
@@ -23,8 +24,8 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const loadStart = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
-  const files = readModelFiles(folder, settings.onnxFile);
-  const promptTokenIds = encodePrompt(files.tokenizer, settings.prompt, files.specialTokens.bosTokenId, settings.promptFormat);
+  const files = await readModelFiles(folder, settings.onnxFile);
+  const promptTokenIds = promptIdsFor(settings, files.tokenizer, files.specialTokens.bosTokenId, files.analysis.io?.logitsShape);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own
@@ -40,7 +41,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       settings,
       promptTokenIds,
       eosTokenIds: model.specialTokens.eosTokenIds,
-      decodeText: model.tokenizer.decode,
+      decodeText: model.tokenizer?.decode ?? idsAsText,
       now: () => performance.now(),
       sampleMemory: processMemory,
       cachePlan,
@@ -60,6 +61,43 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   } finally {
     await model.dispose();
   }
+}
+
+/**
+ * The prompt's ids: `promptTokenIds` as given (checked against the graph's vocabulary), else the
+ * prompt encoded by the model's tokenizer; a folder without tokenizer.json needs the former.
+ */
+function promptIdsFor(settings: RunSettings, tokenizer: ModelTokenizer | null, bosTokenId: number | null, logitsShape: readonly (number | string)[] | undefined): number[] {
+  const vocab = logitsShape?.[logitsShape.length - 1];
+  const lastId = typeof vocab === 'number' ? vocab - 1 : null;
+  if (settings.promptTokenIds !== undefined) {
+    const outside = settings.promptTokenIds.filter((id) => !Number.isInteger(id) || id < 0 || (lastId !== null && id > lastId));
+    if (outside.length > 0 || settings.promptTokenIds.length === 0) {
+      throw new GenerationError(
+        settings.promptTokenIds.length === 0 ? 'the prompt ids are empty.' : `prompt ids ${outside.slice(0, 5).join(', ')} are not token ids of this model (its logits have ${String(vocab)} entries).`,
+        `Give at least one id, each from 0 to ${lastId ?? 'the vocabulary size - 1'}.`);
+    }
+    return [...settings.promptTokenIds];
+  }
+  if (tokenizer === null) {
+    throw new TokenizerError('this model folder has no tokenizer.json, so the prompt cannot be encoded.',
+      'Give the prompt as token ids (kvscope run --prompt-ids 1,2,3), or copy tokenizer.json from the model\'s repository into the folder.');
+  }
+  const ids = encodePrompt(tokenizer, settings.prompt, bosTokenId, settings.promptFormat);
+  const outside = lastId === null ? [] : ids.filter((id) => id > lastId);
+  if (outside.length > 0) {
+    // onnxruntime would fail inside the embedding lookup ("input index out of range"): say why here.
+    throw new TokenizerError(
+      `the tokenizer encodes the prompt to ids the graph does not have (${outside.slice(0, 5).join(', ')}; the graph's logits have ${String(vocab)} entries): ` +
+      'the tokenizer and the graph do not belong together (test exports with a cut vocabulary are like this).',
+      `Give the prompt as token ids from 0 to ${lastId} (kvscope run --prompt-ids 1,2,3), or use the tokenizer exported with the graph.`);
+  }
+  return ids;
+}
+
+/** A folder without a tokenizer shows the generated ids as its text: `403 407 261`. */
+export function idsAsText(ids: readonly number[]): string {
+  return ids.join(' ');
 }
 
 /** Graphs do not enforce max_position_embeddings (stories260k's README); past it, quality is undefined. */

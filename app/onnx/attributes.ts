@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { AttributeProto_AttributeType as AttributeType, type AttributeProtoSchema } from 'onnx-buf';
+import type { OnnxGraphInit } from './graph-builder.js';
 
 /** A node attribute as the builder writes it (onnx-buf's init shape). */
 export type OnnxAttribute = MessageInitShape<typeof AttributeProtoSchema>;
@@ -19,6 +20,11 @@ export function floatAttribute(name: string, value: number): OnnxAttribute {
 
 export function stringAttribute(name: string, value: string): OnnxAttribute {
   return { name, type: AttributeType.STRING, s: encodeAscii(value) };
+}
+
+/** A subgraph attribute: an If node's `then_branch` / `else_branch` (a graph built with its own GraphBuilder). */
+export function graphAttribute(name: string, graph: OnnxGraphInit): OnnxAttribute {
+  return { name, type: AttributeType.GRAPH, g: graph };
 }
 
 /** Attribute strings kvscope writes are ASCII names (`com.microsoft`, modes), one byte per character. */

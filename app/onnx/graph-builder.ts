@@ -79,12 +79,14 @@ export class GraphBuilder {
   }
 
   /** @internal GraphScope's way in: one node, uniquely named within the graph. */
-  addNode(scope: string, opType: string, inputs: readonly string[], attributes: readonly OnnxAttribute[], outputs: readonly string[] | number): string[] {
+  addNode(
+    scope: string, opType: string, inputs: readonly string[], attributes: readonly OnnxAttribute[], outputs: readonly string[] | number, domain = '',
+  ): string[] {
     const name = this.uniqueName(`${scope}/${opType}`);
     const outputNames = typeof outputs === 'number'
       ? Array.from({ length: outputs }, (_, i) => `${name}_output_${i}`)
       : [...outputs];
-    this.nodes.push({ name, opType, input: [...inputs], output: outputNames, attribute: [...attributes] });
+    this.nodes.push({ name, opType, input: [...inputs], output: outputNames, attribute: [...attributes], ...(domain === '' ? {} : { domain }) });
     return outputNames;
   }
 
@@ -131,6 +133,14 @@ export class GraphScope {
   /** A node with several outputs (Split). */
   ops(opType: string, inputs: readonly string[], outputCount: number, attributes: readonly OnnxAttribute[] = []): string[] {
     return this.graph.addNode(this.scope, opType, inputs, attributes, outputCount);
+  }
+
+  /**
+   * A node of another operator domain (onnxruntime's contrib ops, `com.microsoft`: GroupQueryAttention,
+   * MultiHeadAttention); the model must import that domain's opset.
+   */
+  domainOps(domain: string, opType: string, inputs: readonly string[], outputCount: number, attributes: readonly OnnxAttribute[] = []): string[] {
+    return this.graph.addNode(this.scope, opType, inputs, attributes, outputCount, domain);
   }
 
   /** A single-output node whose output carries a given name, e.g. a graph output `present.0.key`. */

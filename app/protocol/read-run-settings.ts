@@ -1,7 +1,7 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import { EXECUTION_PROVIDERS, PROMPT_FORMATS, type RunSettings, type SamplingSettings } from '../engine/types.js';
 import {
-  choiceReader, integerReader, readBoolean, readFiniteNumber, readObject, readString, withOptional, type Read,
+  arrayReader, choiceReader, integerReader, readBoolean, readCount, readFiniteNumber, readObject, readString, withOptional, type Read,
 } from './field-readers.js';
 import { readCacheExtensions } from './read-cache-extensions.js';
 
@@ -20,6 +20,7 @@ export const readRunSettings: Read<RunSettings> = (value, path) => {
     quantization: fields.get('quantization', readQuantizedCacheSettings),
     prompt: fields.get('prompt', readString),
     ...withOptional('promptFormat', fields.optional('promptFormat', choiceReader(PROMPT_FORMATS))),
+    ...withOptional('promptTokenIds', fields.optional('promptTokenIds', arrayReader(readCount))),
     maxNewTokens: fields.get('maxNewTokens', integerReader(0)),
     sampling: fields.get('sampling', readSamplingSettings),
     reference: fields.get('reference', readBoolean),

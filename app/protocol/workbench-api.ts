@@ -1,4 +1,5 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { LayoutSummary } from '../model-layout/layout-summary.js';
 import type { ModelConfig } from '../config/model-config.js';
 import type { PreflightResult } from '../preflight/run-preflight.js';
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
@@ -65,6 +66,12 @@ export interface ModelSummary {
   /** null when config.json could not be read (see diagnostics) */
   readonly config: ModelConfig | null;
   readonly kvDtype: 'float32' | 'float16' | null;
+  /**
+   * the layout kvscope recognized (Optimum, transformers.js variant, ONNX Runtime GenAI, merged
+   * decoder, decoder pair), the config it read, the graph's precision and size; absent or null when
+   * the folder could not be resolved
+   */
+  readonly layout?: LayoutSummary | null;
   /** where the model's chat template comes from (`tokenizer_config.json`, `chat_template.jinja`); null: none */
   readonly chatTemplate: string | null;
   /** folder, tokenizer and graph-vs-config findings; errors mean no run can start */

@@ -23,7 +23,7 @@ export class ModelPanel {
     return this.root.getByTestId('model-name');
   }
 
-  fact(key: 'layers' | 'heads' | 'kv-heads' | 'head-dim' | 'kv-dtype' | 'model-type'): Locator {
+  fact(key: 'layers' | 'heads' | 'kv-heads' | 'head-dim' | 'kv-dtype' | 'model-type' | 'layout' | 'config-file' | 'precision' | 'graph-size'): Locator {
     return this.root.getByTestId(`model-fact-${key}`);
   }
 

@@ -1,8 +1,9 @@
 export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless commands and the browser workbench)
 
 Usage:
-  kvscope preflight --config <config.json | model folder> [cache options] [--json]
-      Checks whether a model can take transformers' QuantizedCache and what would fail.
+  kvscope preflight --config <config.json | genai_config.json | model folder | graph.onnx> [cache options] [--json]
+      Checks whether a model can take transformers' QuantizedCache and what would fail; for a
+      folder or graph, also its layout and the graph's inputs and outputs (weights never loaded).
       Cache options include the kvscope extensions beyond transformers (see preflight --help).
       Exit 0: a run could start; 2: refused (transformers' exact verdict is printed); 1: bad input.
 
@@ -12,8 +13,8 @@ Usage:
       Quantizes a float32/float16 KV tensor [batch, kv_heads, seq, head_dim] exactly as
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
-  kvscope run --model <model folder | synthetic | synthetic-hybrid> [cache options]
-              [--prompt TEXT [--chat]] [--max-new-tokens N] [--greedy | --temperature T ...]
+  kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [cache options]
+              [--prompt TEXT [--chat] | --prompt-ids 1,2,3] [--max-new-tokens N] [--greedy | --temperature T ...]
               [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
@@ -115,7 +116,18 @@ Open the printed URL: it carries a token that changes at every launch (set KVSCO
 from other sites and other host names (403). The UI comes from
 out/renderer: run \`npm run build\` first. Ctrl-C stops the server and any runs in progress.
 `,
-  preflight: `kvscope preflight --config <config.json | model folder> [options]
+  preflight: `kvscope preflight --config <config.json | genai_config.json | model folder | graph.onnx> [options]
+
+The model: a config file alone (config.json, or an ONNX Runtime GenAI genai_config.json, whose
+model.decoder fields give the config transformers would read), or a model folder / graph. For a
+folder or graph kvscope also names the layout it recognizes (Hugging Face/Optimum, transformers.js
+variant, ONNX Runtime GenAI, Optimum merged decoder or decoder pair), the config it reads, the
+graph's precision from its tensor types and its size with all external data, and checks the
+graph's inputs and outputs (read from the protobuf header, weights not loaded): anything kvscope
+cannot feed (a pre-quantized or paged KV cache, a static cache, an inputs_embeds-only decoder,
+bf16 KV, an unknown input) is refused here, before any run.
+
+  --onnx FILE                  the graph of the folder to check (default: the one a run would use)
 
 Options (defaults are transformers' QuantizedCache defaults):
   --backend quanto|hqq         quantization backend (default quanto; case-sensitive, as in transformers)
@@ -130,7 +142,8 @@ Options (defaults are transformers' QuantizedCache defaults):
   --seq-len N[,N...]           prompt lengths to check group-size divisibility for
   --batch N                    batch size for those checks (default 1)
   --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
-  --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]}
+  --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
+                               plus "layout" for a folder or graph
 
 kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
 bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
@@ -150,7 +163,7 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
   --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
                                exactly, as a sparse list (KVQuant's dense-and-sparse)
 
-Exit codes: 0 a run could start, 2 refused, 1 bad input.
+Exit codes: 0 a run could start, 2 refused (by transformers' verdict or the graph checks), 1 bad input.
 `,
   quantize: `kvscope quantize --backend quanto|hqq --nbits N --axis A --group-size G --input x.npy --dequantized out.npy [options]
 
@@ -164,12 +177,16 @@ Exit codes: 0 a run could start, 2 refused, 1 bad input.
 Backends: quanto nbits 2|4, axis 0|-1; hqq nbits 1|2|3|4|8, axis 0|1.
 Exit codes: 0 done, 1 bad input (unreadable file, unsupported dtype, a shape the backend refuses).
 `,
-  run: `kvscope run --model <model folder | synthetic | synthetic-hybrid> [options]
+  run: `kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [options]
 
 Model and runtime:
-  --model M              a folder with config.json, onnx/model.onnx and tokenizer.json, or a
-                         built-in synthetic model (synthetic, synthetic-hybrid)
-  --onnx FILE            the graph under the folder's onnx/ (e.g. model_fp16.onnx); default model.onnx
+  --model M              a model folder (Hugging Face/Optimum or transformers.js: config.json and
+                         onnx/model*.onnx; ONNX Runtime GenAI: genai_config.json and its model.onnx;
+                         legacy Optimum: decoder_model_merged.onnx, or decoder_model.onnx with
+                         decoder_with_past_model.onnx), a graph.onnx with its config beside it,
+                         or a built-in synthetic model (synthetic, synthetic-hybrid)
+  --onnx FILE            the graph of the folder (e.g. model_fp16.onnx); default: genai_config.json's,
+                         else model.onnx, else transformers.js_config's dtype, else the merged decoder
   --ep cpu|webgpu|cuda|dml|coreml
                          execution provider (default cpu)
 
@@ -205,6 +222,8 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
 
 Generation:
   --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)
+  --prompt-ids 1,2,3     the prompt as token ids, fed as they are (for folders with no tokenizer.json;
+                         the generated text is then shown as ids)
   --chat                 send the prompt as one user turn through the model's chat template
                          (tokenizer_config.json or chat_template.jinja), as apply_chat_template
   --max-new-tokens N     tokens to generate (default 64)
@@ -224,7 +243,7 @@ Output:
 
 The text streams to stdout; a progress bar goes to stderr when it is a terminal. Ctrl-C cancels
 at the next step and still prints the summary (and writes --out); a second Ctrl-C stops at once.
-Exit codes: 0 done (or cancelled), 2 refused by the preflight or the model checks, 1 bad input
-or a failed run.
+Exit codes: 0 done (or cancelled), 2 refused by the preflight or the model checks (a graph kvscope
+cannot feed, a config that contradicts the graph), 1 bad input or a failed run.
 `,
 };

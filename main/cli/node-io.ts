@@ -16,6 +16,13 @@ export function nodeCliIo(): CliIo {
         return false;
       }
     },
+    isFile(path) {
+      try {
+        return statSync(path).isFile();
+      } catch {
+        return false;
+      }
+    },
     joinPath: (...parts) => join(...parts),
     writeFileAtomic,
     stdout: (text) => void process.stdout.write(text),

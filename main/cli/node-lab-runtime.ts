@@ -35,7 +35,7 @@ export function nodeSweepRuntime(kvscopeVersion: string, evalOptions: EvalOption
     cores: availableParallelism(),
     startWorker: () => new LabWorker(options),
     async modelLayerCount(model) {
-      const files = readModelFiles(await resolveModelPath(model));
+      const files = await readModelFiles(await resolveModelPath(model));
       return files.config.geometry.numLayers;
     },
     sha256: (text) => createHash('sha256').update(text).digest('hex'),

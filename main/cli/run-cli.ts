@@ -33,13 +33,17 @@ const COMMANDS: Record<string, {
   preflight: {
     options: {
       config: { type: 'string' },
+      onnx: { type: 'string' },
       ...CACHE_OPTIONS,
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
       'write-layer-map': { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: runPreflightCommand,
+    // The model checks read a folder's graph header through app/node (imported on demand, like serve).
+    run: async (values, io) => runPreflightCommand(values, io, {
+      checkModel: async (path, onnxFile) => (await import('../../app/node/model/check-model.js')).checkModel(path, onnxFile),
+    }),
   },
   quantize: {
     options: {
@@ -68,6 +72,7 @@ const COMMANDS: Record<string, {
       cache: { type: 'string' },
       ...CACHE_OPTIONS,
       prompt: { type: 'string' },
+      'prompt-ids': { type: 'string' },
       chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },

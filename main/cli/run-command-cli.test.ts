@@ -130,7 +130,7 @@ describe.skipIf(!hasShared())('kvscope run on stories260k (through the worker th
 describe('kvscope run: bad input', () => {
   it('exits 1 with one line and no stack trace for a missing folder, a bad flag value and an unknown flag', async () => {
     const cases: [string[], RegExp][] = [
-      [['--model', join(dir, 'nowhere')], /--model .*nowhere is not a folder/],
+      [['--model', join(dir, 'nowhere')], /--model .*nowhere is neither a folder nor an \.onnx file/],
       [['--model', dir, '--ep', 'tpu'], /--ep must be one of cpu, webgpu, cuda, dml, coreml, got "tpu"/],
       [['--model', dir, '--max-new-tokens', 'many'], /--max-new-tokens must be an integer, got "many"/],
       [['--model', dir, '--temperature', '0'], /`temperature` \(=0\) has to be a strictly positive float/],

@@ -221,7 +221,7 @@ export class LabBackend {
 }
 
 async function modelLayerCount(model: string): Promise<number> {
-  return readModelFiles(await resolveModelPath(model)).config.geometry.numLayers;
+  return (await readModelFiles(await resolveModelPath(model))).config.geometry.numLayers;
 }
 
 function modelName(spec: SweepSpec): string {

@@ -21,8 +21,8 @@ afterAll(async () => {
 
 /** Per-token NLLs of one full-sequence teacher-forced pass per window, computed here from the raw logits. */
 async function fullSequenceNll(windowCount: number): Promise<number[]> {
-  const files = readModelFiles(storiesDir());
-  const windows = planWindows(files.tokenizer.encode(defaultEvalText()), files.specialTokens.bosTokenId, { ...defaultWindowSettings(), maxWindows: windowCount });
+  const files = await readModelFiles(storiesDir());
+  const windows = planWindows(files.tokenizer!.encode(defaultEvalText()), files.specialTokens.bosTokenId, { ...defaultWindowSettings(), maxWindows: windowCount });
   const model = await openModelSession(files, 'cpu');
   try {
     const nll: number[] = [];

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { planRunCache } from '../../engine/plan-run-cache.js';
+import { TokenizerError } from '../../engine/engine-errors.js';
 import type { RunSettings } from '../../engine/types.js';
 import { computeReference, evaluateCache, type EvalHooks, type EvalProgress } from '../../lab/evaluate.js';
 import type { ReferenceSource } from '../../lab/reference-source.js';
@@ -94,7 +95,7 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
   const started = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
-  const files = readModelFiles(folder, settings.onnxFile);
+  const files = await readModelFiles(folder, settings.onnxFile);
   const content = await modelContentHash(files);
   const textSha256 = sha256Text(settings.text.content);
   const textTokens = encodeOnce(files, content.sha256, textSha256, settings.text.content);
@@ -135,8 +136,13 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
 let lastEncoding: { readonly key: string; readonly tokens: number[] } | null = null;
 
 function encodeOnce(files: ModelFiles, modelSha256: string, textSha256: string, text: string): number[] {
+  const tokenizer = files.tokenizer;
+  if (tokenizer === null) {
+    throw new TokenizerError('this model folder has no tokenizer.json, so the evaluation text cannot be encoded.',
+      'Copy tokenizer.json (and tokenizer_config.json) from the model\'s repository into the folder.');
+  }
   const key = `${modelSha256}:${textSha256}`;
-  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: files.tokenizer.encode(text) };
+  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: tokenizer.encode(text) };
   return lastEncoding.tokens;
 }
 

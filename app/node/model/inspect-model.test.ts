@@ -22,8 +22,8 @@ describe('inspectModel', () => {
     writeFileSync(join(copy.dir, 'tokenizer.json'), '{ not json');
     const inspection = await inspectModel(copy.dir);
     expect(inspection.ok).toBe(false);
-    expect(inspection.diagnostics.map((d) => d.code).sort()).toEqual(['io-head-dim', 'tokenizer-missing']);
-    expect(inspection.diagnostics.find((d) => d.code === 'tokenizer-missing')!.message).toMatch(/tokenizer\.json is not valid JSON/);
+    expect(inspection.diagnostics.map((d) => d.code).sort()).toEqual(['io-head-dim', 'tokenizer-invalid']);
+    expect(inspection.diagnostics.find((d) => d.code === 'tokenizer-invalid')!.message).toMatch(/tokenizer\.json is not valid JSON/);
   });
 
   it('reports a missing folder as a diagnostic', async () => {

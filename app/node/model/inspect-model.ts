@@ -1,95 +1,133 @@
-import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
-import { parseModelConfig } from '../../config/parse-model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
 import { renderChatPrompt } from '../../engine/chat-prompt.js';
+import type { IoNaming } from '../../engine/io-naming.js';
 import { modelError, modelWarning, type ModelDiagnostic, type ModelDiagnosticCode } from '../../engine/model-diagnostic.js';
-import { createOrtDecoderSession } from '../ort/ort-decoder-session.js';
-import { chooseVariant, findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
-import { checkGraph } from './open-model.js';
+import { analyzeLayoutGraph } from '../../model-layout/analyze-layout-graph.js';
+import type { ExternalDataReport } from '../../model-layout/external-data.js';
+import type { GraphPrecision } from '../../model-layout/graph-precision.js';
+import { layoutModelConfig } from '../../model-layout/layout-config.js';
+import { summarizeLayout, type LayoutSummary } from '../../model-layout/layout-summary.js';
+import type { ModelLayout } from '../../model-layout/model-layout.js';
+import { resolveLayout } from '../../model-layout/resolve-layout.js';
 import { loadTokenizer } from './load-tokenizer.js';
+import { findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
+import { readFolderConfigs, readLayoutHeaders, type FolderConfigs } from './read-model-layout.js';
 
-/** What the UI shows about a model before a run: its graphs, and every problem found, never thrown. */
+/** What the UI and the preflight show about a model before a run: every problem found, never thrown. */
 export interface ModelInspection {
   readonly path: string;
   readonly folder: ModelFolder | null;
   readonly variants: readonly OnnxVariant[];
-  /** the graph that was checked */
+  /** the graph the user chose (for the legacy pair: decoder_model.onnx) */
   readonly variant: OnnxVariant | null;
+  /** which config and which graph(s), and what kind of export; null when the folder could not be resolved */
+  readonly layout: ModelLayout | null;
   readonly config: ModelConfig | null;
   readonly io: DecoderIo | null;
+  /** the I/O names the graph was read with */
+  readonly naming: IoNaming | null;
+  /** from the graph's tensor types */
+  readonly precision: GraphPrecision | null;
+  readonly externalData: ExternalDataReport | null;
+  /** the layout as the UI and the CLI show it; null when the folder could not be resolved */
+  readonly layoutSummary: LayoutSummary | null;
   /** where the chat template comes from (`tokenizer_config.json`, `chat_template.jinja`), null when there is none */
   readonly chatTemplate: string | null;
+  readonly hasTokenizer: boolean;
   /** errors first; `ok` when there is none */
   readonly diagnostics: readonly ModelDiagnostic[];
   readonly ok: boolean;
 }
 
 /**
- * Checks a model folder the way a run would (folder, config.json, tokenizer, graph I/O against the
- * config) on the CPU provider, collecting diagnostics instead of throwing, and releases the session.
+ * Checks a model folder the way a run would, without loading it: folder, layout, config (config.json
+ * or genai_config.json, cross-checked when both exist), tokenizer, and the graph's I/O read from its
+ * protobuf header (weights never read, so this is fast for multi-GB models) against the config.
  */
 export async function inspectModel(path: string, onnxFile?: string): Promise<ModelInspection> {
   const diagnostics: ModelDiagnostic[] = [];
   const result = (parts: Partial<ModelInspection>): ModelInspection => {
     const sorted = [...diagnostics].sort((a, b) => rank(a) - rank(b));
+    const layoutSummary = parts.layout == null ? null : summarizeLayout(parts.layout, {
+      naming: parts.naming ?? null, io: parts.io ?? null, precision: parts.precision ?? null, externalData: parts.externalData ?? null,
+    });
     return {
-      path, folder: null, variants: [], variant: null, config: null, io: null, chatTemplate: null, ...parts,
-      diagnostics: sorted, ok: !sorted.some((d) => d.severity === 'error'),
+      path, folder: null, variants: [], variant: null, layout: null, config: null, io: null, naming: null, precision: null, externalData: null,
+      chatTemplate: null, hasTokenizer: false, ...parts, layoutSummary, diagnostics: sorted, ok: !sorted.some((d) => d.severity === 'error'),
     };
   };
   let folder: ModelFolder;
-  let variant: OnnxVariant;
   try {
     folder = findModelFolder(path);
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'model-folder-missing'));
     return result({});
   }
+  const base = { folder, variants: folder.variants };
+  let configs: FolderConfigs;
   try {
-    variant = chooseVariant(folder, onnxFile);
+    configs = readFolderConfigs(folder);
   } catch (error) {
-    diagnostics.push(...diagnosticsOf(error, 'onnx-missing'));
-    return result({ folder, variants: folder.variants });
+    diagnostics.push(...diagnosticsOf(error, 'config-invalid', 'Fix the config file (the message says where), or use the one from the model\'s repository.'));
+    configs = { configJson: null, genai: null, transformersJs: null };
   }
+  let layout: ModelLayout;
+  try {
+    layout = resolveLayout({
+      listing: folder.listing, configJson: configs.configJson?.root ?? null, genai: configs.genai?.config ?? null, onnxFile, pointedFile: folder.pointedFile,
+    });
+  } catch (error) {
+    if (diagnostics.length === 0) diagnostics.push(...diagnosticsOf(error, 'onnx-missing'));
+    return result(base);
+  }
+  const variant = folder.variants.find((v) => v.file === (layout.prefillGraph ?? layout.graph)) ?? null;
   let config: ModelConfig | null = null;
   try {
-    config = parseModelConfig(readFileSync(folder.configPath, 'utf8'), `${basename(folder.folder)}/config.json`);
+    const read = layoutModelConfig(configs.configJson, configs.genai?.config ?? null);
+    config = read.config;
+    diagnostics.push(...read.diagnostics);
   } catch (error) {
-    diagnostics.push(...diagnosticsOf(error, 'config-invalid', 'Fix config.json (the message says where), or use the one from the model\'s repository.'));
+    diagnostics.push(...diagnosticsOf(error, 'config-invalid', `Fix ${layout.configFile} (the message says where), or use the one from the model's repository.`));
   }
-  let chatTemplate: string | null = null;
+  const chatTemplate = checkTokenizer(folder, diagnostics);
+  const parts: Partial<ModelInspection> = { ...base, variant, layout, config, chatTemplate, hasTokenizer: folder.tokenizerPath !== null };
   try {
-    const template = loadTokenizer(folder).chatTemplate;
-    if (template !== null) {
-      try {
-        renderChatPrompt(template, 'Hello');
-        chatTemplate = template.source;
-      } catch (error) {
-        const fix = (error as { fix?: string }).fix;
-        diagnostics.push(modelWarning('chat-template-invalid', error instanceof Error ? error.message : String(error), fix));
-      }
-    }
-  } catch (error) {
-    diagnostics.push(...diagnosticsOf(error, 'tokenizer-missing'));
-  }
-  let io: DecoderIo | null = null;
-  try {
-    const session = await createOrtDecoderSession(join(folder.folder, variant.file), { executionProvider: 'cpu', displayName: variant.file });
-    try {
-      if (config !== null) {
-        const checked = checkGraph(session.inputs, session.outputs, config, variant.file);
-        io = checked.io;
-        diagnostics.push(...checked.diagnostics);
-      }
-    } finally {
-      await session.dispose();
-    }
+    const headers = await readLayoutHeaders(folder, layout);
+    const analysis = analyzeLayoutGraph(headers, folder.listing, {
+      layout, config, genai: configs.genai?.config ?? null, transformersJs: configs.transformersJs,
+    });
+    diagnostics.push(...analysis.diagnostics);
+    return result({ ...parts, io: analysis.io, naming: analysis.naming, precision: analysis.precision, externalData: analysis.externalData });
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'onnx-unreadable'));
+    return result(parts);
   }
-  return result({ folder, variants: folder.variants, variant, config, io, chatTemplate });
+}
+
+/** The tokenizer as a run would load it; a folder without one can still run from prompt ids. */
+function checkTokenizer(folder: ModelFolder, diagnostics: ModelDiagnostic[]): string | null {
+  if (folder.tokenizerPath === null) {
+    diagnostics.push(modelWarning('tokenizer-missing',
+      `${folder.folder} has no tokenizer.json: prompts cannot be encoded, and generated tokens are shown as ids.`,
+      'Run with prompt ids (kvscope run --prompt-ids 1,2,3), or copy tokenizer.json and tokenizer_config.json from the model\'s repository.'));
+    return null;
+  }
+  try {
+    const template = loadTokenizer(folder).chatTemplate;
+    if (template === null) return null;
+    try {
+      renderChatPrompt(template, 'Hello');
+      return template.source;
+    } catch (error) {
+      const fix = (error as { fix?: string }).fix;
+      diagnostics.push(modelWarning('chat-template-invalid', error instanceof Error ? error.message : String(error), fix));
+      return null;
+    }
+  } catch (error) {
+    diagnostics.push(...diagnosticsOf(error, 'tokenizer-invalid'));
+    return null;
+  }
 }
 
 function diagnosticsOf(error: unknown, code: ModelDiagnosticCode, fallbackFix?: string): ModelDiagnostic[] {

@@ -2,6 +2,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ModelLoadError } from '../../engine/engine-errors.js';
 import { modelError } from '../../engine/model-diagnostic.js';
+import { parseGraphFileName } from '../../model-layout/graph-files.js';
+import type { FolderListing } from '../../model-layout/model-layout.js';
+import { graphFiles } from '../../model-layout/resolve-layout.js';
 
 /** One graph file of a model folder, as the UI lists it. */
 export interface OnnxVariant {
@@ -9,18 +12,24 @@ export interface OnnxVariant {
   readonly file: string;
   /** the file name without `.onnx`: `model_fp16` */
   readonly name: string;
-  /** what the onnx-community suffix means: fp32, fp16, q4, q4f16, int8, uint8, bnb4, quantized (int8), … */
-  readonly precision: string;
-  /** the graph file plus its external data files */
+  /**
+   * the transformers.js dtype its name's suffix says (`fp16`, `q4f16`, `q8` for `_quantized`, …), or
+   * null; what the graph really computes in is read from its tensor types (graph-precision.ts)
+   */
+  readonly dtype: string | null;
+  /** the graph file plus the external data files named after it */
   readonly bytes: number;
-  /** external data files beside it (`model.onnx_data`, `model.onnx_data_1`, `model.onnx.data`), relative */
+  /** external data files beside it named after it (`model.onnx_data`, `model.onnx_data_1`, `model.onnx.data`), relative */
   readonly externalData: readonly string[];
 }
 
-/** A model folder in the Hugging Face ONNX layout (or a lone .onnx beside a config.json). */
+/** A model folder: Hugging Face / Optimum, transformers.js, ONNX Runtime GenAI, or a lone .onnx beside a config. */
 export interface ModelFolder {
   readonly folder: string;
-  readonly configPath: string;
+  /** config.json, null when the folder has only genai_config.json */
+  readonly configPath: string | null;
+  /** genai_config.json (ONNX Runtime GenAI folders), or null */
+  readonly genaiConfigPath: string | null;
   readonly generationConfigPath: string | null;
   readonly tokenizerPath: string | null;
   readonly tokenizerConfigPath: string | null;
@@ -30,105 +39,97 @@ export interface ModelFolder {
   readonly variants: readonly OnnxVariant[];
   /** set when the path given was a .onnx file: that file, relative */
   readonly pointedFile: string | null;
+  /** the files at the root and under onnx/, for the layout resolver */
+  readonly listing: FolderListing;
 }
 
-/** onnx-community / Optimum file-name suffixes (transformers.js `dtype` names). */
-const PRECISION_SUFFIXES: readonly (readonly [string, string])[] = [
-  ['_q4f16', 'q4f16'], ['_fp16', 'fp16'], ['_q4', 'q4'], ['_int8', 'int8'], ['_uint8', 'uint8'],
-  ['_bnb4', 'bnb4'], ['_quantized', 'quantized (int8)'], ['_q8', 'q8'], ['_fp32', 'fp32'],
-];
+const CONFIG_FILES = ['config.json', 'genai_config.json'];
 
 /**
  * Finds the model files under `path` (a folder, or a .onnx file inside one). Throws ModelLoadError
- * with a fix when the folder or its config.json is missing or when it holds no graph at all.
+ * with a fix when the folder is missing, has no config (config.json or genai_config.json), or holds
+ * no graph at all. Which graph and which config a run uses is the layout's choice (read-model-layout.ts).
  */
 export function findModelFolder(path: string): ModelFolder {
   const absolute = resolve(path);
   if (!existsSync(absolute)) {
     throw folderError('model-folder-missing', `the model path ${absolute} does not exist.`,
-      'Give the folder of a Hugging Face ONNX model (with config.json and onnx/model.onnx), or synthetic.');
+      'Give the folder of an ONNX model (with config.json or genai_config.json and its .onnx graph), or synthetic.');
   }
   let folder = absolute;
   let pointedFile: string | null = null;
   if (statSync(absolute).isFile()) {
     if (!absolute.endsWith('.onnx')) {
       throw folderError('model-folder-missing', `${absolute} is a file but not an .onnx graph.`,
-        'Give the model folder (the one with config.json), or its .onnx file.');
+        'Give the model folder (the one with config.json or genai_config.json), or its .onnx file.');
     }
     folder = dirname(absolute);
     // onnx/model.onnx: the config sits one level up.
-    if (basename(folder) === 'onnx' && !existsSync(join(folder, 'config.json'))) folder = dirname(folder);
+    if (basename(folder) === 'onnx' && !CONFIG_FILES.some((file) => existsSync(join(folder, file)))) folder = dirname(folder);
     pointedFile = toPosix(relative(folder, absolute));
   }
-  const configPath = join(folder, 'config.json');
-  if (!existsSync(configPath)) {
+  const optional = (file: string): string | null => (isFile(join(folder, file)) ? join(folder, file) : null);
+  const configPath = optional('config.json');
+  const genaiConfigPath = optional('genai_config.json');
+  if (configPath === null && genaiConfigPath === null) {
     throw folderError('config-missing',
-      `${folder} has no config.json. kvscope reads the model's layers, KV heads and head_dim from it to plan the cache.`,
-      'Put the config.json of the model (from its Hugging Face repository) in this folder, beside onnx/.');
+      `${folder} has neither config.json nor genai_config.json. kvscope reads the model's layers, KV heads and head_dim from one of them to plan the cache.`,
+      'Put the config.json of the model (from its Hugging Face repository) in this folder, beside onnx/, or the genai_config.json of its ONNX Runtime GenAI export.');
   }
-  const variants = listVariants(folder);
+  const listing = listFolder(folder);
+  const variants = listVariants(listing);
   if (variants.length === 0) {
-    throw folderError('onnx-missing', `${folder} has a config.json but no .onnx graph (looked in ${join(folder, 'onnx')} and the folder itself).`,
+    throw folderError('onnx-missing', `${folder} has a ${configPath !== null ? 'config.json' : 'genai_config.json'} but no .onnx graph (looked in ${join(folder, 'onnx')} and the folder itself).`,
       'Download the ONNX export (onnx/model.onnx, or a variant such as model_fp16.onnx) into the folder.');
   }
-  const optional = (file: string): string | null => (existsSync(join(folder, file)) ? join(folder, file) : null);
   return {
     folder,
     configPath,
+    genaiConfigPath,
     generationConfigPath: optional('generation_config.json'),
     tokenizerPath: optional('tokenizer.json'),
     tokenizerConfigPath: optional('tokenizer_config.json'),
     chatTemplatePath: optional('chat_template.jinja'),
     variants,
     pointedFile,
+    listing,
   };
 }
 
-/**
- * The graph a run uses: `onnxFile` (a path relative to the folder, or just a file name), else the
- * file the path pointed at, else `onnx/model.onnx` / `model.onnx`, else the only variant.
- */
-export function chooseVariant(folder: ModelFolder, onnxFile?: string): OnnxVariant {
-  const wanted = onnxFile ?? folder.pointedFile;
-  const list = folder.variants.map((v) => v.file).join(', ');
-  if (wanted !== null && wanted !== undefined) {
-    const normalized = toPosix(wanted).replace(/^\.\//, '');
-    const match = folder.variants.find((v) => v.file === normalized) ?? folder.variants.find((v) => basename(v.file) === basename(normalized));
-    if (match !== undefined) return match;
-    throw folderError('onnx-missing', `${folder.folder} has no graph "${wanted}". Its graphs: ${list}.`, `Pick one of: ${list}.`);
-  }
-  const preferred = folder.variants.find((v) => v.file === 'onnx/model.onnx') ?? folder.variants.find((v) => v.file === 'model.onnx');
-  if (preferred !== undefined) return preferred;
-  if (folder.variants.length === 1) return folder.variants[0]!;
-  throw folderError('onnx-missing', `${folder.folder} has several graphs and no model.onnx: ${list}.`, `Choose one of them as the ONNX file: ${list}.`);
-}
-
-function listVariants(folder: string): OnnxVariant[] {
-  const variants: OnnxVariant[] = [];
-  for (const directory of [join(folder, 'onnx'), folder]) {
+/** The regular files at the folder's root and under `onnx/`, with their sizes. */
+function listFolder(folder: string): FolderListing {
+  const files: { path: string; bytes: number }[] = [];
+  for (const directory of [folder, join(folder, 'onnx')]) {
     if (!existsSync(directory) || !statSync(directory).isDirectory()) continue;
-    const entries = readdirSync(directory);
-    for (const entry of entries.filter((name) => name.endsWith('.onnx')).sort()) {
+    for (const entry of readdirSync(directory).sort()) {
       const path = join(directory, entry);
-      if (!statSync(path).isFile()) continue;
-      const externalData = entries.filter((other) => other !== entry && (other.startsWith(`${entry}_data`) || other.startsWith(`${entry}.data`)));
-      const name = entry.slice(0, -'.onnx'.length);
-      variants.push({
-        file: toPosix(relative(folder, path)),
-        name,
-        precision: precisionOf(name),
-        bytes: statSync(path).size + externalData.reduce((sum, other) => sum + statSync(join(directory, other)).size, 0),
-        externalData: externalData.map((other) => toPosix(relative(folder, join(directory, other)))),
-      });
+      const stats = statSync(path, { throwIfNoEntry: false });
+      if (stats?.isFile() !== true) continue;
+      files.push({ path: toPosix(relative(folder, path)), bytes: stats.size });
     }
   }
-  const rank = (v: OnnxVariant): number => (v.file === 'onnx/model.onnx' ? 0 : v.file === 'model.onnx' ? 1 : 2);
-  return variants.sort((a, b) => rank(a) - rank(b) || a.file.localeCompare(b.file));
+  return { folder, files };
 }
 
-function precisionOf(name: string): string {
-  for (const [suffix, precision] of PRECISION_SUFFIXES) if (name.endsWith(suffix)) return precision;
-  return 'fp32';
+function listVariants(listing: FolderListing): OnnxVariant[] {
+  const sizes = new Map(listing.files.map((file) => [file.path, file.bytes]));
+  return graphFiles(listing).map((file) => {
+    // data files named after the graph; the graph's header says which it really references (external-data.ts)
+    const externalData = listing.files.map((other) => other.path)
+      .filter((other) => other !== file && (other.startsWith(`${file}_data`) || other.startsWith(`${file}.data`)));
+    const parsed = parseGraphFileName(file);
+    return {
+      file,
+      name: parsed.stem,
+      dtype: parsed.dtype,
+      bytes: sizes.get(file)! + externalData.reduce((sum, other) => sum + sizes.get(other)!, 0),
+      externalData,
+    };
+  });
+}
+
+function isFile(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 function toPosix(path: string): string {

@@ -1,30 +1,34 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
-import { parseModelConfig } from '../../config/parse-model-config.js';
-import { checkDecoderIo } from '../../engine/check-decoder-io.js';
-import { readDecoderIo, type DecoderIo } from '../../engine/decoder-io.js';
-import type { DecoderSession, ValueInfo } from '../../engine/decoder-session.js';
-import { ModelLoadError } from '../../engine/engine-errors.js';
+import type { DecoderIo } from '../../engine/decoder-io.js';
+import type { DecoderSession } from '../../engine/decoder-session.js';
+import { ModelLoadError, ModelRefusedError } from '../../engine/engine-errors.js';
 import type { ModelIdentity } from '../../engine/generation-result.js';
 import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
+import { analyzeLayoutGraph, type LayoutGraphAnalysis } from '../../model-layout/analyze-layout-graph.js';
+import { checkLayoutGraph, type LayoutGraphContext } from '../../model-layout/check-layout-graph.js';
+import type { ModelLayout } from '../../model-layout/model-layout.js';
+import { PrefillSplitSession } from '../../model-layout/prefill-split-session.js';
 import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
-import { leaseDecoderSession } from '../ort/session-cache.js';
+import { leaseDecoderSessions } from '../ort/session-cache.js';
 import { sha256File, sha256Text } from './file-digest.js';
 import { loadTokenizer, type ModelTokenizer } from './load-tokenizer.js';
-import { chooseVariant, findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
+import { findModelFolder, type ModelFolder } from './model-folder.js';
+import { readLayoutHeaders, readModelLayout, type ModelLayoutFiles } from './read-model-layout.js';
 
 /** A model ready to generate: session, checked I/O, config, tokenizer, special tokens, identity. */
 export interface OpenedModel {
   readonly folder: ModelFolder;
-  readonly variant: OnnxVariant;
+  readonly layout: ModelLayout;
   readonly config: ModelConfig;
   readonly session: DecoderSession;
   readonly io: DecoderIo;
-  readonly tokenizer: ModelTokenizer;
+  /** null for a folder without tokenizer.json (runs then take prompt ids, and show ids as text) */
+  readonly tokenizer: ModelTokenizer | null;
   readonly specialTokens: SpecialTokens;
   readonly identity: ModelIdentity;
   /** warnings and notes of the checks (errors were thrown) */
@@ -33,65 +37,92 @@ export interface OpenedModel {
   dispose(): Promise<void>;
 }
 
-/** A model folder's files, read and checked, before any session exists (cheap: no graph is loaded). */
+/** A model folder's files, read and checked, before any session exists (cheap: no weight is read). */
 export interface ModelFiles {
   readonly folder: ModelFolder;
-  readonly variant: OnnxVariant;
-  readonly onnxPath: string;
+  readonly layoutFiles: ModelLayoutFiles;
+  readonly layout: ModelLayout;
   readonly config: ModelConfig;
   readonly configBytes: Uint8Array;
-  readonly tokenizer: ModelTokenizer;
+  /** the graph of the decode steps, absolute */
+  readonly onnxPath: string;
+  readonly tokenizer: ModelTokenizer | null;
   readonly specialTokens: SpecialTokens;
+  /** the graph's header analysis: I/O under the layout's names, precision, external data */
+  readonly analysis: LayoutGraphAnalysis;
+  /** warnings and notes so far */
+  readonly diagnostics: readonly ModelDiagnostic[];
 }
 
 /**
- * Reads a model folder for a run: folder layout, graph choice, config.json, generation_config.json and
- * the tokenizer. Throws ModelLoadError / TokenizerError / ConfigError with a fix.
+ * Reads a model folder for a run: folder layout, config (config.json or genai_config.json),
+ * generation_config.json, the tokenizer when there is one, and the graph's header, whose I/O is
+ * checked against the config before any session exists. Throws ModelLoadError / TokenizerError /
+ * ConfigError with a fix for files that cannot be used, ModelRefusedError for a graph kvscope cannot drive.
  */
-export function readModelFiles(path: string, onnxFile?: string): ModelFiles {
+export async function readModelFiles(path: string, onnxFile?: string): Promise<ModelFiles> {
   const folder = findModelFolder(path);
-  const variant = chooseVariant(folder, onnxFile);
-  const configBytes = readFileSync(folder.configPath);
-  const config = parseModelConfig(configBytes.toString('utf8'), `${basename(folder.folder)}/config.json`);
+  const layoutFiles = readModelLayout(folder, onnxFile);
+  const { layout, config } = layoutFiles;
   const specialTokens = readSpecialTokens(readOptionalJson(folder.generationConfigPath), [config.text, config.root]);
-  const tokenizer = loadTokenizer(folder);
-  const onnxPath = join(folder.folder, variant.file);
-  checkNotLfsPointer(onnxPath, variant.file);
-  return { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens };
+  const tokenizer = folder.tokenizerPath === null ? null : loadTokenizer(folder);
+  const headers = await readLayoutHeaders(folder, layout);
+  const analysis = analyzeLayoutGraph(headers, folder.listing, graphContext(layoutFiles));
+  const diagnostics = [...layoutFiles.diagnostics, ...analysis.diagnostics];
+  const errors = diagnostics.filter((d) => d.severity === 'error');
+  if (errors.some((d) => d.code === 'onnx-external-data-missing')) {
+    throw ModelLoadError.fromDiagnostics(`${layout.graph} cannot be loaded:`, errors);
+  }
+  if (errors.length > 0) throw new ModelRefusedError(`${layout.graph} and ${config.sourceName} cannot be used together:`, diagnostics);
+  return {
+    folder, layoutFiles, layout, config, configBytes: layoutFiles.configBytes, onnxPath: join(folder.folder, layout.graph), tokenizer, specialTokens, analysis, diagnostics,
+  };
+}
+
+/** What the layout check needs besides the graph: the layout, the config, genai and transformers.js configs. */
+export function graphContext(files: ModelLayoutFiles): LayoutGraphContext {
+  return { layout: files.layout, config: files.config, genai: files.configs.genai?.config ?? null, transformersJs: files.configs.transformersJs };
 }
 
 /**
- * Creates the session for files read by `readModelFiles` and checks the graph against config.json.
- * `maxIntraOpThreads` caps kvscope's choice of ORT threads (a lab sweep with --jobs splits the cores
- * between its sessions); below the cap the session is the same as without it.
+ * Creates the session(s) for files read by `readModelFiles` and checks the graph's I/O again on the
+ * session's metadata. `maxIntraOpThreads` caps kvscope's choice of ORT threads (a lab sweep with
+ * --jobs splits the cores between its sessions); below the cap the session is the same as without it.
  */
 export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName, options: { maxIntraOpThreads?: number } = {}): Promise<OpenedModel> {
-  const { folder, variant, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
+  const { folder, layout, config, configBytes, tokenizer, specialTokens } = files;
   const intraOpNumThreads = cappedThreads(intraOpThreadsFor(executionProvider, config.geometry.hiddenSize), options.maxIntraOpThreads);
-  const lease = await leaseDecoderSession(onnxPath, {
-    executionProvider, displayName: variant.file, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
+  const graphs = [...(layout.prefillGraph === null ? [] : [layout.prefillGraph]), layout.graph];
+  const lease = await leaseDecoderSessions(graphs.map((file) => ({ path: join(folder.folder, file), displayName: file })), {
+    executionProvider, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
   });
-  const session = lease.session;
   try {
-    const { io, diagnostics } = checkGraph(session.inputs, session.outputs, config, variant.file);
-    if (io === null || diagnostics.some((d) => d.severity === 'error')) {
-      throw ModelLoadError.fromDiagnostics(`${variant.file} and ${config.sourceName} cannot be used together:`, diagnostics);
-    }
+    const decode = lease.sessions[lease.sessions.length - 1]!;
+    const prefill = lease.sessions.length > 1 ? lease.sessions[0]! : null;
+    // The session's own metadata is the last word (the header was tested equal to it).
+    const check = checkLayoutGraph({ graph: decode, prefill }, graphContext(files.layoutFiles));
+    const io = check.io;
+    if (io === null) throw new ModelRefusedError(`${layout.graph} and ${config.sourceName} cannot be used together:`, check.diagnostics);
+    const session = prefill === null ? decode : new PrefillSplitSession(prefill, decode, io.kvLayers[0]?.pastKey ?? '');
+    const diagnostics = [...files.diagnostics];
     if (specialTokens.eosTokenIds.length === 0) {
       diagnostics.push(modelWarning('generation-config-invalid',
-        'Neither generation_config.json nor config.json names an eos_token_id: runs stop only at maxNewTokens.',
+        'Neither generation_config.json nor the config names an eos_token_id: runs stop only at maxNewTokens.',
         'Add "eos_token_id" to generation_config.json.'));
     }
+    const digests = await Promise.all(graphs.map((file) => sha256File(join(folder.folder, file))));
     const identity: ModelIdentity = {
       folder: folder.folder,
-      onnxFile: variant.file,
-      onnxSha256: await sha256File(onnxPath),
+      onnxFile: graphs.join(' + '),
+      // one graph: its sha256; the legacy pair: the sha256 of the two digests, prefill first
+      onnxSha256: digests.length === 1 ? digests[0]! : sha256Text(digests.join('')),
       configSha256: sha256Text(configBytes),
       modelType: config.modelType ?? null,
       numLayers: config.geometry.numLayers,
       kvDtype: io.kvDtype ?? 'float32',
     };
-    return { folder, variant, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => lease.release() };
+    // The pair's session releases both; a single session is the lease's own.
+    return { folder, layout, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => lease.release() };
   } catch (error) {
     await lease.release();
     throw error;
@@ -105,39 +136,14 @@ function cappedThreads(chosen: number | undefined, cap: number | undefined): num
   return cap < availableParallelism() ? cap : undefined;
 }
 
-/** The graph's I/O read and cross-checked against config.json (app/engine/check-decoder-io.ts). */
-export function checkGraph(
-  inputs: readonly ValueInfo[], outputs: readonly ValueInfo[], config: ModelConfig, graphName: string,
-): { io: DecoderIo | null; diagnostics: ModelDiagnostic[] } {
-  const reading = readDecoderIo(inputs, outputs, graphName);
-  const diagnostics = [...reading.diagnostics];
-  if (reading.io !== null) diagnostics.push(...checkDecoderIo(reading.io, config, graphName));
-  return { io: reading.io, diagnostics };
-}
-
 function readOptionalJson(path: string | null): unknown {
   if (path === null) return null;
   const text = readFileSync(path, 'utf8');
   try {
     return JSON.parse(text);
   } catch (error) {
-    const fix = 'Fix the JSON, or delete generation_config.json to fall back to config.json.';
+    const fix = 'Fix the JSON, or delete generation_config.json to fall back to the model config.';
     const message = `${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`;
     throw new ModelLoadError(message, { fix, diagnostics: [modelError('generation-config-invalid', message, fix)] });
   }
-}
-
-/** A Git LFS pointer (a clone without `git lfs pull`) fails in ORT as a protobuf error; say what it is. */
-function checkNotLfsPointer(path: string, name: string): void {
-  const head = Buffer.alloc(64);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, head, 0, head.length, 0);
-  } finally {
-    closeSync(fd);
-  }
-  if (!head.toString('latin1').startsWith('version https://git-lfs')) return;
-  const fix = 'Run `git lfs pull` in the model repository (or download the file directly).';
-  const message = `${name} is a Git LFS pointer, not the model itself.`;
-  throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)] });
 }

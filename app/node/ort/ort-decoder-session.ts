@@ -5,6 +5,7 @@ import type { HostTensor } from '../../engine/host-tensor.js';
 import { modelError } from '../../engine/model-diagnostic.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
 import { ensureExecutionProvider, webgpuAdapterFix } from './execution-providers.js';
+import { createFailure, runFailure } from './ep-failure.js';
 import { readableOrtMessage } from './ort-message.js';
 import { freeArrayBuffer } from '../free-array-buffer.js';
 
@@ -88,8 +89,7 @@ class OrtDecoderSession implements DecoderSession {
     try {
       results = await session.run(ortFeeds);
     } catch (error) {
-      throw new GenerationError(`onnxruntime failed to run ${this.#name}: ${readableOrtMessage(error)}`,
-        'Check that the graph and config.json belong together; run `kvscope preflight` on the folder.', error);
+      throw runFailure(error, this.#name, this.executionProvider);
     } finally {
       // Drop this step's own input wrappers at once (the typed arrays stay with their owners).
       for (const wrapper of fresh) wrapper.dispose();
@@ -148,6 +148,8 @@ function hostTensor(tensor: ort.Tensor, name: string): HostTensor {
 
 function sessionCreateError(error: unknown, name: string, ep: ExecutionProviderName): Error {
   const message = readableOrtMessage(error);
+  const epFailure = createFailure(message, name);
+  if (epFailure !== null) return epFailure;
   if (/Failed to get a WebGPU adapter|No supported adapters|Couldn't load Vulkan/i.test(message)) {
     return new ExecutionProviderRefusedError(`onnxruntime found no WebGPU adapter: ${message}`, webgpuAdapterFix());
   }

@@ -69,7 +69,7 @@ describe('workbench backend', () => {
     expect(summary.ok).toBe(false);
     expect(summary.config).toBeNull();
     expect(summary.diagnostics[0]).toMatchObject({ code: 'config-missing', severity: 'error' });
-    expect(summary.diagnostics[0]!.message).toMatch(/has no config\.json/);
+    expect(summary.diagnostics[0]!.message).toMatch(/has neither config\.json nor genai_config\.json/);
     expect(summary.diagnostics[0]!.fix).toMatch(/config\.json/);
   });
 

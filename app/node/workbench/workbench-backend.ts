@@ -1,7 +1,8 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
-import { parseModelConfig } from '../../config/parse-model-config.js';
+import type { ModelConfig } from '../../config/model-config.js';
+import { ConfigError } from '../../errors.js';
 import { modelError } from '../../engine/model-diagnostic.js';
 import type { RunSettings } from '../../engine/types.js';
 import { runPreflight, type PreflightResult } from '../../preflight/run-preflight.js';
@@ -12,7 +13,7 @@ import type { ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
 import { KVSCOPE_VERSION } from '../../version.js';
 import { inspectModel } from '../model/inspect-model.js';
-import { findModelFolder } from '../model/model-folder.js';
+import { readModelConfigAt } from '../model/read-model-config.js';
 import { RunStore } from '../run-store.js';
 import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
 import { startRun as startWorkerRun, type StartRunOptions } from '../worker/worker-client.js';
@@ -115,18 +116,18 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   async preflight(model: ModelSource, settings: QuantizedCacheSettings, options: { sequenceLengths?: number[] } = {}): Promise<PreflightResult> {
-    const configPath = configPathOf(await this.modelPath(model));
-    let text: string;
+    const path = await this.modelPath(model);
+    let config: ModelConfig;
     try {
-      text = readFileSync(configPath, 'utf8');
+      config = readModelConfigAt(path);
     } catch (error) {
+      if (error instanceof ConfigError) throw error;
       throw new ApiError({
         code: 'invalid-input',
-        message: `Cannot read ${configPath}: ${(error as Error).message}`,
-        fix: 'Open a model folder that has the config.json of its Hugging Face repository.',
+        message: `Cannot read the model config of ${path}: ${(error as Error).message}`,
+        fix: (error as { fix?: string }).fix ?? 'Open a model folder that has the config.json of its Hugging Face repository, or its genai_config.json.',
       });
     }
-    const config = parseModelConfig(text, configPath);
     return runPreflight(config, settings, options.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {});
   }
 
@@ -233,10 +234,3 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 }
 
-/** config.json of a model folder, of the folder holding a given .onnx file, or a config file given directly. */
-function configPathOf(path: string): string {
-  const stats = statSync(path, { throwIfNoEntry: false });
-  if (stats?.isDirectory() === true) return join(path, 'config.json');
-  if (stats?.isFile() === true && path.endsWith('.json')) return path;
-  return findModelFolder(path).configPath;
-}

@@ -1,7 +1,11 @@
 import { useId, type ReactNode } from 'react';
 import type { ModelSummary } from '../../../app/protocol/workbench-api.js';
 import { useServices } from '../../services.js';
+import { formatBytes } from '../../format/units.js';
 import { DiagnosticList } from '../common/DiagnosticList.js';
+
+/** Facts whose values are sentences: a row of their own. */
+const WIDE_FACTS: ReadonlySet<string> = new Set(['layout', 'precision', 'graph-size']);
 
 /** The architecture as the cache sees it: layers, heads, KV heads, head_dim, KV dtype, and the graph files. */
 export function ModelSummaryView({ summary }: { summary: ModelSummary }): ReactNode {
@@ -10,6 +14,14 @@ export function ModelSummaryView({ summary }: { summary: ModelSummary }): ReactN
   const config = summary.config;
   const geometry = config?.geometry;
   const firstError = summary.diagnostics.find((d) => d.severity === 'error');
+  const layout = summary.layout ?? null;
+  // What kvscope recognized, shown whether or not the config could be read (issue 11: the layout and the config it read).
+  const layoutRows: [string, string, string][] = layout === null ? [] : [
+    ['Layout', layout.label, 'layout'],
+    ['Config read', layout.crossCheck === null ? layout.configFile : `${layout.configFile}, cross-checked with ${layout.crossCheck}`, 'config-file'],
+    ['Precision', layout.precision ?? 'unknown (graph not read)', 'precision'],
+    ...(layout.bytes === null ? [] : [['Graph size', `${formatBytes(layout.bytes)}${layout.externalData.length > 0 ? ` (with ${layout.externalData.join(', ')})` : ''}`, 'graph-size'] as [string, string, string]]),
+  ];
   const rows: [string, string | number | null | undefined, string][] = geometry === undefined ? [] : [
     ['Model type', config?.modelType ?? '—', 'model-type'],
     ['Layers', geometry.numLayers, 'layers'],
@@ -33,10 +45,10 @@ export function ModelSummaryView({ summary }: { summary: ModelSummary }): ReactN
           {firstError?.fix !== undefined && <p className="fix"><strong>What to do:</strong> {firstError.fix}</p>}
         </div>
       )}
-      {rows.length > 0 && (
+      {rows.length + layoutRows.length > 0 && (
         <dl className="facts">
-          {rows.map(([label, value, key]) => (
-            <div key={key} className="fact">
+          {[...layoutRows, ...rows].map(([label, value, key]) => (
+            <div key={key} className={WIDE_FACTS.has(key) ? 'fact wide' : 'fact'}>
               <dt>{label}</dt>
               <dd data-testid={`model-fact-${key}`}>{value}</dd>
             </div>

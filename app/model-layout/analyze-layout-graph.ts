@@ -1,0 +1,41 @@
+import type { DecoderIo } from '../engine/decoder-io.js';
+import type { IoNaming } from '../engine/io-naming.js';
+import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
+import type { GraphHeader } from '../onnx/graph-header.js';
+import { checkLayoutGraph, layoutPrecision, type LayoutGraphContext } from './check-layout-graph.js';
+import { externalDataReport, type ExternalDataReport } from './external-data.js';
+import type { GraphPrecision } from './graph-precision.js';
+import type { FolderListing } from './model-layout.js';
+
+/** Everything the headers of a layout's graph(s) say, before any session exists. */
+export interface LayoutGraphAnalysis {
+  readonly naming: IoNaming;
+  readonly io: DecoderIo | null;
+  readonly precision: GraphPrecision;
+  readonly externalData: ExternalDataReport;
+  readonly diagnostics: readonly ModelDiagnostic[];
+}
+
+export function analyzeLayoutGraph(
+  headers: { readonly graph: GraphHeader; readonly prefill: GraphHeader | null }, listing: FolderListing, context: LayoutGraphContext,
+): LayoutGraphAnalysis {
+  const { layout } = context;
+  const check = checkLayoutGraph(headers, context);
+  const externalData = externalDataReport(headers.graph, layout.graph, listing, context.transformersJs);
+  const prefillData = headers.prefill === null || layout.prefillGraph === null
+    ? null
+    : externalDataReport(headers.prefill, layout.prefillGraph, listing, context.transformersJs);
+  const merged: ExternalDataReport = prefillData === null ? externalData : {
+    files: [...prefillData.files, ...externalData.files],
+    missing: [...prefillData.missing, ...externalData.missing],
+    totalBytes: prefillData.totalBytes + externalData.totalBytes,
+    diagnostics: [...prefillData.diagnostics, ...externalData.diagnostics],
+  };
+  return {
+    naming: check.naming,
+    io: check.io,
+    precision: layoutPrecision(headers.graph, check.io, check.naming),
+    externalData: merged,
+    diagnostics: [...merged.diagnostics, ...check.diagnostics],
+  };
+}

@@ -1,0 +1,120 @@
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { ConfigObject } from '../../config/config-object.js';
+import { isConfigObject } from '../../config/config-object.js';
+import { parseGenaiConfig, type GenaiConfig } from '../../config/genai-config.js';
+import { parseJsonText } from '../../config/json-text.js';
+import type { ModelConfig } from '../../config/model-config.js';
+import { ConfigError } from '../../errors.js';
+import { ModelLoadError } from '../../engine/engine-errors.js';
+import { modelError, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
+import { layoutModelConfig } from '../../model-layout/layout-config.js';
+import type { ModelLayout } from '../../model-layout/model-layout.js';
+import { resolveLayout } from '../../model-layout/resolve-layout.js';
+import { readTransformersJsConfig, type TransformersJsConfig } from '../../model-layout/transformers-js-config.js';
+import { readGraphHeader, type GraphHeader } from '../../onnx/graph-header.js';
+import { withFileByteSource } from '../onnx/file-byte-source.js';
+import { describeFsError } from '../fs-errors.js';
+import type { ModelFolder } from './model-folder.js';
+
+/** A folder's configs as read: config.json's object and genai_config.json, each null when absent. */
+export interface FolderConfigs {
+  readonly configJson: { readonly root: ConfigObject; readonly bytes: Uint8Array; readonly sourceName: string } | null;
+  readonly genai: { readonly config: GenaiConfig; readonly bytes: Uint8Array } | null;
+  readonly transformersJs: TransformersJsConfig | null;
+}
+
+/** The layout of a folder with its model config: everything a run needs to know before reading a graph. */
+export interface ModelLayoutFiles {
+  readonly folder: ModelFolder;
+  readonly configs: FolderConfigs;
+  readonly layout: ModelLayout;
+  readonly config: ModelConfig;
+  /** the bytes of the config the model config came from (config.json, else genai_config.json): its identity */
+  readonly configBytes: Uint8Array;
+  /** cross-check warnings between config.json and genai_config.json */
+  readonly diagnostics: readonly ModelDiagnostic[];
+}
+
+/** Reads config.json and genai_config.json where the folder has them. Throws ConfigError on invalid JSON. */
+export function readFolderConfigs(folder: ModelFolder): FolderConfigs {
+  const name = basename(folder.folder);
+  let configJson: FolderConfigs['configJson'] = null;
+  if (folder.configPath !== null) {
+    const bytes = readConfigBytes(folder.configPath);
+    const sourceName = `${name}/config.json`;
+    const root = parseJsonText(Buffer.from(bytes).toString('utf8'), sourceName);
+    if (!isConfigObject(root)) throw new ConfigError(`${sourceName} should hold a JSON object (a model config). Point kvscope at the model's config.json.`);
+    configJson = { root, bytes, sourceName };
+  }
+  let genai: FolderConfigs['genai'] = null;
+  if (folder.genaiConfigPath !== null) {
+    const bytes = readConfigBytes(folder.genaiConfigPath);
+    genai = { config: parseGenaiConfig(Buffer.from(bytes).toString('utf8'), `${name}/genai_config.json`), bytes };
+  }
+  return { configJson, genai, transformersJs: readTransformersJsConfig(configJson?.root ?? null) };
+}
+
+/**
+ * The folder's layout (which config, which graph) and its model config. Throws ModelLoadError or
+ * ConfigError with a fix when either cannot be had.
+ */
+export function readModelLayout(folder: ModelFolder, onnxFile?: string): ModelLayoutFiles {
+  const configs = readFolderConfigs(folder);
+  const layout = resolveLayout({
+    listing: folder.listing, configJson: configs.configJson?.root ?? null, genai: configs.genai?.config ?? null, onnxFile, pointedFile: folder.pointedFile,
+  });
+  const { config, diagnostics } = layoutModelConfig(configs.configJson, configs.genai?.config ?? null);
+  const configBytes = configs.configJson?.bytes ?? configs.genai!.bytes;
+  return { folder, configs, layout, config, configBytes, diagnostics };
+}
+
+/** The headers of the layout's graph and its prefill graph (the legacy pair), weights never read. */
+export async function readLayoutHeaders(folder: ModelFolder, layout: ModelLayout): Promise<{ graph: GraphHeader; prefill: GraphHeader | null }> {
+  const graph = await readHeader(folder, layout.graph);
+  const prefill = layout.prefillGraph === null ? null : await readHeader(folder, layout.prefillGraph);
+  return { graph, prefill };
+}
+
+async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeader> {
+  const path = join(folder.folder, file);
+  checkNotLfsPointer(path, file);
+  try {
+    return await withFileByteSource(path, (source) => readGraphHeader(source, file));
+  } catch (error) {
+    const isFormat = error instanceof Error && error.name === 'OnnxFormatError';
+    const fix = isFormat
+      ? 'Download the .onnx file again (a truncated download looks like this), check that the path names the graph itself (not its external data), or re-export the model.'
+      : 'Check that the file exists and is readable.';
+    const message = isFormat ? error.message : `${file} could not be read: ${describeFsError(error, path, 'read')}`;
+    throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)], cause: error });
+  }
+}
+
+function readConfigBytes(path: string): Uint8Array {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new ConfigError(describeFsError(error, path, 'read'));
+  }
+}
+
+/** A Git LFS pointer (a clone without `git lfs pull`) is no protobuf: say what it is. */
+function checkNotLfsPointer(path: string, name: string): void {
+  const head = Buffer.alloc(64);
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return; // the header reader says what is wrong with the path
+  }
+  try {
+    readSync(fd, head, 0, head.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (!head.toString('latin1').startsWith('version https://git-lfs')) return;
+  const fix = 'Run `git lfs pull` in the model repository (or download the file directly).';
+  const message = `${name} is a Git LFS pointer, not the model itself.`;
+  throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)] });
+}
