@@ -2,13 +2,35 @@
 // `electronDist`): packs the built app (`npm run build` first) with `--linux dir` into a temporary
 // folder and checks what the installer would carry. No Electron runtime exists on these machines, so
 // the supplied distribution is a placeholder `electron` that only says so: this checks the packaging
-// (asar whitelist, unpacked native addon, dependency pruning), never a launch.
+// (asar whitelist, unpacked native addon, dependency pruning, the fuses electron-builder flips in
+// the binary), never a launch. The placeholder carries a fuse wire as Electron's binary does (the
+// sentinel, version 1, then one byte per fuse with Electron's defaults), so @electron/fuses flips
+// it during packaging and reads it back here exactly as it would on a real Electron.
 // Prints one line per check and "package check: N passed, N failed"; exits 1 on a failure.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import asar from '@electron/asar';
+import fuses from '@electron/fuses';
+import fuseConstants from '@electron/fuses/dist/constants.js';
+
+const { FuseV1Options, getCurrentFuseWire } = fuses;
+const { FuseState, SENTINEL } = fuseConstants;
+
+// Electron's own defaults, in FuseV1Options order: RunAsNode on, cookie encryption off, NODE_OPTIONS
+// on, --inspect on, asar integrity off, only-asar off, browser V8 snapshot off, file:// privileges on.
+const ELECTRON_DEFAULT_WIRE = '10110001';
+/** What electron-builder.yml's `electronFuses` must leave in the packaged binary. */
+const EXPECTED_FUSES = {
+  RunAsNode: FuseState.DISABLE,
+  EnableCookieEncryption: FuseState.ENABLE,
+  EnableNodeOptionsEnvironmentVariable: FuseState.DISABLE,
+  EnableNodeCliInspectArguments: FuseState.DISABLE,
+  EnableEmbeddedAsarIntegrityValidation: FuseState.ENABLE,
+  OnlyLoadAppFromAsar: FuseState.ENABLE,
+  GrantFileProtocolExtraPrivileges: FuseState.DISABLE,
+};
 
 const work = mkdtempSync(join(tmpdir(), 'kvscope-package-'));
 const dist = join(work, 'electron-dist');
@@ -23,7 +45,10 @@ const check = (name, ok, detail = '') => {
 
 try {
   mkdirSync(dist, { recursive: true });
-  writeFileSync(join(dist, 'electron'), '#!/bin/sh\necho "placeholder Electron distribution for .ci/package-check.mjs: no runtime" >&2\nexit 1\n');
+  writeFileSync(join(dist, 'electron'), Buffer.concat([
+    Buffer.from('#!/bin/sh\necho "placeholder Electron distribution for .ci/package-check.mjs: no runtime" >&2\nexit 1\n# fuse wire: '),
+    Buffer.from(SENTINEL, 'latin1'), Buffer.from([1, ELECTRON_DEFAULT_WIRE.length]), Buffer.from(ELECTRON_DEFAULT_WIRE, 'latin1'), Buffer.from('\n'),
+  ]));
   chmodSync(join(dist, 'electron'), 0o755);
   const started = Date.now();
   const run = spawnSync('npx', ['electron-builder', '--linux', 'dir', `-c.electronDist=${dist}`, `-c.directories.output=${output}`],
@@ -44,6 +69,16 @@ try {
     check('the renderer\'s libraries are bundled, not shipped as node_modules', bundled.length === 0, bundled.join(', '));
   } else {
     check('app.asar exists', false, archive);
+  }
+  const binary = join(output, 'linux-unpacked', 'kvscope');
+  if (existsSync(binary)) {
+    const wire = await getCurrentFuseWire(binary);
+    for (const [name, expected] of Object.entries(EXPECTED_FUSES)) {
+      const actual = wire[FuseV1Options[name]];
+      check(`fuse ${name} is ${expected === FuseState.ENABLE ? 'on' : 'off'} in the packaged binary`, actual === expected, `found ${actual === undefined ? 'nothing' : String.fromCharCode(actual)}`);
+    }
+  } else {
+    check('the packaged binary exists', false, binary);
   }
   const napi = join(resources, 'app.asar.unpacked', 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6');
   check('onnxruntime-node\'s addon is unpacked from the asar', existsSync(join(napi, 'linux', 'x64', 'onnxruntime_binding.node')));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { defaultDataDir } from '../app/node/workbench/data-dir.js';
 import { createWorkbenchBackend } from '../app/node/workbench/workbench-backend.js';
 import { ensureSyntheticModel } from '../app/node/synthetic/ensure-synthetic-model.js';
+import { disableOrtTelemetry } from '../app/node/worker/ort-telemetry.js';
 import { KVSCOPE_VERSION } from '../app/version.js';
 import { findElectronBinary } from './electron-binary.js';
 import { openBrowser } from './open-browser.js';
@@ -13,6 +14,7 @@ import { DEFAULT_SERVE_PORT, startWorkbenchServer, type WorkbenchServer } from '
 // `npm start`: the workbench on its default model (the built-in synthetic one). With an Electron
 // binary: build everything and launch the desktop app. Without one (this is checked, never faked):
 // build the renderer, serve the same UI on 127.0.0.1 and print its URL (kvscope serve).
+disableOrtTelemetry(); // before any onnxruntime session, here and in the Electron child (ort-telemetry.ts)
 const root = projectRoot();
 const electron = findElectronBinary(root);
 process.exitCode = electron.path !== null ? launchElectron(electron.path) : await serveInstead(electron.reason);

@@ -40,7 +40,10 @@ export async function runEvalCommand(options: RawOptions, io: CliIo, runtime: Ev
   const settings = evalSettingsFromOptions(options, io, runtime.readStdin);
   const json = options['json'] === true;
   const out = optionalString(options, 'out');
-  if (out !== undefined) checkOutputFolder(io, out);
+  if (out !== undefined) {
+    if (io.checkOutputPath !== undefined) io.checkOutputPath(out, '--out');
+    else checkOutputFolder(io, out);
+  }
   const progress = runtime.stderrIsTty ? new LabProgress(io.stderr) : undefined;
   const handle = runtime.startEval(settings, { perToken: options['per-token'] === true, onProgress: (p) => progress?.update(p) });
   const stopListening = runtime.onInterrupt(() => {

@@ -3,20 +3,33 @@
  * file system and the terminal; tests implement it in memory. Keeps the command logic in app/ pure.
  */
 export interface CliIo {
-  /** Reads a whole file. Throws an Error whose message names the path when it cannot. */
-  readFile(path: string): Uint8Array;
+  /**
+   * Reads a whole file of the given kind (default `input`). Throws an Error whose message names the
+   * path when it cannot; the Node side refuses FIFOs, devices and files past the kind's size cap
+   * (app/node/files) before reading anything.
+   */
+  readFile(path: string, kind?: CliFileKind): Uint8Array;
   /** Reads a whole UTF-8 text file, with the same errors as readFile. */
-  readTextFile(path: string): string;
+  readTextFile(path: string, kind?: CliFileKind): string;
   /** Whether the path is a directory (false when it does not exist). */
   isDirectory(path: string): boolean;
   /** Whether the path is a regular file (false when it does not exist); hosts without it accept any path. */
   isFile?(path: string): boolean;
   joinPath(...parts: string[]): string;
+  /**
+   * Checks, before any work, that `path` can be written as a new or replaced file: its folder exists
+   * and is writable, and the path is not a folder. Throws UsageError naming `flag` when not. Optional
+   * (in-memory test IOs check nothing); the Node IO asks the file system.
+   */
+  checkOutputPath?(path: string, flag: string): void;
   /** Writes a file atomically: a reader sees the old file or the complete new one, never a part. */
   writeFileAtomic(path: string, bytes: Uint8Array): void;
   stdout(text: string): void;
   stderr(text: string): void;
 }
+
+/** What a command reads, which sets the size cap it is read with (app/node/files/file-kinds.ts). */
+export type CliFileKind = 'config' | 'npy' | 'prompt' | 'input';
 
 /** Exit codes of the CLI contract. */
 export const ExitCode = {

@@ -97,15 +97,17 @@ export function readModelConfig(io: CliIo, path: string): ModelConfig {
   if (io.isDirectory(path)) {
     file = io.joinPath(path, 'config.json');
     const genai = io.joinPath(path, 'genai_config.json');
-    if (!canRead(io, file) && canRead(io, genai)) file = genai;
+    if (!isReadableFile(io, file) && isReadableFile(io, genai)) file = genai;
   }
-  const text = io.readTextFile(file);
+  const text = io.readTextFile(file, 'config');
   return /(^|[\\/])genai_config\.json$/.test(file) ? modelConfigFromGenai(parseGenaiConfig(text, file)) : parseModelConfig(text, file);
 }
 
-function canRead(io: CliIo, path: string): boolean {
+/** Whether `path` names a file the config reader would read (hosts without isFile: try reading it). */
+function isReadableFile(io: CliIo, path: string): boolean {
+  if (io.isFile !== undefined) return io.isFile(path);
   try {
-    io.readFile(path);
+    io.readFile(path, 'config');
     return true;
   } catch {
     return false;

@@ -36,6 +36,11 @@ export function runQuantize(options: RawOptions, io: CliIo): ExitCode {
   const groupSize = integerOption(options, 'group-size');
   const inputPath = requireString(options, 'input');
   const dequantizedPath = requireString(options, 'dequantized');
+  // Every output is checked before the tensor is read and quantized, not found unwritable after.
+  for (const flag of ['dequantized', 'codes', 'scale', 'zero'] as const) {
+    const path = optionalString(options, flag);
+    if (path !== undefined) io.checkOutputPath?.(path, `--${flag}`);
+  }
 
   const input = readKvTensor(io, inputPath);
   const quantizer = quantizerFor(backend);
@@ -99,7 +104,7 @@ export function readKvTensor(io: CliIo, path: string): KvTensor {
   if (!path.toLowerCase().endsWith('.npy')) {
     throw new UsageError(`${path} is not a .npy file. Save the tensor with numpy.save("x.npy", k.float().numpy()).`);
   }
-  const array = parseNpy(io.readFile(path), path);
+  const array = parseNpy(io.readFile(path, 'npy'), path);
   if (array.dtype !== 'float32' && array.dtype !== 'float16') {
     throw new UsageError(`${path} holds ${array.dtype} values; kvscope quantizes float32 or float16 KV tensors. Convert with x.astype(numpy.float32).`);
   }

@@ -25,8 +25,8 @@ export interface RunCommandRuntime {
   readonly stderrIsTty: boolean;
   readonly kvscopeVersion: string;
   now(): Date;
-  /** Calls `onInterrupt` on Ctrl-C while a run goes on; the returned function stops listening. */
-  onInterrupt(onInterrupt: () => void): () => void;
+  /** Calls `onInterrupt` on Ctrl-C (or SIGTERM, named) while a run goes on; the returned function stops listening. */
+  onInterrupt(onInterrupt: (signal?: string) => void): () => void;
 }
 
 /** transformers' GenerationConfig defaults for sampling (top_k 50, top_p 1.0, temperature 1.0). */
@@ -59,11 +59,13 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
     onQueued: () => io.stderr('kvscope run: waiting for another WebGPU run in this process to finish…\n'),
   });
   let interrupts = 0;
-  const stopListening = runtime.onInterrupt(() => {
+  const stopListening = runtime.onInterrupt((signal) => {
     interrupts++;
     if (interrupts === 1) {
       progress?.clear();
-      io.stderr('\nkvscope run: cancelling at the next step (Ctrl-C again to stop at once)…\n');
+      io.stderr(signal === undefined || signal === 'SIGINT'
+        ? '\nkvscope run: cancelling at the next step (Ctrl-C again to stop at once)…\n'
+        : `\nkvscope run: ${signal}: cancelling at the next step; the result and --out are still written…\n`);
       handle.cancel();
     } else {
       handle.dispose();
@@ -73,10 +75,22 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
     const result = await handle.done;
     progress?.clear();
     if (!json && !textEnd.endsWith('\n')) io.stdout('\n');
-    const recordPath = out !== undefined ? writeOutput(io, out, result, runtime) : undefined;
-    if (json) io.stdout(stringifyJson({ ok: true, ...runJson(result), ...(recordPath !== undefined ? { record: recordPath } : {}) }) + '\n');
-    else io.stderr(formatSummary(result, recordPath));
-    return ExitCode.ok;
+    let recordPath: string | undefined;
+    let recordError: string | undefined;
+    try {
+      recordPath = out !== undefined ? writeOutput(io, out, result, runtime) : undefined;
+    } catch (error) {
+      // Checked before the run, yet the write failed (a full disk): the result is still printed, and the command fails.
+      recordError = `the run finished but its record could not be written: ${(error as Error).message}`;
+    }
+    if (json) {
+      io.stdout(stringifyJson({ ok: recordError === undefined, ...runJson(result), ...(recordPath !== undefined ? { record: recordPath } : {}), ...(recordError !== undefined ? { recordError } : {}) }) + '\n');
+    } else {
+      io.stderr(formatSummary(result, recordPath));
+    }
+    if (recordError === undefined) return ExitCode.ok;
+    io.stderr(`kvscope run: ${recordError} The result above is complete; run again with --json to keep it from stdout.\n`);
+    return ExitCode.badInput;
   } catch (error) {
     progress?.clear();
     if (!(error instanceof RunError)) throw error;
@@ -125,7 +139,7 @@ function promptIdsOption(options: RawOptions): number[] | undefined {
   const text = optionalString(options, 'prompt-ids');
   if (text === undefined) return undefined;
   for (const flag of ['prompt', 'chat'] as const) {
-    if (options[flag] !== undefined) throw new UsageError(`--prompt-ids gives the prompt as token ids; --${flag} gives it as text. Use one or the other.`);
+    if (options[flag] !== undefined) throw new UsageError(`--prompt-ids gives the prompt as token ids; --${flag === 'prompt' ? 'prompt (or --prompt-file)' : flag} gives it as text. Use one or the other.`);
   }
   const parts = text.split(',').map((part) => part.trim());
   if (parts.length === 0 || parts.some((part) => !/^\d+$/.test(part))) {
@@ -152,8 +166,12 @@ function samplingFromOptions(options: RawOptions): SamplingSettings {
   return sampling;
 }
 
-/** Fail before a long run, not after it: the record's folder must exist. */
+/** Fail before a long run, not after it: the record's folder must exist (and, on a real file system, be writable). */
 function checkOutputFolder(io: CliIo, out: string): void {
+  if (io.checkOutputPath !== undefined) {
+    io.checkOutputPath(out, '--out');
+    return;
+  }
   const cut = Math.max(out.lastIndexOf('/'), out.lastIndexOf('\\'));
   const folder = cut < 0 ? '.' : cut === 0 ? out.slice(0, 1) : out.slice(0, cut);
   if (!io.isDirectory(folder)) throw new UsageError(`--out ${out}: the folder ${folder} does not exist. Create it first.`);

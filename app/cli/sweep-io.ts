@@ -2,4 +2,4 @@ import type { SweepFolderIo } from '../lab/sweep-folder-io.js';
 import type { CliIo } from './io.js';
 
 /** What `kvscope sweep` does to the outside world: the CLI's io and the sweep folder's operations. */
-export interface SweepIo extends CliIo, SweepFolderIo {}
+export type SweepIo = CliIo & SweepFolderIo;

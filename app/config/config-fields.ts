@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { getAttribute } from './attribute-map.js';
 import { describeValue, type ConfigObject } from './config-object.js';
+import { writtenNonFinite } from './json-text.js';
 
 /**
  * Typed reads of config attributes (through the attribute map, as `getattr` does). `where` names the
@@ -12,7 +13,7 @@ export function optionalInteger(config: ConfigObject, name: string, where: strin
   const value = getAttribute(config, name);
   if (value === undefined || value === null) return null;
   if (typeof value === 'number' && Number.isInteger(value)) return value;
-  throw new ConfigError(`${where}: \`${name}\` should be an integer but is ${describeValue(value)}. Fix it in config.json.`);
+  throw new ConfigError(`${where}: \`${name}\` should be an integer but is ${describeField(config, value)}. Fix it in config.json.`);
 }
 
 export function requiredPositiveInteger(config: ConfigObject, name: string, where: string, fix: string): number {
@@ -43,4 +44,10 @@ export function optionalIntegerList(config: ConfigObject, name: string, where: s
   if (value === undefined || value === null) return null;
   if (Array.isArray(value) && value.every((item) => typeof item === 'number' && Number.isInteger(item))) return value as readonly number[];
   throw new ConfigError(`${where}: \`${name}\` should be a list of integers but is ${describeValue(value)}. Fix it in config.json.`);
+}
+
+/** The value as config.json wrote it: the key holding it is found again (the attribute map may have renamed it). */
+function describeField(config: ConfigObject, value: unknown): string {
+  const key = Object.keys(config).find((name) => Object.is(config[name], value));
+  return describeValue(value, key === undefined ? undefined : writtenNonFinite(config, key));
 }

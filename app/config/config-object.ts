@@ -15,9 +15,14 @@ export function modelTypeOf(config: ConfigObject): string | undefined {
   return typeof modelType === 'string' ? modelType : undefined;
 }
 
-/** JSON-ish description of a value for error messages: `"abc"`, `12`, `null`, `[…]`, `{…}`. */
-export function describeValue(value: unknown): string {
+/**
+ * JSON-ish description of a value for error messages: `"abc"`, `12`, `null`, `[…]`, `{…}`. A
+ * non-finite number is named as the file wrote it when `written` is known (json-text.ts keeps it:
+ * `1e309`), else as Python's json writes it (`NaN`, `Infinity`), never as JSON.stringify's `null`.
+ */
+export function describeValue(value: unknown, written?: string): string {
   if (value === undefined) return 'nothing';
+  if (typeof value === 'number' && !Number.isFinite(value)) return written ?? (Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity');
   if (Array.isArray(value)) return `a list of ${value.length}`;
   if (isConfigObject(value)) return 'an object';
   return JSON.stringify(value);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
-import { parseJsonText } from './json-text.js';
+import { DEFAULT_JSON_LIMITS, parseJsonText, writtenNonFinite } from './json-text.js';
 
 function failure(text: string): ConfigError {
   try {
@@ -57,5 +57,53 @@ describe('parseJsonText', () => {
 
   it('skips a UTF-8 byte-order mark', () => {
     expect(parseJsonText('\uFEFF{"a": 1}', 'c.json')).toEqual({ a: 1 });
+  });
+});
+
+describe('parseJsonText at the limits (issue 9, failure 6)', () => {
+  it('reads an 8 MB string, which the old string pattern overflowed the stack on', () => {
+    const long = 'x'.repeat(8 * 1024 * 1024);
+    const value = parseJsonText(`{"model_type": "llama", "note": "${long}"}`, 'c.json') as Record<string, string>;
+    expect(value['note']).toHaveLength(long.length);
+    const escaped = parseJsonText(`["${'\\n'.repeat(1 << 20)}"]`, 'c.json') as string[];
+    expect(escaped[0]).toBe('\n'.repeat(1 << 20));
+  });
+
+  it('reads long runs of digits and whitespace without a backtracking pattern', () => {
+    expect(parseJsonText(`${' '.repeat(1 << 22)}[1${'0'.repeat(1 << 20)}e-1048576]`, 'c.json')).toEqual([1]);
+  });
+
+  it('reads nesting up to its depth limit without recursion, and refuses deeper as "too deep"', () => {
+    const depth = DEFAULT_JSON_LIMITS.maxDepth;
+    const deep = parseJsonText(`${'['.repeat(depth)}1${']'.repeat(depth)}`, 'c.json');
+    let level = 0;
+    for (let value: unknown = deep; Array.isArray(value); value = value[0]) level++;
+    expect(level).toBe(depth);
+    const objects = parseJsonText(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, 'c.json');
+    expect(objects).toBeTypeOf('object');
+    const tooDeep = failure(`${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+    expect(tooDeep.message).toMatch(/model\/config\.json is not valid JSON: the values are nested too deep \(more than 1000 levels/);
+    expect(tooDeep.message).toContain(`position ${depth}`);
+  });
+
+  it('refuses text beyond its size limit as "too large", before scanning it', () => {
+    expect(() => parseJsonText('[1, 2, 3]', 'big.json', { maxLength: 8, maxDepth: 10 })).toThrow(/big\.json is too large to be a model config: 9 characters, more than the 8/);
+    expect(parseJsonText('[1, 2]', 'ok.json', { maxLength: 8, maxDepth: 10 })).toEqual([1, 2]);
+  });
+
+  it('remembers how a non-finite number was written, by container and key', () => {
+    const value = parseJsonText('{"a": 1e309, "b": NaN, "c": [-Infinity, 2, -1e400], "d": 1.5}', 'c.json') as { a: number; c: number[] };
+    expect(value.a).toBe(Infinity);
+    expect(writtenNonFinite(value, 'a')).toBe('1e309');
+    expect(writtenNonFinite(value, 'b')).toBe('NaN');
+    expect(writtenNonFinite(value, 'd')).toBeUndefined();
+    expect(writtenNonFinite(value.c, 0)).toBe('-Infinity');
+    expect(writtenNonFinite(value.c, 1)).toBeUndefined();
+    expect(writtenNonFinite(value.c, 2)).toBe('-1e400');
+  });
+
+  it('agrees with JSON.parse on a sample of well-formed documents', () => {
+    const samples = ['0', '-0', '1.5e+10', '"a\\"b\\\\c\\/\\b\\f\\r\\t\\u00e9"', '[[], {}, [{}], {"a": []}]', '{"a": {"b": {"c": [1, [2, [3]]]}}}', ' \n\t[ 1 , 2 ]\r\n'];
+    for (const text of samples) expect(parseJsonText(text, 'c.json'), text).toEqual(JSON.parse(text));
   });
 });

@@ -61,6 +61,16 @@ describe('parseModelConfig', () => {
       .toBe('c.json: `num_hidden_layers` should be an integer but is "12". Fix it in config.json.');
   });
 
+  it('names a non-finite field as the file wrote it, not as "null" (issue 9, failure 8)', () => {
+    expect(configError(() => parseModelConfig('{"num_hidden_layers": NaN}', 'c.json')).message)
+      .toBe('c.json: `num_hidden_layers` should be an integer but is NaN. Fix it in config.json.');
+    expect(configError(() => parseModelConfig('{"num_hidden_layers": 1e309}', 'c.json')).message)
+      .toBe('c.json: `num_hidden_layers` should be an integer but is 1e309. Fix it in config.json.');
+    expect(configError(() => parseModelConfig('{"model_type": "x", "text_config": {"num_hidden_layers": -1E+999, "num_attention_heads": 4}}', 'c.json')).message)
+      .toContain('`num_hidden_layers` should be an integer but is -1E+999.');
+    expect(configError(() => modelConfigFromObject({ num_hidden_layers: Infinity }, 'c.json')).message).toContain('but is Infinity.');
+  });
+
   it('needs the head count, and head_dim or hidden_size', () => {
     expect(configError(() => modelConfigFromObject({ num_hidden_layers: 2 }, 'c.json')).message).toContain('has no `num_attention_heads`');
     expect(configError(() => modelConfigFromObject({ num_hidden_layers: 2, num_attention_heads: 4 }, 'c.json')).message)

@@ -40,7 +40,10 @@ export type ModelDiagnosticCode =
   // the run's settings against the model
   | 'execution-provider-unavailable'
   | 'prompt-too-long'
-  | 'prompt-ids-invalid';
+  | 'prompt-ids-invalid'
+  // the host's data folder (recent models, saved runs): conveniences, reported as notices
+  | 'data-folder-unwritable'
+  | 'run-not-saved';
 
 /** A preflight-style finding about a model (STYLE.md §9: what is wrong, and `fix`: what to do). */
 export interface ModelDiagnostic {

@@ -2,7 +2,7 @@ import { KvscopeError } from '../errors.js';
 
 /** A file kvscope cannot read or write; the message names the path and the likely fix. */
 export class FileAccessError extends KvscopeError {
-  override readonly name = 'FileAccessError';
+  override readonly name: string = 'FileAccessError';
 }
 
 /** One sentence for a failed fs call, from its errno code. */

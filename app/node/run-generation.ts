@@ -6,6 +6,8 @@ import type { GenerationResult } from '../engine/generation-result.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
 import { GenerationError, TokenizerError } from '../engine/engine-errors.js';
+import { checkPrefillMemory } from '../engine/prefill-memory.js';
+import { availableMemoryBytes } from './available-memory.js';
 import { encodePrompt, type ModelTokenizer } from './model/load-tokenizer.js';
 import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
@@ -26,6 +28,11 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const folder = await resolveModelPath(settings.model);
   const files = await readModelFiles(folder, settings.onnxFile);
   const promptTokenIds = promptIdsFor(settings, files.tokenizer, files.specialTokens.bosTokenId, files.analysis.io?.logitsShape);
+  // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
+  checkPrefillMemory({
+    numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,
+    availableBytes: availableMemoryBytes(), executionProvider: settings.executionProvider,
+  });
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own

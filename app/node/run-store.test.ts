@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sampleResult } from '../protocol/test-support/sample-messages.js';
@@ -63,8 +63,32 @@ describe('RunStore', () => {
     writeFileSync(join(dir, 'notes.txt'), 'not a record');
     expect(store.list().map((e) => e.id).sort()).toEqual(['cut', 'other']);
     expect(() => store.load('cut')).toThrow(RunRecordError);
-    expect(() => store.load('cut')).toThrow(/cut\.json is not valid JSON: .*cut short/s);
+    expect(() => store.load('cut')).toThrow(/cut\.json is not valid JSON at line \d+, column \d+ \(position 200\)\. .*cut short/s);
     expect(() => store.load('other')).toThrow(/other\.json is not a kvscope run record/);
+  });
+
+  it('never echoes a foreign file: a link in runs/ is refused unread, a copied one named by position only (issue 9, failure 8)', async () => {
+    const foreign = join(dir, '..', `${dir.split('/').pop()}-passwd`);
+    writeFileSync(foreign, 'root:x:0:0:root:/root:/bin/bash\nSECRET-LINE\n');
+    try {
+      const runs = join(dir, 'runs');
+      mkdirSync(runs);
+      symlinkSync(foreign, join(runs, 'linked.json'));
+      copyFileSync(foreign, join(runs, 'copied.json'));
+      const store = new RunStore(runs);
+      for (const id of ['linked', 'copied']) {
+        const sync = (() => { try { store.load(id); } catch (error) { return error as Error; } throw new Error('expected a refusal'); })();
+        const async = await store.read(id).then(() => { throw new Error('expected a refusal'); }, (error: unknown) => error as Error);
+        for (const error of [sync, async]) {
+          expect(error.message, id).toContain(`${id}.json`);
+          expect(error.message, id).not.toMatch(/root|bash|SECRET/);
+        }
+      }
+      expect(() => store.load('linked')).toThrow(/is a symbolic link/);
+      expect(() => store.load('copied')).toThrow(/copied\.json is not valid JSON at line 1, column 1 \(position 0\)/);
+    } finally {
+      rmSync(foreign, { force: true });
+    }
   });
 
   it('refuses ids that would leave the folder', () => {

@@ -1,8 +1,9 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunRecord } from '../record/parse-run-record.js';
 import { RUN_ID_PATTERN, serializeRunRecord, type RunRecord } from '../record/run-record.js';
 import { ATOMIC_TEMP_PATTERN, writeFileAtomic } from './atomic-write.js';
+import { readGuardedText, readGuardedTextSync } from './files/guarded-read.js';
 import { describeFsError, FileAccessError } from './fs-errors.js';
 
 /** One saved record as the folder lists it; `load(id)` reads and checks the record itself. */
@@ -61,16 +62,20 @@ export class RunStore {
     return entries.sort((a, b) => b.modifiedMs - a.modifiedMs || b.id.localeCompare(a.id));
   }
 
-  /** Reads and checks one record; a missing, cut or edited file throws with a message that says so. */
+  /**
+   * Reads and checks one record; a missing, cut or edited file throws with a message that says so.
+   * Only a regular file within the run record's cap is read (app/node/files): a link in runs/ points
+   * at someone else's file, which is refused unread, so no error can echo its content.
+   */
   load(id: string): RunRecord {
     const path = this.pathOf(id);
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (error) {
-      throw new FileAccessError(describeFsError(error, path, 'read'));
-    }
-    return parseRunRecord(text, path);
+    return parseRunRecord(readGuardedTextSync(path, 'run-record'), path);
+  }
+
+  /** The same without blocking the thread (hosts: a big record must not hold up other requests). */
+  async read(id: string): Promise<RunRecord> {
+    const path = this.pathOf(id);
+    return parseRunRecord(await readGuardedText(path, 'run-record'), path);
   }
 
   delete(id: string): void {

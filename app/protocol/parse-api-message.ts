@@ -1,7 +1,7 @@
 import { KvscopeError } from '../errors.js';
 import { RUN_ID_PATTERN } from '../record/run-record.js';
 import {
-  FieldError, arrayReader, choiceReader, integerReader, nullableReader, readCount, readObject, readString, rejectField, withOptional,
+  FieldError, arrayReader, describeValue, choiceReader, integerReader, nullableReader, readCount, readObject, readString, rejectField, withOptional,
   type ObjectFields, type Read,
 } from './field-readers.js';
 import {
@@ -101,7 +101,7 @@ export function parseApiRequest(value: unknown): ApiRequest {
       default:
         // The Lab's requests (app/lab/lab-api-messages.ts; the host checks a sweep spec against eval's options).
         if (isLabRequestType(type)) return readLabApiRequest(fields, type, id);
-        throw new ApiProtocolError(`Unsupported request type ${JSON.stringify(type)}.`, id);
+        throw new ApiProtocolError(`Unsupported request type ${describeValue(type)}.`, id);
     }
   });
 }
@@ -136,7 +136,7 @@ export function parseApiHostMessage(value: unknown): ApiHostMessage {
         return { type, command: fields.get('command', readWorkbenchCommand) };
       default:
         if (isLabEventType(type)) return readLabApiEvent(fields, type);
-        throw new ApiProtocolError(`Unsupported host message type ${JSON.stringify(type)}.`, 0);
+        throw new ApiProtocolError(`Unsupported host message type ${describeValue(type)}.`, 0);
     }
   });
 }

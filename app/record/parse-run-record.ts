@@ -1,4 +1,5 @@
 import { KvscopeError } from '../errors.js';
+import { jsonSyntaxProblem } from '../json-syntax.js';
 import { EXTENSION_IDS, type ActiveExtension } from '../cache/active-extensions.js';
 import { arrayReader, choiceReader, FieldError, literalReader, readObject, readString, withOptional, type Read } from '../protocol/field-readers.js';
 import { readGenerationResult } from '../protocol/read-generation-result.js';
@@ -65,7 +66,8 @@ function parseDocument(text: string, sourceName: string): unknown {
     return JSON.parse(text);
   } catch (error) {
     const cut = /[}\]]\s*$/.test(text) ? '' : ' The file looks cut short (an interrupted write or copy).';
-    throw new RunRecordError(`${sourceName} is not valid JSON: ${(error as Error).message}.${cut}`);
+    // Only where it breaks: V8's message quotes the text, which may be another program's file.
+    throw new RunRecordError(`${sourceName} is not valid JSON${jsonSyntaxProblem(error, text)}.${cut}`);
   }
 }
 

@@ -28,7 +28,7 @@ describe('run records', () => {
   it('refuses an empty, cut or non-JSON file and says so', () => {
     const text = serializeRunRecord(sampleRecord());
     expect(() => parseRunRecord('', 'a.json')).toThrow('a.json is empty; it is not a run record (an interrupted copy?).');
-    expect(() => parseRunRecord(text.slice(0, text.length / 2), 'b.json')).toThrow(/^b\.json is not valid JSON: .*The file looks cut short \(an interrupted write or copy\)\.$/s);
+    expect(() => parseRunRecord(text.slice(0, text.length / 2), 'b.json')).toThrow(/^b\.json is not valid JSON at line \d+, column \d+ \(position \d+\)\. The file looks cut short \(an interrupted write or copy\)\.$/s);
     expect(() => parseRunRecord('{"format": "kvscope-run-record",}', 'c.json')).toThrow(RunRecordError);
   });
 

@@ -14,7 +14,7 @@ Usage:
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
   kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [cache options]
-              [--prompt TEXT [--chat] | --prompt-ids 1,2,3] [--max-new-tokens N] [--greedy | --temperature T ...]
+              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--max-new-tokens N] [--greedy | --temperature T ...]
               [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
@@ -32,7 +32,7 @@ Usage:
       Evaluates many configurations (one folder per point, results.csv/json derived), resumable;
       shards fan a sweep over machines and merge builds one table from them.
 
-  kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR]
+  kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR] [--max-runs N]
       Serves the workbench to a browser on this machine and prints its URL (with a per-launch
       token). Runs are saved in the same place as the desktop app's. Ctrl-C stops it.
 
@@ -102,7 +102,7 @@ A rerun skips complete points and redoes the others; Ctrl-C cancels the running 
 them is recorded) and leaves the complete ones. The reference is computed once, before the points.
 Exit codes: 0 done (refused and failed points are results), 1 bad input or interrupted.
 `,
-  serve: `kvscope serve [--port N] [--host H] [--data-dir DIR]
+  serve: `kvscope serve [--port N] [--host H] [--data-dir DIR] [--max-runs N]
 
   --port N          the port (default 4310; 0 picks any free port)
   --host H          the address to listen on (default 127.0.0.1: this machine only). Another
@@ -110,11 +110,15 @@ Exit codes: 0 done (refused and failed points are results), 1 bad input or inter
   --data-dir DIR    where runs and recent models are kept (default KVSCOPE_DATA_DIR, else the
                     desktop app's folder: ~/.config/kvscope, ~/Library/Application Support/kvscope,
                     %APPDATA%\\kvscope)
+  --max-runs N      runs that go at once (default KVSCOPE_MAX_RUNS, else one per two cores and
+                    4 GiB of memory); up to 16 more wait their turn, later ones are refused
 
 Open the printed URL: it carries a token that changes at every launch (set KVSCOPE_SERVE_TOKEN to
 32 or more URL-safe characters to keep it); requests without it are refused (401), as are pages
 from other sites and other host names (403). The UI comes from
-out/renderer: run \`npm run build\` first. Ctrl-C stops the server and any runs in progress.
+out/renderer: run \`npm run build\` first. WebSocket messages may be up to 32 MiB (a longer
+prompt is refused with that reason). Ctrl-C or SIGTERM cancels the runs in progress, saves them
+as cancelled and stops the server; a second signal stops at once.
 `,
   preflight: `kvscope preflight --config <config.json | genai_config.json | model folder | graph.onnx> [options]
 
@@ -224,6 +228,8 @@ Generation:
   --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)
   --prompt-ids 1,2,3     the prompt as token ids, fed as they are (for folders with no tokenizer.json;
                          the generated text is then shown as ids)
+  --prompt-file FILE     the prompt from a UTF-8 file (- for standard input), less one final
+                         newline; for long prompts, which should not travel on a command line
   --chat                 send the prompt as one user turn through the model's chat template
                          (tokenizer_config.json or chat_template.jinja), as apply_chat_template
   --max-new-tokens N     tokens to generate (default 64)

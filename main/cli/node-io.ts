@@ -1,14 +1,16 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { UsageError, type CliIo } from '../../app/cli/io.js';
+import { UsageError, type CliFileKind, type CliIo } from '../../app/cli/io.js';
 import { writeFileAtomic } from '../../app/node/atomic-write.js';
-import { describeFsError } from '../../app/node/fs-errors.js';
+import type { FileKind } from '../../app/node/files/file-kinds.js';
+import { readGuardedFileSync } from '../../app/node/files/guarded-read.js';
+import { checkOutputPath } from '../../app/node/files/output-path.js';
 
 /** The CLI's window on the file system and terminal. */
 export function nodeCliIo(): CliIo {
   return {
     readFile: readFileFriendly,
-    readTextFile: (path) => Buffer.from(readFileFriendly(path)).toString('utf8'),
+    readTextFile: (path, kind) => readFileFriendly(path, kind).toString('utf8'),
     isDirectory(path) {
       try {
         return statSync(path).isDirectory();
@@ -24,16 +26,20 @@ export function nodeCliIo(): CliIo {
       }
     },
     joinPath: (...parts) => join(...parts),
+    checkOutputPath,
     writeFileAtomic,
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
   };
 }
 
-function readFileFriendly(path: string): Uint8Array {
+/** Every CLI read goes through the guarded reader: a FIFO or /dev/zero given as an input is refused at once. */
+function readFileFriendly(path: string, kind: CliFileKind = 'input'): Buffer {
+  const guarded: FileKind = kind;
   try {
-    return readFileSync(path);
+    return readGuardedFileSync(path, guarded);
   } catch (error) {
-    throw new UsageError(describeFsError(error, path, 'read'));
+    const fix = (error as { fix?: unknown }).fix;
+    throw new UsageError(`${(error as Error).message}${typeof fix === 'string' && fix !== '' ? ` ${fix}` : ''}`);
   }
 }

@@ -1,7 +1,7 @@
 import type { RunCommandRuntime } from '../../app/cli/run-command.js';
 import { startRun, type StartRunOptions } from '../../app/node/worker/worker-client.js';
 
-/** `kvscope run` on Node: the generation in a worker thread, the terminal's TTY flags, Ctrl-C. */
+/** `kvscope run` on Node: the generation in a worker thread, the terminal's TTY flags, Ctrl-C and SIGTERM. */
 export function nodeRunRuntime(kvscopeVersion: string, options: StartRunOptions = {}): RunCommandRuntime {
   return {
     startRun: (settings, handlers) => startRun(settings, handlers, options),
@@ -10,11 +10,16 @@ export function nodeRunRuntime(kvscopeVersion: string, options: StartRunOptions 
     kvscopeVersion,
     now: () => new Date(),
     onInterrupt(onInterrupt) {
-      // While listening, Ctrl-C no longer kills the process: the run is cancelled instead, and the
-      // command decides what a second Ctrl-C does.
-      const listener = (): void => onInterrupt();
+      // While listening, Ctrl-C and SIGTERM (a scheduler's or `kill`'s) no longer kill the process:
+      // the run is cancelled and its record written as cancelled, then the command returns and the
+      // process exits; the command decides what a second signal does.
+      const listener = (signal: NodeJS.Signals): void => onInterrupt(signal);
       process.on('SIGINT', listener);
-      return () => void process.off('SIGINT', listener);
+      process.on('SIGTERM', listener);
+      return () => {
+        process.off('SIGINT', listener);
+        process.off('SIGTERM', listener);
+      };
     },
   };
 }

@@ -12,6 +12,7 @@ import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
 import { nodeEvalRuntime, nodeSweepRuntime } from './node-lab-runtime.js';
 import { nodeSweepIo } from './node-sweep-io.js';
+import { resolvePromptFile } from './prompt-file.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
@@ -73,6 +74,7 @@ const COMMANDS: Record<string, {
       ...CACHE_OPTIONS,
       prompt: { type: 'string' },
       'prompt-ids': { type: 'string' },
+      'prompt-file': { type: 'string' },
       chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },
@@ -84,7 +86,7 @@ const COMMANDS: Record<string, {
       out: { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: (values, io) => runRunCommand(values, io, nodeRunRuntime(VERSION)),
+    run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, terminalStdin(io)), io, nodeRunRuntime(VERSION)),
   },
   eval: {
     options: EVAL_OPTIONS,
@@ -107,11 +109,20 @@ const COMMANDS: Record<string, {
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
+      'max-runs': { type: 'string' },
     },
     // Imported on demand: the server pulls in onnxruntime-node and ws, which the other commands never need.
     run: async (values, io) => (await import('../serve/serve-command.js')).runServeCommand(values, io),
   },
 };
+
+/** Standard input for `--prompt-file -`; on a terminal, say how to end the prompt. */
+function terminalStdin(io: CliIo): () => NodeJS.ReadStream {
+  return () => {
+    if (process.stdin.isTTY === true) io.stderr('kvscope run: reading the prompt from standard input; end it with Ctrl-D.\n');
+    return process.stdin;
+  };
+}
 
 /**
  * Runs one CLI invocation and returns its exit code. Every failure the user can act on becomes one

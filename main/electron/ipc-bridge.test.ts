@@ -8,7 +8,10 @@ import { createWorkbenchBackend } from '../../app/node/workbench/workbench-backe
 import type { ApiResponse } from '../../app/protocol/api-messages.js';
 import { API_REQUEST_CHANNEL } from '../preload/ipc-channels.js';
 import { isAppUrl } from './app-origin.js';
-import { registerApiIpc } from './ipc-bridge.js';
+import { registerApiIpc, sizeRefusal } from './ipc-bridge.js';
+import { MAX_API_MESSAGE_BYTES } from '../../app/protocol/api-limits.js';
+import { PROMPT_200_KB } from '../../app/node/test-support/long-prompt.js';
+import { storiesSettings } from '../../app/node/test-support/stories.js';
 
 // ipc-bridge.ts imports only electron's types; the stand-ins below are all it touches.
 vi.mock('electron', () => ({}));
@@ -82,5 +85,19 @@ describe('the IPC bridge', () => {
     expect(await handler(trusted, { type: 'open-model', id: 6, source: { kind: 'url', path: 'https://x' } })).toMatchObject({ type: 'error', id: 6, error: { code: 'invalid-request' } });
     expect(await handler(trusted, { type: 'start-run', id: 7, settings: { model: 'synthetic' } })).toMatchObject({ type: 'error', id: 7, error: { code: 'invalid-request' } });
     expect(await handler(trusted, { type: 'shell', id: 8, command: 'rm -rf /' })).toMatchObject({ type: 'error', id: 8, error: { code: 'invalid-request' } });
+  });
+
+  it('refuses a message over the size limit or one JSON cannot hold, and carries a 200 KB prompt (issue 9, what to build 1)', async () => {
+    const trusted = event(contents, mainFrame);
+    const settings = { ...storiesSettings({ maxNewTokens: 1 }) };
+    expect(await handler(trusted, { type: 'start-run', id: 9, settings: { ...settings, prompt: 'x'.repeat(MAX_API_MESSAGE_BYTES + 1) } }))
+      .toMatchObject({ type: 'error', id: 9, error: { code: 'invalid-input', message: expect.stringMatching(/at most 32 MiB/) } });
+    let deep: unknown = 1;
+    for (let level = 0; level < 200_000; level++) deep = [deep];
+    expect(await handler(trusted, { type: 'preflight', id: 10, model: deep })).toMatchObject({ type: 'error', id: 10, error: { code: 'invalid-request', message: expect.stringMatching(/cannot be read as JSON/) } });
+    const cycle: Record<string, unknown> = { type: 'list-runs', id: 11 };
+    cycle['self'] = cycle;
+    expect(await handler(trusted, cycle)).toMatchObject({ type: 'error', id: 11, error: { code: 'invalid-request' } });
+    expect(sizeRefusal({ type: 'start-run', id: 12, settings: { ...settings, prompt: PROMPT_200_KB } })).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import type { BrowserWindow, IpcMain, IpcMainInvokeEvent } from 'electron';
 import type { ApiSession } from '../../app/node/workbench/api-session.js';
+import { MAX_API_MESSAGE_BYTES } from '../../app/protocol/api-limits.js';
 import type { ApiErrorMessage, ApiResponse } from '../../app/protocol/api-messages.js';
 import { NO_REQUEST } from '../../app/protocol/messages.js';
 import { API_REQUEST_CHANNEL } from '../preload/ipc-channels.js';
@@ -29,6 +30,8 @@ export function registerApiIpc(ipcMain: Pick<IpcMain, 'handle' | 'removeHandler'
       options.onRefused?.(reason);
       return unauthorized(message, reason);
     }
+    const oversize = sizeRefusal(message);
+    if (oversize !== null) return oversize;
     return session.handle(message);
   });
   return () => ipcMain.removeHandler(API_REQUEST_CHANNEL);
@@ -46,10 +49,33 @@ export function senderRefusal(event: Pick<IpcMainInvokeEvent, 'sender' | 'sender
 }
 
 function unauthorized(message: unknown, reason: string): ApiErrorMessage {
-  const id = typeof message === 'object' && message !== null ? (message as { id?: unknown }).id : undefined;
+  return { type: 'error', id: requestIdOf(message), error: { code: 'unauthorized', message: `Refused: ${reason}.` } };
+}
+
+/**
+ * The same limit as the serve host's WebSocket (app/protocol/api-limits.ts): IPC messages arrive as
+ * structured clones, so their JSON size is measured here; a value JSON cannot hold (nesting too deep
+ * to serialize, a cycle, a BigInt) is no API request either. Null when the message may go on.
+ */
+export function sizeRefusal(message: unknown): ApiErrorMessage | null {
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(message) ?? '', 'utf8');
+  } catch (error) {
+    return { type: 'error', id: requestIdOf(message), error: { code: 'invalid-request', message: `Not an API request: it cannot be read as JSON (${(error as Error).message}).` } };
+  }
+  if (bytes <= MAX_API_MESSAGE_BYTES) return null;
   return {
-    type: 'error',
-    id: Number.isSafeInteger(id) && (id as number) >= 1 ? (id as number) : NO_REQUEST,
-    error: { code: 'unauthorized', message: `Refused: ${reason}.` },
+    type: 'error', id: requestIdOf(message),
+    error: {
+      code: 'invalid-input',
+      message: `This request is ${(bytes / 2 ** 20).toFixed(1)} MiB; the workbench takes messages of at most ${MAX_API_MESSAGE_BYTES / 2 ** 20} MiB.`,
+      fix: 'Shorten the prompt (a model\'s context is far smaller than this anyway).',
+    },
   };
+}
+
+function requestIdOf(message: unknown): number {
+  const id = typeof message === 'object' && message !== null ? (message as { id?: unknown }).id : undefined;
+  return Number.isSafeInteger(id) && (id as number) >= 1 ? (id as number) : NO_REQUEST;
 }

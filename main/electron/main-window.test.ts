@@ -7,7 +7,13 @@ const electron = vi.hoisted(() => {
     readonly listeners = new Map<string, Listener>();
     windowOpenHandler: ((details: { url: string }) => unknown) | undefined;
     permissionHandler: ((contents: unknown, permission: string, callback: (granted: boolean) => void) => void) | undefined;
-    readonly session = { setPermissionRequestHandler: (handler: FakeWebContents['permissionHandler']) => void (this.permissionHandler = handler) };
+    checkHandler: ((contents: unknown, permission: string) => boolean) | undefined;
+    deviceHandler: ((details: unknown) => boolean) | undefined;
+    readonly session = {
+      setPermissionRequestHandler: (handler: FakeWebContents['permissionHandler']) => void (this.permissionHandler = handler),
+      setPermissionCheckHandler: (handler: FakeWebContents['checkHandler']) => void (this.checkHandler = handler),
+      setDevicePermissionHandler: (handler: FakeWebContents['deviceHandler']) => void (this.deviceHandler = handler),
+    };
     setWindowOpenHandler(handler: (details: { url: string }) => unknown): void {
       this.windowOpenHandler = handler;
     }
@@ -96,6 +102,16 @@ describe('the workbench window', () => {
       window.webContents.permissionHandler!({}, permission, (granted) => void (answers[permission] = granted));
     }
     expect(answers).toEqual({ media: false, geolocation: false, notifications: false, openExternal: false, 'clipboard-sanitized-write': true });
+  });
+
+  it('answers permission checks "denied" by default too, and every device request (issue 9, failure 8)', () => {
+    const window = open();
+    const check = window.webContents.checkHandler!;
+    for (const permission of ['media', 'geolocation', 'notifications', 'clipboard-read', 'hid', 'serial', 'usb', 'fullscreen', 'unknown-future-permission']) {
+      expect(check({}, permission), permission).toBe(false);
+    }
+    expect(check({}, 'clipboard-sanitized-write')).toBe(true);
+    expect(window.webContents.deviceHandler!({ deviceType: 'usb', origin: 'kvscope://app' })).toBe(false);
   });
 });
 

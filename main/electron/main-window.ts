@@ -1,4 +1,5 @@
 import { BrowserWindow, type BrowserWindowConstructorOptions } from 'electron';
+import { denyPermissionsByDefault } from './permissions.js';
 
 export interface MainWindowOptions {
   /** the built preload (one CommonJS file: sandboxed preloads cannot load ES modules) */
@@ -44,8 +45,8 @@ export function mainWindowOptions(options: Pick<MainWindowOptions, 'preloadPath'
 
 /**
  * The one workbench window. Beyond its options: new windows are denied (#14), navigation away from
- * the workbench page is blocked (#13), <webview> cannot attach, and every permission request
- * (camera, notifications, …) is refused except writing to the clipboard (copy buttons).
+ * the workbench page is blocked (#13), <webview> cannot attach, and every permission request and
+ * check (camera, notifications, devices, …) is refused except writing to the clipboard (permissions.ts).
  */
 export function createMainWindow(options: MainWindowOptions): BrowserWindow {
   const window = new BrowserWindow(mainWindowOptions(options));
@@ -60,7 +61,7 @@ export function createMainWindow(options: MainWindowOptions): BrowserWindow {
     if (!options.isAppUrl(event.url)) event.preventDefault();
   });
   contents.on('will-attach-webview', (event) => event.preventDefault());
-  contents.session.setPermissionRequestHandler((_contents, permission, callback) => callback(permission === 'clipboard-sanitized-write'));
+  denyPermissionsByDefault(contents.session);
   window.once('ready-to-show', () => window.show());
   void window.loadURL(options.url);
   return window;

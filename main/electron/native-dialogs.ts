@@ -2,6 +2,7 @@ import { extname, join } from 'node:path';
 import type { BrowserWindow, Dialog } from 'electron';
 import type { HostCapabilities } from '../../app/node/workbench/api-session.js';
 import { writeFileAtomic } from '../../app/node/atomic-write.js';
+import { checkOutputPath } from '../../app/node/files/output-path.js';
 
 /** Electron's side of the API: the native folder picker, and a save dialog for exports (written atomically). */
 export function nativeDialogs(dialog: Pick<Dialog, 'showOpenDialog' | 'showSaveDialog'>, window: () => BrowserWindow | null, documentsDir: string): HostCapabilities {
@@ -22,6 +23,8 @@ export function nativeDialogs(dialog: Pick<Dialog, 'showOpenDialog' | 'showSaveD
       };
       const chosen = owner === null ? await dialog.showSaveDialog(options) : await dialog.showSaveDialog(owner, options);
       if (chosen.canceled || chosen.filePath === undefined || chosen.filePath === '') return null;
+      // The dialog may return a folder's name or a read-only place: say which, rather than a bare write error.
+      checkOutputPath(chosen.filePath, 'Export to');
       writeFileAtomic(chosen.filePath, new TextEncoder().encode(runExport.content));
       return chosen.filePath;
     },

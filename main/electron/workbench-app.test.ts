@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 // in which order, and with which window.
 const fake = vi.hoisted(() => {
   const calls: string[] = [];
-  const appListeners = new Map<string, () => void>();
+  const appListeners = new Map<string, (event?: unknown) => void>();
   let resolveReady!: () => void;
   const ready = new Promise<void>((resolve) => (resolveReady = resolve));
   const windows: { options: Record<string, unknown>; url: string | undefined }[] = [];
@@ -19,7 +19,7 @@ const fake = vi.hoisted(() => {
       on: () => undefined,
       send: () => undefined,
       isDestroyed: () => false,
-      session: { setPermissionRequestHandler: () => undefined },
+      session: { setPermissionRequestHandler: () => undefined, setPermissionCheckHandler: () => undefined, setDevicePermissionHandler: () => undefined },
     };
     constructor(options: Record<string, unknown>) {
       this.record = { options, url: undefined };
@@ -37,7 +37,7 @@ const fake = vi.hoisted(() => {
       enableSandbox: () => void calls.push('enableSandbox'),
       requestSingleInstanceLock: () => true,
       quit: () => void calls.push('quit'),
-      on: (event: string, listener: () => void) => void appListeners.set(event, listener),
+      on: (event: string, listener: (event?: unknown) => void) => void appListeners.set(event, listener),
       whenReady: () => ready,
       getPath: (name: string) => (name === 'userData' ? userData.dir : '/documents'),
     },
@@ -80,6 +80,10 @@ describe('the Electron main process', () => {
     expect(window.options['webPreferences']).toMatchObject({
       preload: '/app/out/preload/index.cjs', contextIsolation: true, sandbox: true, nodeIntegration: false, devTools: false,
     });
-    fake.appListeners.get('before-quit')!();
+    const quitting = { preventDefault: vi.fn() };
+    fake.appListeners.get('before-quit')!(quitting);
+    // Held until the runs are stopped and saved, then quit again (quit-guard.ts).
+    expect(quitting.preventDefault).toHaveBeenCalled();
+    await vi.waitFor(() => expect(fake.calls.at(-1)).toBe('quit'));
   });
 });

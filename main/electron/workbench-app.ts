@@ -12,6 +12,7 @@ import { handleAppProtocol, registerAppScheme } from './app-protocol.js';
 import { buildMenuTemplate } from './application-menu.js';
 import { registerApiIpc } from './ipc-bridge.js';
 import { createMainWindow } from './main-window.js';
+import { installQuitGuard } from './quit-guard.js';
 import { nativeDialogs } from './native-dialogs.js';
 
 /** Where electron-vite puts each part, relative to the built main (out/main/index.js). */
@@ -78,7 +79,7 @@ export function startWorkbenchApp(layout: BuiltLayout): void {
   app.on('activate', () => {
     if (window === null && backend !== undefined) openWindow(backend);
   });
-  app.on('before-quit', () => void backend?.dispose());
+  installQuitGuard(app, () => backend);
 
   void app.whenReady().then(async () => {
     // The page follows the system (CSS prefers-color-scheme); the window background follows it too.

@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readGuardedTextSync } from '../../app/node/files/guarded-read.js';
 
 /**
  * The project root: the nearest folder above this module whose package.json is kvscope's. Found by
@@ -33,7 +34,7 @@ export function defaultRendererDir(root: string = projectRoot()): string {
 
 function isKvscopeManifest(path: string): boolean {
   try {
-    return (JSON.parse(readFileSync(path, 'utf8')) as { name?: unknown }).name === 'kvscope';
+    return (JSON.parse(readGuardedTextSync(path, 'input')) as { name?: unknown }).name === 'kvscope';
   } catch {
     return false;
   }

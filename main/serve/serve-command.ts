@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ExitCode, UsageError, type CliIo } from '../../app/cli/io.js';
 import { defaultDataDir } from '../../app/node/workbench/data-dir.js';
 import { createWorkbenchBackend } from '../../app/node/workbench/workbench-backend.js';
+import { defaultRunLimits, parseMaxRuns } from '../../app/node/workbench/run-limit.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { defaultRendererDir } from './renderer-dir.js';
 import { DEFAULT_SERVE_HOST, DEFAULT_SERVE_PORT, startWorkbenchServer, type WorkbenchServer } from './workbench-server.js';
@@ -27,9 +28,16 @@ export function nodeServeRuntime(): ServeRuntime {
     dataDir: defaultDataDir(),
     ...(token !== undefined && token !== '' ? { token } : {}),
     waitForStop: () => new Promise((resolve) => {
+      // The first signal stops gracefully (runs cancelled and saved); a second one stops at once.
       const stop = (): void => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
+        const now = (signal: NodeJS.Signals): void => {
+          process.stderr.write(`kvscope serve: ${signal} again: stopping at once; runs in flight are lost.\n`);
+          process.exit(130);
+        };
+        process.once('SIGINT', now);
+        process.once('SIGTERM', now);
         resolve();
       };
       process.on('SIGINT', stop);
@@ -48,7 +56,8 @@ export async function runServeCommand(options: Record<string, string | boolean |
   if (runtime.token !== undefined) checkFixedToken(runtime.token);
   const host = typeof options['host'] === 'string' ? options['host'] : DEFAULT_SERVE_HOST;
   const dataDir = typeof options['data-dir'] === 'string' ? options['data-dir'] : runtime.dataDir;
-  const backend = createWorkbenchBackend({ dataDir, kvscopeVersion: KVSCOPE_VERSION });
+  const maxRuns = typeof options['max-runs'] === 'string' ? parseMaxRunsOption(options['max-runs']) : undefined;
+  const backend = createWorkbenchBackend({ dataDir, kvscopeVersion: KVSCOPE_VERSION, ...(maxRuns !== undefined ? { runLimits: { ...defaultRunLimits(), maxConcurrent: maxRuns } } : {}) });
   let server: WorkbenchServer;
   try {
     server = await startWorkbenchServer({ backend, rendererDir: runtime.rendererDir, host, port, ...(runtime.token !== undefined ? { token: runtime.token } : {}) });
@@ -66,10 +75,21 @@ export async function runServeCommand(options: Record<string, string | boolean |
     io.stderr(`warning: listening on ${host}, reachable from other machines. The token guards it, but traffic is plain HTTP: use it on trusted networks only.\n`);
   }
   await runtime.waitForStop(server);
-  io.stderr('kvscope serve: stopping…\n');
+  io.stderr('kvscope serve: stopping: runs in flight are cancelled at their next step and saved as cancelled…\n');
+  // Runs first, while the pages are still connected (they see each run end as cancelled), then the sockets.
+  await backend.stopRuns();
   await server.close();
   await backend.dispose();
+  io.stderr('kvscope serve: stopped.\n');
   return ExitCode.ok;
+}
+
+function parseMaxRunsOption(value: string): number {
+  try {
+    return parseMaxRuns(value, '--max-runs');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 function parsePort(value: string | boolean | undefined): number {

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { createApiSession, HEADLESS_HOST } from '../../app/node/workbench/api-session.js';
 import type { WorkbenchBackend } from '../../app/node/workbench/workbench-backend.js';
+import { MAX_API_MESSAGE_BYTES } from '../../app/protocol/api-limits.js';
 import { stringifyJson } from '../../app/protocol/json-numbers.js';
 import { NO_REQUEST } from '../../app/protocol/messages.js';
 import { createAccessToken } from './access-token.js';
@@ -16,8 +17,12 @@ export const DEFAULT_SERVE_HOST = '127.0.0.1';
 export const DEFAULT_SERVE_PORT = 4310;
 /** The WebSocket endpoint. */
 export const API_PATH = '/api';
-/** Requests are small (settings, ids); anything bigger is not ours. */
-const MAX_REQUEST_BYTES = 1 << 20;
+/**
+ * The largest WebSocket message accepted (app/protocol/api-limits.ts, 32 MiB: a start-run with a
+ * long prompt fits). A bigger one closes that socket with 1009 (Message Too Big), which the page's
+ * client reports as such; the server and the other connections carry on.
+ */
+export const MAX_MESSAGE_BYTES = MAX_API_MESSAGE_BYTES;
 
 export interface WorkbenchServerOptions {
   readonly backend: WorkbenchBackend;
@@ -29,6 +34,8 @@ export interface WorkbenchServerOptions {
   readonly port?: number;
   /** default: a new random token per launch */
   readonly token?: string;
+  /** where a dropped connection's reason goes (default: stderr) */
+  readonly log?: (line: string) => void;
 }
 
 export interface WorkbenchServer {
@@ -53,13 +60,22 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
   const token = options.token ?? createAccessToken();
   const guard: { options: GuardOptions | undefined } = { options: undefined };
   const sockets = new Set<WebSocket>();
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BYTES, perMessageDeflate: false });
+  const log = options.log ?? ((line: string) => console.error(line));
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
+  // The server socket itself (not a client's) failing after listen is logged; it must not throw.
+  wss.on('error', (error) => log(`kvscope serve: WebSocket server error: ${error.message}`));
 
   const server = createServer((request, response) => {
     if (guard.options === undefined) return void refuse(response, 503, 'Starting up.');
     serveHttp(request, response, options.rendererDir, guard.options);
   });
+  // A client that resets its connection mid-request is its own loss, never an uncaught 'error'.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (socket.writable && error.code !== 'ECONNRESET') socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
     const path = new URL(request.url ?? '/', 'http://placeholder').pathname;
     const verdict = guard.options === undefined ? { ok: false as const, status: 403 as const, reason: 'Starting up.' } : checkRequest(request, guard.options);
     if (path !== API_PATH || !verdict.ok) {
@@ -70,7 +86,7 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
     }
     wss.handleUpgrade(request, socket, head, (client) => {
       sockets.add(client);
-      attachSession(client, options.backend);
+      attachSession(client, options.backend, log);
       client.once('close', () => sockets.delete(client));
     });
   });
@@ -93,9 +109,20 @@ export async function startWorkbenchServer(options: WorkbenchServerOptions): Pro
   };
 }
 
-function attachSession(client: WebSocket, backend: WorkbenchBackend): void {
+/**
+ * One connection's session. Whatever the client sends (a frame too big, invalid UTF-8, an unmasked
+ * frame, an unknown opcode, a reset) ends at most this connection: ws reports it as an 'error' on
+ * this socket and closes it with the matching code (1009, 1007, 1002); the reason is logged and the
+ * session disposed, which cancels this connection's runs (they are saved as cancelled).
+ */
+function attachSession(client: WebSocket, backend: WorkbenchBackend, log: (line: string) => void): void {
   const session = createApiSession(backend, HEADLESS_HOST, (event) => {
     if (client.readyState === client.OPEN) client.send(stringifyJson(event));
+  });
+  client.on('error', (error: Error & { code?: string }) => {
+    log(`kvscope serve: closed a connection: ${describeSocketError(error)}`);
+    // ws has sent its close frame; a peer that never answers it is cut off rather than waited for.
+    setTimeout(() => client.terminate(), 1000).unref();
   });
   client.on('message', (data: RawData, isBinary: boolean) => {
     let raw: unknown;
@@ -108,9 +135,16 @@ function attachSession(client: WebSocket, backend: WorkbenchBackend): void {
     }
     void session.handle(raw).then((response) => {
       if (client.readyState === client.OPEN) client.send(stringifyJson(response));
-    });
+    }).catch((error: unknown) => log(`kvscope serve: could not answer a request: ${(error as Error).message}`));
   });
   client.once('close', () => session.dispose());
+}
+
+function describeSocketError(error: Error & { code?: string }): string {
+  if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+    return `a message larger than ${MAX_MESSAGE_BYTES / (1024 * 1024)} MiB, the most this server takes (closed with 1009, Message Too Big)`;
+  }
+  return `${error.message}${error.code !== undefined ? ` (${error.code})` : ''}`;
 }
 
 function rawText(data: RawData): string {

@@ -2,6 +2,7 @@ import { ApiError } from '../../app/protocol/api-error.js';
 import type {
   ApiErrorPayload, ApiHostMessage, ApiRequest, ApiRequestBody, ApiRequestType, ApiResults, ApiRunEvent,
 } from '../../app/protocol/api-messages.js';
+import { CLOSE_MESSAGE_TOO_BIG, MAX_API_MESSAGE_BYTES } from '../../app/protocol/api-limits.js';
 import { stringifyJson } from '../../app/protocol/json-numbers.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
 import { parseApiHostMessage } from '../../app/protocol/parse-api-message.js';
@@ -19,6 +20,7 @@ export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
+  /** `close` listeners also get the CloseEvent (its `code`) where the socket passes one. */
   addEventListener(type: 'open' | 'close' | 'error', listener: () => void): void;
   addEventListener(type: 'message', listener: (event: { readonly data: unknown }) => void): void;
 }
@@ -101,9 +103,21 @@ class WebSocketClient {
     // Registered before sending: a run's first event may follow its result immediately.
     if (handlers !== undefined) this.runs.set(id, handlers);
     if (sweep !== undefined) this.sweeps.set(id, sweep);
+    const text = stringifyJson(request);
+    // Refused here with the reason, rather than sent and answered by the server closing the socket (1009).
+    const bytes = text.length * 3 <= MAX_API_MESSAGE_BYTES ? text.length : new TextEncoder().encode(text).length;
+    if (bytes > MAX_API_MESSAGE_BYTES) {
+      this.runs.delete(id);
+      this.sweeps.delete(id);
+      throw new ApiError({
+        code: 'invalid-input',
+        message: `This ${body.type} request is ${(bytes / 2 ** 20).toFixed(1)} MiB; the kvscope server takes messages of at most ${MAX_API_MESSAGE_BYTES / 2 ** 20} MiB.`,
+        fix: 'Shorten the prompt (a model\'s context is far smaller than this anyway).',
+      });
+    }
     return new Promise<ApiResults[T]>((resolve, reject) => {
       this.pending.set(id, { type: body.type, resolve: resolve as (value: unknown) => void, reject });
-      socket.send(stringifyJson(request));
+      socket.send(text);
     });
   }
 
@@ -121,9 +135,15 @@ class WebSocketClient {
       });
       socket.addEventListener('message', (event) => this.receive(event.data));
       // A refused upgrade (401, 403) only shows as an error then a close, with no status: say what is likely.
-      socket.addEventListener('close', () => {
+      socket.addEventListener('close', (event?: { readonly code?: unknown }) => {
         this.socket = undefined;
-        const error: ApiErrorPayload = opened
+        const error: ApiErrorPayload = opened && event?.code === CLOSE_MESSAGE_TOO_BIG
+          ? {
+            code: 'invalid-input',
+            message: `The kvscope server closed the connection: a message was larger than the ${MAX_API_MESSAGE_BYTES / 2 ** 20} MiB it takes (WebSocket close 1009).`,
+            fix: 'Shorten the prompt, then try again; the next request reconnects.',
+          }
+          : opened
           ? { code: 'internal', message: `The connection to the kvscope server (${this.url}) closed.`, fix: 'Check that `kvscope serve` is still running, then reload the page.' }
           : {
             code: 'unauthorized',

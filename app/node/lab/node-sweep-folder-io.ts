@@ -1,9 +1,9 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CliIo } from '../../cli/io.js';
 import type { SweepFolderIo } from '../../lab/sweep-folder-io.js';
 import { writeFileAtomic } from '../atomic-write.js';
-import { describeFsError, FileAccessError } from '../fs-errors.js';
+import { readGuardedFileSync, readGuardedTextSync } from '../files/guarded-read.js';
 
 /** A sweep folder on this machine's file system (the CLI's and the workbench's sweeps). */
 export function nodeSweepFolderIo(): SweepFolderIo {
@@ -23,13 +23,7 @@ export function nodeSweepFolderIo(): SweepFolderIo {
 /** What eval's option parser reads (a model folder's existence, a text or layer-map file), on this machine; output goes nowhere. */
 export function nodeEvalOptionIo(): CliIo {
   return {
-    readFile: (path) => {
-      try {
-        return readFileSync(path);
-      } catch (error) {
-        throw new FileAccessError(describeFsError(error, path, 'read'));
-      }
-    },
+    readFile: (path) => readGuardedFileSync(path, 'input'),
     readTextFile: readText,
     isDirectory: (path) => {
       try {
@@ -45,10 +39,7 @@ export function nodeEvalOptionIo(): CliIo {
   };
 }
 
+/** Through the guarded reader (app/node/files): a FIFO or a device named as a text or a record is refused, not read. */
 function readText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new FileAccessError(describeFsError(error, path, 'read'));
-  }
+  return readGuardedTextSync(path, 'input');
 }

@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { ModelCheck } from '../../cli/preflight-command.js';
 import { parseGenaiConfig } from '../../config/genai-config.js';
 import { modelConfigFromGenai } from '../../config/genai-model-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
 import { modelError, modelInfo } from '../../engine/model-diagnostic.js';
+import { readGuardedTextSync } from '../files/guarded-read.js';
 import { inspectModel } from './inspect-model.js';
 
 /**
@@ -24,7 +25,7 @@ function configOnly(folder: string): ModelCheck {
     for (const file of ['config.json', 'genai_config.json']) {
       const path = join(folder, file);
       if (!existsSync(path)) continue;
-      const text = readFileSync(path, 'utf8');
+      const text = readGuardedTextSync(path, 'config');
       const sourceName = `${basename(folder)}/${file}`;
       const config = file === 'config.json' ? parseModelConfig(text, sourceName) : modelConfigFromGenai(parseGenaiConfig(text, sourceName));
       return { config, layout: null, diagnostics: [note] };

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
 import { renderChatPrompt } from '../../engine/chat-prompt.js';
@@ -10,9 +11,11 @@ import { layoutModelConfig } from '../../model-layout/layout-config.js';
 import { summarizeLayout, type LayoutSummary } from '../../model-layout/layout-summary.js';
 import type { ModelLayout } from '../../model-layout/model-layout.js';
 import { resolveLayout } from '../../model-layout/resolve-layout.js';
-import { loadTokenizer } from './load-tokenizer.js';
+import { jsonSyntaxProblem } from '../../json-syntax.js';
+import { checkReadableFile, readGuardedText } from '../files/guarded-read.js';
+import { loadTokenizer, readTokenizerTexts } from './load-tokenizer.js';
 import { findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
-import { readFolderConfigs, readLayoutHeaders, type FolderConfigs } from './read-model-layout.js';
+import { readFolderConfigsAsync, readLayoutHeaders, type FolderConfigs } from './read-model-layout.js';
 
 /** What the UI and the preflight show about a model before a run: every problem found, never thrown. */
 export interface ModelInspection {
@@ -67,7 +70,8 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   const base = { folder, variants: folder.variants };
   let configs: FolderConfigs;
   try {
-    configs = readFolderConfigs(folder);
+    // Read without blocking: a host answers other requests meanwhile (app/node/files/guarded-read.ts).
+    configs = await readFolderConfigsAsync(folder);
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'config-invalid', 'Fix the config file (the message says where), or use the one from the model\'s repository.'));
     configs = { configJson: null, genai: null, transformersJs: null };
@@ -90,7 +94,8 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'config-invalid', `Fix ${layout.configFile} (the message says where), or use the one from the model's repository.`));
   }
-  const chatTemplate = checkTokenizer(folder, diagnostics);
+  await checkGenerationConfig(folder, diagnostics);
+  const chatTemplate = await checkTokenizer(folder, diagnostics);
   const parts: Partial<ModelInspection> = { ...base, variant, layout, config, chatTemplate, hasTokenizer: folder.tokenizerPath !== null };
   try {
     const headers = await readLayoutHeaders(folder, layout);
@@ -98,6 +103,8 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
       layout, config, genai: configs.genai?.config ?? null, transformersJs: configs.transformersJs,
     });
     diagnostics.push(...analysis.diagnostics);
+    // onnxruntime opens the external data itself: a FIFO there would block its read beyond any cancel.
+    for (const file of analysis.externalData?.files ?? []) await checkReadableFile(join(folder.folder, file.path), 'onnx');
     return result({ ...parts, io: analysis.io, naming: analysis.naming, precision: analysis.precision, externalData: analysis.externalData });
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'onnx-unreadable'));
@@ -105,8 +112,25 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
   }
 }
 
+/** What a run reads next to the config: a FIFO or a device there, or bad JSON, is said now, not at Run. */
+async function checkGenerationConfig(folder: ModelFolder, diagnostics: ModelDiagnostic[]): Promise<void> {
+  const path = folder.generationConfigPath;
+  if (path === null) return;
+  try {
+    const text = await readGuardedText(path, 'generation-config');
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      diagnostics.push(modelError('generation-config-invalid', `${path} is not valid JSON${jsonSyntaxProblem(error, text)}.`,
+        'Fix the JSON, or delete generation_config.json to fall back to the model config.'));
+    }
+  } catch (error) {
+    diagnostics.push(...diagnosticsOf(error, 'generation-config-invalid'));
+  }
+}
+
 /** The tokenizer as a run would load it; a folder without one can still run from prompt ids. */
-function checkTokenizer(folder: ModelFolder, diagnostics: ModelDiagnostic[]): string | null {
+async function checkTokenizer(folder: ModelFolder, diagnostics: ModelDiagnostic[]): Promise<string | null> {
   if (folder.tokenizerPath === null) {
     diagnostics.push(modelWarning('tokenizer-missing',
       `${folder.folder} has no tokenizer.json: prompts cannot be encoded, and generated tokens are shown as ids.`,
@@ -114,7 +138,7 @@ function checkTokenizer(folder: ModelFolder, diagnostics: ModelDiagnostic[]): st
     return null;
   }
   try {
-    const template = loadTokenizer(folder).chatTemplate;
+    const template = loadTokenizer(folder, await readTokenizerTexts(folder)).chatTemplate;
     if (template === null) return null;
     try {
       renderChatPrompt(template, 'Hello');

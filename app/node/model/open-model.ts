@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
@@ -9,6 +8,8 @@ import type { ModelIdentity } from '../../engine/generation-result.js';
 import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
+import { jsonSyntaxProblem } from '../../json-syntax.js';
+import { checkReadableFileSync, readGuardedTextSync } from '../files/guarded-read.js';
 import { analyzeLayoutGraph, type LayoutGraphAnalysis } from '../../model-layout/analyze-layout-graph.js';
 import { checkLayoutGraph, type LayoutGraphContext } from '../../model-layout/check-layout-graph.js';
 import type { ModelLayout } from '../../model-layout/model-layout.js';
@@ -68,6 +69,8 @@ export async function readModelFiles(path: string, onnxFile?: string): Promise<M
   const tokenizer = folder.tokenizerPath === null ? null : loadTokenizer(folder);
   const headers = await readLayoutHeaders(folder, layout);
   const analysis = analyzeLayoutGraph(headers, folder.listing, graphContext(layoutFiles));
+  // onnxruntime opens the external data itself: a FIFO there would block its read beyond any cancel.
+  for (const file of analysis.externalData?.files ?? []) checkReadableFileSync(join(folder.folder, file.path), 'onnx');
   const diagnostics = [...layoutFiles.diagnostics, ...analysis.diagnostics];
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (errors.some((d) => d.code === 'onnx-external-data-missing')) {
@@ -138,12 +141,12 @@ function cappedThreads(chosen: number | undefined, cap: number | undefined): num
 
 function readOptionalJson(path: string | null): unknown {
   if (path === null) return null;
-  const text = readFileSync(path, 'utf8');
+  const text = readGuardedTextSync(path, 'generation-config');
   try {
     return JSON.parse(text);
   } catch (error) {
     const fix = 'Fix the JSON, or delete generation_config.json to fall back to the model config.';
-    const message = `${path} is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`;
+    const message = `${path} is not valid JSON${jsonSyntaxProblem(error, text)}.`;
     throw new ModelLoadError(message, { fix, diagnostics: [modelError('generation-config-invalid', message, fix)] });
   }
 }

@@ -1,4 +1,3 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { ConfigObject } from '../../config/config-object.js';
 import { isConfigObject } from '../../config/config-object.js';
@@ -15,6 +14,7 @@ import { readTransformersJsConfig, type TransformersJsConfig } from '../../model
 import { readGraphHeader, type GraphHeader } from '../../onnx/graph-header.js';
 import { withFileByteSource } from '../onnx/file-byte-source.js';
 import { describeFsError } from '../fs-errors.js';
+import { readGuardedFile, readGuardedFileSync, readGuardedHeadSync } from '../files/guarded-read.js';
 import type { ModelFolder } from './model-folder.js';
 
 /** A folder's configs as read: config.json's object and genai_config.json, each null when absent. */
@@ -36,21 +36,40 @@ export interface ModelLayoutFiles {
   readonly diagnostics: readonly ModelDiagnostic[];
 }
 
-/** Reads config.json and genai_config.json where the folder has them. Throws ConfigError on invalid JSON. */
+/** The bytes of a folder's configs, each null where the folder has none. */
+interface ConfigBytes {
+  readonly configJson: Uint8Array | null;
+  readonly genai: Uint8Array | null;
+}
+
+/**
+ * Reads config.json and genai_config.json where the folder has them, through the guarded reader (a
+ * FIFO or device refused at once, a size cap). Throws ConfigError on invalid JSON.
+ */
 export function readFolderConfigs(folder: ModelFolder): FolderConfigs {
+  const read = (path: string | null): Uint8Array | null => (path === null ? null : readGuardedFileSync(path, 'config'));
+  return parseFolderConfigs(folder, { configJson: read(folder.configPath), genai: read(folder.genaiConfigPath) });
+}
+
+/** The same without blocking the thread: what a host uses, so one request never holds up another. */
+export async function readFolderConfigsAsync(folder: ModelFolder): Promise<FolderConfigs> {
+  const read = (path: string | null): Promise<Uint8Array | null> => (path === null ? Promise.resolve(null) : readGuardedFile(path, 'config'));
+  const [configJson, genai] = await Promise.all([read(folder.configPath), read(folder.genaiConfigPath)]);
+  return parseFolderConfigs(folder, { configJson, genai });
+}
+
+function parseFolderConfigs(folder: ModelFolder, bytes: ConfigBytes): FolderConfigs {
   const name = basename(folder.folder);
   let configJson: FolderConfigs['configJson'] = null;
-  if (folder.configPath !== null) {
-    const bytes = readConfigBytes(folder.configPath);
+  if (bytes.configJson !== null) {
     const sourceName = `${name}/config.json`;
-    const root = parseJsonText(Buffer.from(bytes).toString('utf8'), sourceName);
+    const root = parseJsonText(Buffer.from(bytes.configJson).toString('utf8'), sourceName);
     if (!isConfigObject(root)) throw new ConfigError(`${sourceName} should hold a JSON object (a model config). Point kvscope at the model's config.json.`);
-    configJson = { root, bytes, sourceName };
+    configJson = { root, bytes: bytes.configJson, sourceName };
   }
   let genai: FolderConfigs['genai'] = null;
-  if (folder.genaiConfigPath !== null) {
-    const bytes = readConfigBytes(folder.genaiConfigPath);
-    genai = { config: parseGenaiConfig(Buffer.from(bytes).toString('utf8'), `${name}/genai_config.json`), bytes };
+  if (bytes.genai !== null) {
+    genai = { config: parseGenaiConfig(Buffer.from(bytes.genai).toString('utf8'), `${name}/genai_config.json`), bytes: bytes.genai };
   }
   return { configJson, genai, transformersJs: readTransformersJsConfig(configJson?.root ?? null) };
 }
@@ -91,30 +110,23 @@ async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeade
   }
 }
 
-function readConfigBytes(path: string): Uint8Array {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new ConfigError(describeFsError(error, path, 'read'));
-  }
-}
-
 /** A Git LFS pointer (a clone without `git lfs pull`) is no protobuf: say what it is. */
 function checkNotLfsPointer(path: string, name: string): void {
-  const head = Buffer.alloc(64);
-  let fd: number;
+  let head: Buffer;
   try {
-    fd = openSync(path, 'r');
-  } catch {
+    // Also refuses a FIFO or a device in place of the graph before anything else opens it.
+    head = readGuardedHeadSync(path, 'onnx', 64);
+  } catch (error) {
+    if ((error as { name?: string }).name === 'GuardedFileError') throw unreadableGraph(error as Error, name);
     return; // the header reader says what is wrong with the path
-  }
-  try {
-    readSync(fd, head, 0, head.length, 0);
-  } finally {
-    closeSync(fd);
   }
   if (!head.toString('latin1').startsWith('version https://git-lfs')) return;
   const fix = 'Run `git lfs pull` in the model repository (or download the file directly).';
   const message = `${name} is a Git LFS pointer, not the model itself.`;
   throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)] });
+}
+
+function unreadableGraph(error: Error & { fix?: string }, name: string): ModelLoadError {
+  const fix = error.fix ?? 'Give the path of the .onnx graph itself.';
+  return new ModelLoadError(error.message, { fix, diagnostics: [modelError('onnx-unreadable', `${name}: ${error.message}`, fix)], cause: error });
 }

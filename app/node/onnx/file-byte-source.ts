@@ -1,5 +1,6 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { ByteSource } from '../../onnx/byte-source.js';
+import { openGuardedFile } from '../files/guarded-read.js';
 
 /** A ByteSource over an open file: positioned reads, so nothing but what is asked for is read. */
 export class FileByteSource implements ByteSource {
@@ -7,15 +8,10 @@ export class FileByteSource implements ByteSource {
 
   /** Opens `path` read-only; the caller closes it (`close`, or `withFileByteSource`). */
   static async open(path: string): Promise<FileByteSource> {
-    const handle = await open(path, 'r');
-    try {
-      const stats = await handle.stat();
-      if (!stats.isFile()) throw new Error(`${path} is not a regular file`);
-      return new FileByteSource(path, handle, stats.size);
-    } catch (error) {
-      await handle.close();
-      throw error;
-    }
+    // The guarded reader's checks (app/node/files): a FIFO or device in place of a graph is refused
+    // before it is opened, where a plain open would hold a thread of the pool until a writer came.
+    const { handle, size } = await openGuardedFile(path, 'onnx');
+    return new FileByteSource(path, handle, size);
   }
 
   async read(offset: number, length: number): Promise<Uint8Array> {

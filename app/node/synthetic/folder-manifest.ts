@@ -1,5 +1,6 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { readGuardedText } from '../files/guarded-read.js';
 import type { SyntheticModelFolder } from '../../synthetic/synthetic-model.js';
 import { sha256File, sha256Text } from '../model/file-digest.js';
 
@@ -44,7 +45,7 @@ export async function writeModelFolder(dir: string, folder: SyntheticModelFolder
 export async function checkModelFolder(dir: string, expected: SyntheticModelFolder, allPaths: readonly string[]): Promise<FolderCheck> {
   let manifest: FolderManifest;
   try {
-    manifest = JSON.parse(await readFile(join(dir, MANIFEST_NAME), 'utf8')) as FolderManifest;
+    manifest = JSON.parse(await readGuardedText(join(dir, MANIFEST_NAME), 'manifest')) as FolderManifest;
   } catch (error) {
     return { ok: false, reason: `no readable ${MANIFEST_NAME} (${(error as Error).message})` };
   }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,8 +9,10 @@ import type { RunErrorPayload } from '../../protocol/messages.js';
 import { parseRunRecord } from '../../record/parse-run-record.js';
 import { RUN_CSV_COLUMNS } from '../../record/run-record-csv.js';
 import { sharedDir } from '../golden.js';
+import { PROMPT_200_KB } from '../test-support/long-prompt.js';
 import { storiesSettings } from '../test-support/stories.js';
 import { createWorkbenchBackend, type WorkbenchBackend } from './workbench-backend.js';
+import { startRun as startWorkerRun } from '../worker/worker-client.js';
 
 const stories = join(sharedDir(), 'models', 'stories260k');
 
@@ -191,11 +193,111 @@ describe('workbench backend', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kvscope-recent-'));
     try {
       const path = join(dir, 'recent.json');
-      const { writeFileSync } = await import('node:fs');
       writeFileSync(path, '{"format": "kvscope-recent-models", "models": [{"kind": "folder"}]');
       expect(new RecentModels(path).list()).toEqual([]);
       expect(existsSync(path)).toBe(true);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens a model and finishes a run in a data folder that cannot be written (issue 9, failure 4)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-unwritable-'));
+    try {
+      // A data folder below a regular file: mkdir and every write fail (ENOTDIR), even for root, as a
+      // read-only or full disk does.
+      writeFileSync(join(dir, 'blocker'), '');
+      const stuck = createWorkbenchBackend({ dataDir: join(dir, 'blocker', 'data') });
+      try {
+        const summary = await stuck.openModel({ kind: 'folder', path: stories });
+        expect(summary.ok).toBe(true);
+        expect(summary.diagnostics).toEqual([expect.objectContaining({ code: 'data-folder-unwritable', severity: 'info', message: expect.stringMatching(/could not be added to Open Recent/) })]);
+        expect(await stuck.recentModels()).toEqual([{ kind: 'folder', path: stories }]); // kept for this session
+
+        const { ticket, outcome } = runToEnd(stuck, storiesSettings({ maxNewTokens: 4 }));
+        const { runId } = await ticket;
+        const run = await outcome;
+        expect(run.savedRunId).toBeNull();
+        expect(run.result.generatedTokenIds).toHaveLength(4);
+        expect(run.result.diagnostics).toContainEqual(expect.objectContaining({ code: 'run-not-saved', severity: 'info', message: expect.stringMatching(/could not be saved.*can still be exported/s) }));
+        const exported = await stuck.exportRun(runId, 'json');
+        expect(parseRunRecord(exported.content, exported.fileName).generatedTokenIds).toEqual(run.result.generatedTokenIds);
+        expect((await stuck.exportRun(runId, 'csv')).content.trim().split('\n')).toHaveLength(1 + 4);
+        expect((await stuck.loadRun(runId)).id).toBe(runId);
+      } finally {
+        await stuck.dispose();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('takes a 200 KB prompt (the Electron host\'s backend): the real engine reads all of it and refuses its prefill clearly; a stand-in engine runs it and saves it', async () => {
+    const error = await new Promise<RunErrorPayload>((resolve, reject) => {
+      void backend.startRun(storiesSettings({ prompt: PROMPT_200_KB, maxNewTokens: 2 }), {
+        onText: () => undefined, onMetrics: () => undefined, onDone: () => reject(new Error('expected a refusal')), onError: resolve,
+      });
+    });
+    expect(error).toMatchObject({ code: 'generation-failed', message: expect.stringMatching(/^The prompt is 1000\d\d tokens; prefilling it at once needs about/), fix: expect.stringMatching(/Shorten the prompt/) });
+
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-long-prompt-'));
+    const fake = createWorkbenchBackend({ dataDir: dir, runOptions: { engineModule: new URL('../../../workers/test-support/fake-engine.ts', import.meta.url).href } });
+    try {
+      const { outcome } = runToEnd(fake, storiesSettings({ prompt: PROMPT_200_KB, maxNewTokens: 3 }));
+      const run = await outcome;
+      expect(run.result.settings.prompt).toBe(PROMPT_200_KB);
+      expect((await fake.loadRun(run.savedRunId!)).settings.prompt).toBe(PROMPT_200_KB);
+    } finally {
+      await fake.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stopRuns cancels the runs in flight, saves them as cancelled, then refuses new ones (issue 9, failure 7)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-stop-'));
+    const fake = createWorkbenchBackend({ dataDir: dir, runOptions: { engineModule: new URL('../../../workers/test-support/fake-engine.ts', import.meta.url).href }, runLimits: { maxConcurrent: 2, maxQueued: 4 } });
+    try {
+      const runs = [runToEnd(fake, storiesSettings({ prompt: 'slow', maxNewTokens: 10_000 })), runToEnd(fake, storiesSettings({ prompt: 'slow', maxNewTokens: 10_000 }))];
+      await Promise.all(runs.map((run) => run.ticket));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await fake.stopRuns();
+      for (const run of runs) {
+        const outcome = await run.outcome;
+        expect(outcome.result.stopReason).toBe('cancelled');
+        expect(outcome.savedRunId).not.toBeNull();
+        expect((await fake.loadRun(outcome.savedRunId!)).stopReason).toBe('cancelled');
+      }
+      expect(() => fake.beginRun(storiesSettings(), () => ({ onText: () => undefined, onMetrics: () => undefined, onDone: () => undefined, onError: () => undefined })))
+        .toThrow(/shutting down/);
+    } finally {
+      await fake.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lets at most its limit of runs go at once, queues the next and refuses past the queue (issue 9, failure 8)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kvscope-limit-'));
+    const starts: string[] = [];
+    const fake = createWorkbenchBackend({
+      dataDir: dir,
+      runLimits: { maxConcurrent: 1, maxQueued: 1 },
+      startRun: (settings, handlers) => {
+        starts.push(settings.prompt);
+        return startWorkerRun(settings, handlers, { engineModule: new URL('../../../workers/test-support/fake-engine.ts', import.meta.url).href });
+      },
+    });
+    try {
+      const first = runToEnd(fake, storiesSettings({ prompt: 'slow', maxNewTokens: 10 }));
+      const second = runToEnd(fake, storiesSettings({ prompt: 'steps', maxNewTokens: 2 }));
+      await Promise.all([first.ticket, second.ticket]);
+      expect(starts).toEqual(['slow']); // the second waits for the first
+      expect(() => fake.beginRun(storiesSettings(), () => ({ onText: () => undefined, onMetrics: () => undefined, onDone: () => undefined, onError: () => undefined })))
+        .toThrow(/1 runs are going and 1 are waiting, the most this workbench takes \(1 at once, 1 waiting\)/);
+      expect((await first.outcome).result.generatedTokenIds).toHaveLength(10);
+      expect((await second.outcome).result.generatedTokenIds).toHaveLength(2);
+      expect(starts).toEqual(['slow', 'steps']);
+    } finally {
+      await fake.dispose();
       rmSync(dir, { recursive: true, force: true });
     }
   });

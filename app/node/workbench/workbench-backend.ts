@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
 import type { ModelConfig } from '../../config/model-config.js';
 import { ConfigError } from '../../errors.js';
-import { modelError } from '../../engine/model-diagnostic.js';
+import { modelError, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
+import type { GenerationResult } from '../../engine/generation-result.js';
 import type { RunSettings } from '../../engine/types.js';
 import { runPreflight, type PreflightResult } from '../../preflight/run-preflight.js';
 import { ApiError } from '../../protocol/api-error.js';
@@ -20,6 +21,7 @@ import { startRun as startWorkerRun, type StartRunOptions } from '../worker/work
 import { toModelSummary, unopenedModelSummary } from './model-summary.js';
 import { RecentModels } from './recent-models.js';
 import { exportRunRecord } from './run-export.js';
+import { defaultRunLimits, limitConcurrentRuns, type RunLimits } from './run-limit.js';
 import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
 import { LabBackend } from '../lab/lab-backend.js';
@@ -40,6 +42,8 @@ export interface WorkbenchBackendOptions {
   readonly labWorkerOptions?: LabWorkerOptions;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
+  /** how many runs go at once and wait (default: from the cores and memory, run-limit.ts) */
+  readonly runLimits?: RunLimits;
 }
 
 /** Builds the handlers of a run once its id is known, so that every event can carry that id. */
@@ -59,6 +63,11 @@ export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModel
    * before this returns, so a transport can tag each with the run id.
    */
   beginRun(settings: RunSettings, handlers: RunHandlersFactory): RunTicket;
+  /**
+   * Cancels every live run and resolves once each has ended and its record is saved (stopReason
+   * `cancelled`): what a host does on SIGINT/SIGTERM or quit, before it disposes. No run starts after.
+   */
+  stopRuns(): Promise<void>;
   readonly dataDir: string;
   dispose(): Promise<void>;
 }
@@ -75,10 +84,16 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   private readonly kvscopeVersion: string;
   private readonly start: StartRun;
   private readonly now: () => Date;
-  private readonly live = new Map<string, RunHandle>();
+  /** each live run's handle, and its whole course: ended, saved and reported */
+  private readonly live = new Map<string, { readonly handle: RunHandle; readonly settled: Promise<void> }>();
   /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
   private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
+  /** records found damaged, by id and mtime: reported once per version of the file, not at every list */
+  private readonly damaged = new Map<string, number>();
+  /** Records that could not be written (a full or read-only disk): kept for this session, so they can still be exported. */
+  private readonly unsaved = new Map<string, RunRecord>();
   private disposed = false;
+  private stopping = false;
 
   constructor(private readonly options: WorkbenchBackendOptions) {
     this.dataDir = resolve(options.dataDir);
@@ -90,7 +105,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
       ...(options.labWorkerOptions === undefined ? {} : { workerOptions: options.labWorkerOptions }),
       ...(options.now === undefined ? {} : { now: options.now }),
     });
-    this.start = options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions));
+    // One limit per host on the runs going at once (run-limit.ts); the rest wait or are refused.
+    this.start = limitConcurrentRuns(options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions)), options.runLimits ?? defaultRunLimits());
     this.now = options.now ?? (() => new Date());
   }
 
@@ -111,21 +127,25 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     // A folder source is remembered as the model folder itself, whichever file inside it was given.
     const opened: ModelSource = source.kind === 'folder' ? { kind: 'folder', path: inspection.folder?.folder ?? resolve(source.path) } : source;
     // Remembered once it is a model folder at all, even with errors: the user may be fixing it.
-    if (inspection.folder !== null) this.recent.add(opened);
-    return toModelSummary(opened, inspection);
+    // Best effort: a data folder that cannot be written is a notice on a model that opened fine.
+    const notSaved = inspection.folder !== null ? this.recent.add(opened).notSaved : null;
+    const summary = toModelSummary(opened, inspection);
+    if (notSaved === null) return summary;
+    return { ...summary, diagnostics: [...summary.diagnostics, dataFolderNotice(`This model could not be added to Open Recent: ${notSaved}`)] };
   }
 
   async preflight(model: ModelSource, settings: QuantizedCacheSettings, options: { sequenceLengths?: number[] } = {}): Promise<PreflightResult> {
     const path = await this.modelPath(model);
     let config: ModelConfig;
     try {
-      config = readModelConfigAt(path);
+      config = await readModelConfigAt(path);
     } catch (error) {
       if (error instanceof ConfigError) throw error;
+      const fix = (error as { fix?: unknown }).fix;
       throw new ApiError({
         code: 'invalid-input',
         message: `Cannot read the model config of ${path}: ${(error as Error).message}`,
-        fix: (error as { fix?: string }).fix ?? 'Open a model folder that has the config.json of its Hugging Face repository, or its genai_config.json.',
+        fix: typeof fix === 'string' && fix !== '' ? fix : 'Open a model folder that has the config.json of its Hugging Face repository, or its genai_config.json.',
       });
     }
     return runPreflight(config, settings, options.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {});
@@ -136,16 +156,15 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   beginRun(settings: RunSettings, makeHandlers: RunHandlersFactory): RunTicket {
-    if (this.disposed) throw new ApiError({ code: 'internal', message: 'The workbench is shutting down; no run can start.' });
+    if (this.disposed || this.stopping) throw new ApiError({ code: 'internal', message: 'The workbench is shutting down; no run can start.' });
     const runId = this.newLiveRunId();
     const handlers = makeHandlers(runId);
     const handle = this.start(settings, { onText: (delta, tokenIds) => handlers.onText(delta, tokenIds), onMetrics: (steps) => handlers.onMetrics(steps) });
-    this.live.set(runId, handle);
-    void handle.done
+    const settled = handle.done
       .then(
         (result) => {
-          const savedRunId = this.saveRun(runId, result);
-          handlers.onDone(result, savedRunId);
+          const saved = this.saveRun(runId, result);
+          handlers.onDone(saved.result, saved.savedRunId);
         },
         (error: unknown) => handlers.onError(toRunErrorPayload(error)),
       )
@@ -154,12 +173,20 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
         this.live.delete(runId);
         handle.dispose();
       });
+    this.live.set(runId, { handle, settled });
     return { runId };
   }
 
   async cancelRun(runId: string): Promise<void> {
     // A run that already ended has nothing to stop: cancelling it races its end and is not an error.
-    this.live.get(runId)?.cancel();
+    this.live.get(runId)?.handle.cancel();
+  }
+
+  async stopRuns(): Promise<void> {
+    this.stopping = true;
+    const runs = [...this.live.values()];
+    for (const run of runs) run.handle.cancel();
+    await Promise.allSettled(runs.map((run) => run.settled));
   }
 
   async listRuns(): Promise<RunSummary[]> {
@@ -171,12 +198,14 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
         summaries.push(cached.summary);
         continue;
       }
+      if (this.damaged.get(entry.id) === entry.modifiedMs) continue;
       try {
-        const summary = summarizeRun(this.store.load(entry.id));
+        const summary = summarizeRun(await this.store.read(entry.id));
         this.summaries.set(entry.id, { modifiedMs: entry.modifiedMs, summary });
         summaries.push(summary);
       } catch (error) {
         // One damaged file must not hide the rest of the history; loading it shows why it is damaged.
+        this.damaged.set(entry.id, entry.modifiedMs);
         console.error(`kvscope: skipped run ${entry.id} in the history: ${(error as Error).message}`);
       }
     }
@@ -184,7 +213,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   async loadRun(runId: string): Promise<RunRecord> {
-    return this.store.load(runId);
+    return this.unsaved.get(runId) ?? this.store.read(runId);
   }
 
   async deleteRun(runId: string): Promise<void> {
@@ -193,7 +222,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   }
 
   async exportRun(runId: string, format: 'json' | 'csv'): Promise<RunExport> {
-    return exportRunRecord(this.store.load(runId), format);
+    return exportRunRecord(await this.loadRun(runId), format);
   }
 
   async recentModels(): Promise<ModelSource[]> {
@@ -202,9 +231,9 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
 
   async dispose(): Promise<void> {
     this.disposed = true;
-    const handles = [...this.live.values()];
-    for (const handle of handles) handle.dispose();
-    await Promise.allSettled([...handles.map((handle) => handle.done), this.lab.dispose()]);
+    const runs = [...this.live.values()];
+    for (const run of runs) run.handle.dispose();
+    await Promise.allSettled([...runs.map((run) => run.settled), this.lab.dispose()]);
   }
 
   private async modelPath(source: ModelSource): Promise<string> {
@@ -219,18 +248,37 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     return id;
   }
 
-  /** The record is written atomically (run-store.ts); a failed save still delivers the result. */
-  private saveRun(runId: string, result: Parameters<typeof createRunRecord>[0]): string | null {
+  /**
+   * The record is written atomically (run-store.ts). A save that fails still delivers the result,
+   * with a notice among its diagnostics that says why; the record stays loadable and exportable
+   * (by the run id) for this session.
+   */
+  private saveRun(runId: string, result: GenerationResult): { result: GenerationResult; savedRunId: string | null } {
+    let record: RunRecord | undefined;
     try {
-      const record = createRunRecord(result, { id: runId, createdAt: this.now(), kvscopeVersion: this.kvscopeVersion });
+      record = createRunRecord(result, { id: runId, createdAt: this.now(), kvscopeVersion: this.kvscopeVersion });
       const path = this.store.save(record);
       // The history lists it next: summarize the record in hand instead of reading it back.
       this.summaries.set(runId, { modifiedMs: statSync(path).mtimeMs, summary: summarizeRun(record) });
-      return runId;
+      return { result, savedRunId: runId };
     } catch (error) {
-      console.error(`kvscope: the run finished but could not be saved: ${(error as Error).message}`);
-      return null;
+      const reason = (error as Error).message;
+      console.error(`kvscope: the run finished but could not be saved: ${reason}`);
+      const notice: ModelDiagnostic = {
+        ...dataFolderNotice(`This run could not be saved to the history: ${reason} Its result is shown here and can still be exported (run ${runId}) until the workbench closes.`),
+        code: 'run-not-saved',
+      };
+      const kept = { ...result, diagnostics: [...result.diagnostics, notice] };
+      if (record !== undefined) this.unsaved.set(runId, { ...record, diagnostics: kept.diagnostics });
+      return { result: kept, savedRunId: null };
     }
   }
 }
 
+/** A convenience that failed (recent models, a saved run): said, never an error of the model or the run. */
+function dataFolderNotice(message: string): ModelDiagnostic {
+  return {
+    code: 'data-folder-unwritable', severity: 'info', origin: 'kvscope', message, layers: [],
+    fix: 'Make the data folder writable, or choose another with KVSCOPE_DATA_DIR (kvscope serve: --data-dir).',
+  };
+}

@@ -1,5 +1,6 @@
-import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { isMainThread, Worker, type ResourceLimits } from 'node:worker_threads';
 import type { GenerationWorkerData } from '../../../workers/generation-worker.js';
+import { disableOrtTelemetry } from './ort-telemetry.js';
 
 export interface WorkerLaunchOptions {
   /** a module URL exporting `runGeneration`, in place of the engine (tests) */
@@ -22,6 +23,8 @@ export interface WorkerLaunchOptions {
  *   then imports the entry.
  */
 export function launchGenerationWorker(options: WorkerLaunchOptions = {}): Worker {
+  // Before the thread's first session: ORT's telemetry overflows a worker's stack on a long argv (ort-telemetry.ts).
+  if (isMainThread) disableOrtTelemetry();
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(`../../../workers/generation-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
   const workerData: GenerationWorkerData = options.engineModule !== undefined ? { engineModule: options.engineModule } : {};
