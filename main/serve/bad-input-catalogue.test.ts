@@ -20,6 +20,9 @@ import { startWorkbenchServer, type WorkbenchServer } from './workbench-server.j
  */
 const token = 'catalogue-token-0123456789abcdefghijklmn';
 
+/** A folder without a tokenizer still opens (a run can take prompt ids): the panel warns. */
+const OPENS_WITH_A_WARNING: ReadonlySet<string> = new Set(['tokenizer.json is missing']);
+
 describe.skipIf(!hasShared())('bad-input catalogue: a serve host opening, preflighting and running broken model folders', () => {
   let root: string;
   let folders: BadModelFolder[];
@@ -48,11 +51,15 @@ describe.skipIf(!hasShared())('bad-input catalogue: a serve host opening, prefli
       const [summary, environment] = await Promise.all([api.openModel({ kind: 'folder', path: folder.path }), api.environment()]);
       expect(environment.kvscopeVersion, folder.name).toMatch(/\d/);
       expect(performance.now() - started, folder.name).toBeLessThan(5_000);
+      const said = summary.diagnostics.map((d) => `${d.message} ${d.fix ?? ''}`).join('\n');
       if (folder.message === null) {
         expect(summary.ok, folder.name).toBe(true);
+      } else if (OPENS_WITH_A_WARNING.has(folder.name)) {
+        expect(summary.ok, folder.name).toBe(true);
+        expect(said, folder.name).toMatch(folder.message);
       } else {
         expect(summary.ok, folder.name).toBe(false);
-        expect(summary.diagnostics.map((d) => `${d.message} ${d.fix ?? ''}`).join('\n'), folder.name).toMatch(folder.message);
+        expect(said, folder.name).toMatch(folder.message);
       }
     }
   });

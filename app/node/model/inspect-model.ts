@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
 import { renderChatPrompt } from '../../engine/chat-prompt.js';
@@ -12,7 +11,7 @@ import { summarizeLayout, type LayoutSummary } from '../../model-layout/layout-s
 import type { ModelLayout } from '../../model-layout/model-layout.js';
 import { resolveLayout } from '../../model-layout/resolve-layout.js';
 import { jsonSyntaxProblem } from '../../json-syntax.js';
-import { checkReadableFile, readGuardedText } from '../files/guarded-read.js';
+import { readGuardedText } from '../files/guarded-read.js';
 import { loadTokenizer, readTokenizerTexts } from './load-tokenizer.js';
 import { findModelFolder, type ModelFolder, type OnnxVariant } from './model-folder.js';
 import { readFolderConfigsAsync, readLayoutHeaders, type FolderConfigs } from './read-model-layout.js';
@@ -103,8 +102,6 @@ export async function inspectModel(path: string, onnxFile?: string): Promise<Mod
       layout, config, genai: configs.genai?.config ?? null, transformersJs: configs.transformersJs,
     });
     diagnostics.push(...analysis.diagnostics);
-    // onnxruntime opens the external data itself: a FIFO there would block its read beyond any cancel.
-    for (const file of analysis.externalData?.files ?? []) await checkReadableFile(join(folder.folder, file.path), 'onnx');
     return result({ ...parts, io: analysis.io, naming: analysis.naming, precision: analysis.precision, externalData: analysis.externalData });
   } catch (error) {
     diagnostics.push(...diagnosticsOf(error, 'onnx-unreadable'));

@@ -68,7 +68,9 @@ export function findModelFolder(path: string): ModelFolder {
     if (basename(folder) === 'onnx' && !CONFIG_FILES.some((file) => existsSync(join(folder, file)))) folder = dirname(folder);
     pointedFile = toPosix(relative(folder, absolute));
   }
-  const optional = (file: string): string | null => (isFile(join(folder, file)) ? join(folder, file) : null);
+  // Any entry of the name counts (a FIFO or a device too): the guarded reader then says what it is,
+  // where skipping it would report a missing file.
+  const optional = (file: string): string | null => (existsSync(join(folder, file)) ? join(folder, file) : null);
   const configPath = optional('config.json');
   const genaiConfigPath = optional('genai_config.json');
   if (configPath === null && genaiConfigPath === null) {
@@ -126,10 +128,6 @@ function listVariants(listing: FolderListing): OnnxVariant[] {
       externalData,
     };
   });
-}
-
-function isFile(path: string): boolean {
-  return statSync(path, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 function toPosix(path: string): string {

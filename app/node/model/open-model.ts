@@ -9,7 +9,7 @@ import { modelError, modelWarning, type ModelDiagnostic } from '../../engine/mod
 import { readSpecialTokens, type SpecialTokens } from '../../engine/special-tokens.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
 import { jsonSyntaxProblem } from '../../json-syntax.js';
-import { checkReadableFileSync, readGuardedTextSync } from '../files/guarded-read.js';
+import { readGuardedTextSync } from '../files/guarded-read.js';
 import { analyzeLayoutGraph, type LayoutGraphAnalysis } from '../../model-layout/analyze-layout-graph.js';
 import { checkLayoutGraph, type LayoutGraphContext } from '../../model-layout/check-layout-graph.js';
 import type { ModelLayout } from '../../model-layout/model-layout.js';
@@ -69,8 +69,6 @@ export async function readModelFiles(path: string, onnxFile?: string): Promise<M
   const tokenizer = folder.tokenizerPath === null ? null : loadTokenizer(folder);
   const headers = await readLayoutHeaders(folder, layout);
   const analysis = analyzeLayoutGraph(headers, folder.listing, graphContext(layoutFiles));
-  // onnxruntime opens the external data itself: a FIFO there would block its read beyond any cancel.
-  for (const file of analysis.externalData?.files ?? []) checkReadableFileSync(join(folder.folder, file.path), 'onnx');
   const diagnostics = [...layoutFiles.diagnostics, ...analysis.diagnostics];
   const errors = diagnostics.filter((d) => d.severity === 'error');
   if (errors.some((d) => d.code === 'onnx-external-data-missing')) {

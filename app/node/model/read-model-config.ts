@@ -1,12 +1,12 @@
-import { statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { parseGenaiConfig } from '../../config/genai-config.js';
 import { modelConfigFromGenai } from '../../config/genai-model-config.js';
 import type { ModelConfig } from '../../config/model-config.js';
 import { parseModelConfig } from '../../config/parse-model-config.js';
 import { layoutModelConfig } from '../../model-layout/layout-config.js';
 import { readGuardedText } from '../files/guarded-read.js';
-import { findModelFolder } from './model-folder.js';
+import { findModelFolder, type ModelFolder } from './model-folder.js';
 import { readFolderConfigsAsync } from './read-model-layout.js';
 
 /**
@@ -17,11 +17,23 @@ import { readFolderConfigsAsync } from './read-model-layout.js';
  */
 export async function readModelConfigAt(path: string): Promise<ModelConfig> {
   const stats = statSync(path, { throwIfNoEntry: false });
-  if (stats?.isFile() === true && path.endsWith('.json')) {
-    const text = await readGuardedText(path, 'config');
-    const sourceName = `${basename(dirname(path))}/${basename(path)}`;
-    return basename(path) === 'genai_config.json' ? modelConfigFromGenai(parseGenaiConfig(text, sourceName)) : parseModelConfig(text, sourceName);
+  if (stats?.isFile() === true && path.endsWith('.json')) return readConfigFile(path);
+  let folder: ModelFolder;
+  try {
+    folder = findModelFolder(path);
+  } catch (error) {
+    // A folder with its config but no graph yet is judged on its config alone (as `kvscope preflight`).
+    const noGraph = (error as { diagnostics?: readonly { code: string }[] }).diagnostics?.some((d) => d.code === 'onnx-missing') === true;
+    if (!noGraph || stats?.isDirectory() !== true) throw error;
+    const configJson = join(path, 'config.json');
+    return readConfigFile(existsSync(configJson) ? configJson : join(path, 'genai_config.json'));
   }
-  const configs = await readFolderConfigsAsync(findModelFolder(path));
+  const configs = await readFolderConfigsAsync(folder);
   return layoutModelConfig(configs.configJson, configs.genai?.config ?? null).config;
+}
+
+async function readConfigFile(path: string): Promise<ModelConfig> {
+  const text = await readGuardedText(path, 'config');
+  const sourceName = `${basename(dirname(path))}/${basename(path)}`;
+  return basename(path) === 'genai_config.json' ? modelConfigFromGenai(parseGenaiConfig(text, sourceName)) : parseModelConfig(text, sourceName);
 }

@@ -1,6 +1,7 @@
-import { basename, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { ConfigObject } from '../../config/config-object.js';
-import { isConfigObject } from '../../config/config-object.js';
+import { describeValue, isConfigObject } from '../../config/config-object.js';
 import { parseGenaiConfig, type GenaiConfig } from '../../config/genai-config.js';
 import { parseJsonText } from '../../config/json-text.js';
 import type { ModelConfig } from '../../config/model-config.js';
@@ -11,10 +12,10 @@ import { layoutModelConfig } from '../../model-layout/layout-config.js';
 import type { ModelLayout } from '../../model-layout/model-layout.js';
 import { resolveLayout } from '../../model-layout/resolve-layout.js';
 import { readTransformersJsConfig, type TransformersJsConfig } from '../../model-layout/transformers-js-config.js';
-import { readGraphHeader, type GraphHeader } from '../../onnx/graph-header.js';
+import { externalDataFiles, readGraphHeader, type GraphHeader } from '../../onnx/graph-header.js';
 import { withFileByteSource } from '../onnx/file-byte-source.js';
 import { describeFsError } from '../fs-errors.js';
-import { readGuardedFile, readGuardedFileSync, readGuardedHeadSync } from '../files/guarded-read.js';
+import { checkReadableFileSync, readGuardedFile, readGuardedFileSync, readGuardedHeadSync } from '../files/guarded-read.js';
 import type { ModelFolder } from './model-folder.js';
 
 /** A folder's configs as read: config.json's object and genai_config.json, each null when absent. */
@@ -64,7 +65,9 @@ function parseFolderConfigs(folder: ModelFolder, bytes: ConfigBytes): FolderConf
   if (bytes.configJson !== null) {
     const sourceName = `${name}/config.json`;
     const root = parseJsonText(Buffer.from(bytes.configJson).toString('utf8'), sourceName);
-    if (!isConfigObject(root)) throw new ConfigError(`${sourceName} should hold a JSON object (a model config). Point kvscope at the model's config.json.`);
+    if (!isConfigObject(root)) {
+      throw new ConfigError(`${sourceName} should hold a JSON object (a model config) but holds ${describeValue(root)}. Point kvscope at the model's config.json.`);
+    }
     configJson = { root, bytes: bytes.configJson, sourceName };
   }
   let genai: FolderConfigs['genai'] = null;
@@ -98,8 +101,9 @@ export async function readLayoutHeaders(folder: ModelFolder, layout: ModelLayout
 async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeader> {
   const path = join(folder.folder, file);
   checkNotLfsPointer(path, file);
+  let header: GraphHeader;
   try {
-    return await withFileByteSource(path, (source) => readGraphHeader(source, file));
+    header = await withFileByteSource(path, (source) => readGraphHeader(source, file));
   } catch (error) {
     const isFormat = error instanceof Error && error.name === 'OnnxFormatError';
     const fix = isFormat
@@ -107,6 +111,20 @@ async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeade
       : 'Check that the file exists and is readable.';
     const message = isFormat ? error.message : `${file} could not be read: ${describeFsError(error, path, 'read')}`;
     throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)], cause: error });
+  }
+  checkExternalDataFiles(path, header);
+  return header;
+}
+
+/**
+ * onnxruntime opens the external data the graph references itself, where a FIFO would block its read
+ * beyond any cancel: every referenced file that is there must be a regular file within its cap (one
+ * that is absent is the layout analysis's to report, with the files the folder has instead).
+ */
+function checkExternalDataFiles(graphPath: string, header: GraphHeader): void {
+  for (const { location } of externalDataFiles(header)) {
+    const path = join(dirname(graphPath), location);
+    if (existsSync(path)) checkReadableFileSync(path, 'onnx');
   }
 }
 

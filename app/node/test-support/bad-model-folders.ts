@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TensorProto_DataLocation } from 'onnx-buf';
+import { decodeModel, encodeModel } from '../../onnx/onnx-model.js';
 import { storiesDir } from './stories.js';
 
 /**
@@ -46,6 +48,26 @@ const remove = (file: string): Breaker => (folder) => {
   return true;
 };
 const config = (text: string): Breaker => replace('config.json', text);
+
+/**
+ * stories260k's graph with its embedding table moved to `onnx/model.onnx_data` (as onnx.save_model's
+ * external data), then that file replaced by a FIFO: what onnxruntime would open, and block on.
+ */
+const externalDataFifo: Breaker = (folder) => {
+  const graphPath = join(folder, 'onnx', 'model.onnx');
+  const model = decodeModel(readFileSync(graphPath));
+  const table = model.graph!.initializer.find((tensor) => tensor.name === 'm.embed_tokens.weight')!;
+  table.externalData = [
+    { $typeName: 'onnx.StringStringEntryProto', key: 'location', value: 'model.onnx_data' },
+    { $typeName: 'onnx.StringStringEntryProto', key: 'offset', value: '0' },
+    { $typeName: 'onnx.StringStringEntryProto', key: 'length', value: String(table.rawData.length) },
+  ];
+  table.dataLocation = TensorProto_DataLocation.EXTERNAL;
+  table.rawData = new Uint8Array(0);
+  writeFileSync(graphPath, encodeModel(model));
+  rmSync(join(folder, 'onnx', 'model_fp16.onnx'));
+  return mkfifo(join(folder, 'onnx', 'model.onnx_data'));
+};
 const withConfig = (extra: Record<string, unknown>): string => JSON.stringify({ ...STORIES_CONFIG, ...extra });
 
 /** name → how to break the folder → what must be said. */
@@ -70,7 +92,7 @@ export const BAD_MODEL_FOLDERS: readonly (readonly [string, Breaker, RegExp | nu
   ['config.json is not an object', config('[1, 2]'), /should hold a JSON object \(a model config\) but holds a list of 2/],
   ['config.json has no num_hidden_layers', config(JSON.stringify({ ...STORIES_CONFIG, num_hidden_layers: undefined })), /has no `num_hidden_layers`/],
   ['num_hidden_layers is a string', config(withConfig({ num_hidden_layers: '5' })), /`num_hidden_layers` should be an integer but is "5"/],
-  ['config.json is missing', remove('config.json'), /has no config\.json|config\.json does not exist/],
+  ['config.json is missing', remove('config.json'), /has neither config\.json nor genai_config\.json/],
   ['tokenizer.json is missing', remove('tokenizer.json'), /has no tokenizer\.json/],
   ['tokenizer.json is not JSON', replace('tokenizer.json', '{"model": '), /tokenizer\.json is not valid JSON/],
   ['generation_config.json is not JSON', replace('generation_config.json', 'eos_token_id = 2'), /generation_config\.json is not valid JSON/],
@@ -78,7 +100,7 @@ export const BAD_MODEL_FOLDERS: readonly (readonly [string, Breaker, RegExp | nu
   ['model.onnx is empty', (folder) => { writeFileSync(join(folder, 'onnx', 'model.onnx'), ''); rmSync(join(folder, 'onnx', 'model_fp16.onnx')); return true; }, /onnx|model/i],
   ['model.onnx is a Git LFS pointer', (folder) => { writeFileSync(join(folder, 'onnx', 'model.onnx'), 'version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n'); rmSync(join(folder, 'onnx', 'model_fp16.onnx')); return true; }, /is a Git LFS pointer, not the model itself|is not a readable ONNX/],
   ['no .onnx graph', remove('onnx'), /has a config\.json but no \.onnx graph/],
-  ['model.onnx_data is a FIFO', (folder) => { rmSync(join(folder, 'onnx', 'model_fp16.onnx')); return mkfifo(join(folder, 'onnx', 'model.onnx_data')); }, /model\.onnx_data is a FIFO \(named pipe\), not a regular file: kvscope reads an ONNX graph/],
+  ['model.onnx_data is a FIFO', externalDataFifo, /model\.onnx_data is a FIFO \(named pipe\), not a regular file: kvscope reads an ONNX graph/],
   ['model.onnx is a FIFO', (folder) => { rmSync(join(folder, 'onnx'), { recursive: true }); mkdirSync(join(folder, 'onnx')); return mkfifo(join(folder, 'onnx', 'model.onnx')); }, /has a config\.json but no \.onnx graph/],
 ];
 
