@@ -81,7 +81,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       }
       const start = now();
       if (step === 1) decodeStart = start;
-      const { outputs, logits, absorbed, materializedKvBytes, fedAt: fed, ranAt: ran, absorbedAt } = await runner.step({ tokens: stepTokens });
+      const { outputs, logits, absorbed, materializedKvBytes, fedAt: fed, ranAt: ran, absorbedAt } = await runner.step(stepTokens);
       const tokenId = sampler.next(logits);
       let referenceStep: ReferenceStepMetrics | undefined;
       if (reference !== null) {

@@ -36,7 +36,7 @@ export class ReferenceLane {
 
   /** A decode step: feeds `tokenId` after the shared context and compares with the lane under test's `logits`. */
   async step(tokenId: number, logits: Float32Array, step: number): Promise<ReferenceStepMetrics> {
-    const { logits: reference } = await this.#runner.step({ tokens: [tokenId] });
+    const { logits: reference } = await this.#runner.step([tokenId]);
     return this.#compare(reference, logits, step);
   }
 

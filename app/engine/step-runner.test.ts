@@ -37,17 +37,17 @@ describe('StepRunner: a chunk that ends at a flush step leaves the cache as toke
     const text = [4, 8, 2, 6, 11, 13, 10, 12, 14, 3, 5, 9];
     const single = new ToyDecoder();
     const bySingle = runner(single, quantization);
-    await bySingle.step({ tokens: prompt });
-    for (const token of text) await bySingle.step({ tokens: [token] });
+    await bySingle.step(prompt);
+    for (const token of text) await bySingle.step([token]);
 
     const chunked = new ToyDecoder();
     const byChunk = runner(chunked, quantization);
-    await byChunk.step({ tokens: prompt });
+    await byChunk.step(prompt);
     const chunkStarts: number[] = [];
     for (let start = 0; start < text.length; start += cycle) {
       const tokens = text.slice(start, start + cycle);
       chunkStarts.push(start);
-      const outcome = await byChunk.step({ tokens, logits: 'all', updates: tokens.length === cycle ? [cycle - 1, 1] : [tokens.length] });
+      const outcome = await byChunk.step(tokens, 'all', tokens.length === cycle ? [cycle - 1, 1] : [tokens.length]);
       expect(outcome.logits).toHaveLength(tokens.length * TOY.vocab);
       // A full chunk ends on a flush step: every layer reports it.
       if (tokens.length === cycle) expect(outcome.absorbed.flushes.map((f) => f.kind)).toEqual(['flush', 'flush']);
@@ -63,8 +63,8 @@ describe('StepRunner: a chunk that ends at a flush step leaves the cache as toke
 
   it('refuses updates that do not add up to the tokens fed', async () => {
     const step = runner(new ToyDecoder(), QUANTO4_R3);
-    await step.step({ tokens: [1, 2, 3] });
-    await expect(step.step({ tokens: [4, 5], updates: [1, 2] })).rejects.toThrow(/add up/);
+    await step.step([1, 2, 3]);
+    await expect(step.step([4, 5], 'last', [1, 2])).rejects.toThrow(/add up/);
   });
 });
 

@@ -11,20 +11,15 @@ import type { DecoderIo } from './decoder-io.js';
  */
 export type LogitsRows = 'last' | 'all' | number;
 
-export interface StepRequest {
-  /** the tokens fed in this run (at least one) */
-  readonly tokens: readonly number[];
-  /** default `last`; `all` or k feeds `num_logits_to_keep` = tokens.length or k, so the graph returns those rows */
-  readonly logits?: LogitsRows;
-  /**
-   * How the lane's cache receives the tokens: the sizes of the updates the token-by-token loop would
-   * have made, collapsed (they sum to tokens.length; default one update of all of them). A chunk
-   * that ends at a flush step is `[n - 1, 1]`: QuantizedLayer tests its flush before appending, so
-   * n - 1 tokens then 1 leave the cache exactly as n single tokens would (spec §1.3, consequence 2).
-   */
-  readonly updates?: readonly number[];
-}
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+/**
+ * What one step fed and read. `updates` (StepRunner.step): how the lane's cache receives the tokens,
+ * the sizes of the updates the token-by-token loop would have made, collapsed (they sum to the tokens
+ * fed; default one update of all of them). A chunk that ends at a flush step is `[n - 1, 1]`:
+ * QuantizedLayer tests its flush before appending, so n - 1 tokens then 1 leave the cache exactly as n
+ * single tokens would (spec §1.3, consequence 2).
+ */
 export interface StepOutcome {
   /** everything the run returned (the caller frees what no lane references) */
   readonly outputs: SessionOutputs;
@@ -55,6 +50,9 @@ export class StepRunner {
   readonly #lane: KvLane;
   readonly #logits: LogitsReader;
   readonly #now: () => number;
+  readonly #outcome: Mutable<StepOutcome> = {
+    outputs: {}, logits: new Float32Array(0), vocab: 0, absorbed: { flushes: [], dequantizeMs: 0 }, materializedKvBytes: 0, fedAt: 0, ranAt: 0, absorbedAt: 0,
+  };
 
   constructor(options: { session: DecoderSession; inputs: StepInputs; io: DecoderIo; lane: KvLane; now: () => number }) {
     this.#session = options.session;
@@ -69,17 +67,25 @@ export class StepRunner {
     return this.#lane;
   }
 
-  async step(request: StepRequest): Promise<StepOutcome> {
-    const { tokens } = request;
-    const rows = logitsRowCount(request.logits, tokens.length);
+  /**
+   * One run. The outcome is the runner's own object, refilled by every step (read it before the next):
+   * generation steps allocate nothing here (generation-speed.md: every allocation in the decode loop
+   * brings the next scavenge closer, and one while a step's present tensors are live promotes them).
+   */
+  async step(tokens: readonly number[], logits: LogitsRows = 'last', updates?: readonly number[]): Promise<StepOutcome> {
+    const rows = logitsRowCount(logits, tokens.length);
     const feeds = this.#inputs.feeds(tokens, this.#lane.seqLength, rows);
-    const materializedKvBytes = this.#lane.addFeeds(feeds);
-    const fedAt = this.#now();
+    const outcome = this.#outcome;
+    outcome.materializedKvBytes = this.#lane.addFeeds(feeds);
+    outcome.fedAt = this.#now();
     const outputs = await this.#session.run(feeds);
-    const ranAt = this.#now();
-    const logits = rows === 1 ? this.#logits.read(outputs) : this.#logits.readRows(outputs, rows);
-    const absorbed = this.#absorb(outputs, tokens.length, request.updates);
-    return { outputs, logits, vocab: this.#logits.vocab, absorbed, materializedKvBytes, fedAt, ranAt, absorbedAt: this.#now() };
+    outcome.ranAt = this.#now();
+    outcome.outputs = outputs;
+    outcome.logits = rows === 1 ? this.#logits.read(outputs) : this.#logits.readRows(outputs, rows);
+    outcome.vocab = this.#logits.vocab;
+    outcome.absorbed = this.#absorb(outputs, tokens.length, updates);
+    outcome.absorbedAt = this.#now();
+    return outcome;
   }
 
   /** Takes another runner's outputs as this lane's own (a prefill both lanes compute identically). */

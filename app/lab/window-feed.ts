@@ -39,7 +39,7 @@ export async function feedWindow(
   for (const chunk of chunks) {
     if (feed.isCancelled?.() === true) throw new EvalCancelledError();
     const tokens = window.tokens.slice(chunk.start, chunk.end);
-    const outcome = await runner.step({ tokens, logits: chunk.rows === 1 ? 'last' : chunk.rows, updates: chunk.updates });
+    const outcome = await runner.step(tokens, chunk.rows === 1 ? 'last' : chunk.rows, chunk.updates);
     runs++;
     onRows({ logits: outcome.logits, first: chunk.end - chunk.rows, rows: chunk.rows, vocab: outcome.vocab });
     if (outcome.absorbed.flushes.length > 0) onEvents(outcome.absorbed.flushes);
