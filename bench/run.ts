@@ -2,6 +2,7 @@ import { benchQuanto } from './quanto.js';
 import { benchHqq } from './hqq.js';
 import { benchGeneration } from './generation.js';
 import { benchEval } from './eval.js';
+import { benchStartLatency } from './start-latency.js';
 import type { BenchRow } from './types.js';
 
 /**
@@ -18,6 +19,8 @@ import type { BenchRow } from './types.js';
  *
  * Eval targets (bench/eval.ts): chunked evaluation ≥ 5× one token per run on stories260k and the
  * synthetic model at residual 128, with identical results to 1e-5; a sweep of K points ≤ (K + 1) evals.
+ * Start latency (bench/start-latency.ts): Run to the first streamed step on stories260k with the warm
+ * worker that opening the model loaded, < 1 s, next to a worker started for the run.
  */
 interface Target { readonly label: string; readonly applies: (backend: string, row: BenchRow) => boolean; readonly check: (row: BenchRow) => number; readonly min: number }
 
@@ -62,6 +65,9 @@ console.error('generation bench: a few minutes; progress below');
 const generation = await benchGeneration();
 console.log(generation.lines.join('\n') + '\n');
 misses.push(...generation.misses);
+const start = await benchStartLatency();
+console.log(start.lines.join('\n') + '\n');
+misses.push(...start.misses);
 console.error('eval bench: a few minutes; progress below');
 const evaluation = await benchEval();
 console.log(evaluation.lines.join('\n') + '\n');

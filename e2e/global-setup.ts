@@ -13,9 +13,18 @@ import { PROJECT_ROOT } from './environment.js';
 export default async function globalSetup(): Promise<() => Promise<void>> {
   if (process.env['KVSCOPE_E2E_SKIP_BUILD'] !== '1') build();
   const dataDir = mkdtempSync(join(tmpdir(), 'kvscope-e2e-'));
+  // Without a GPU and without Vulkan pointed at SwiftShader there is no WebGPU adapter: the
+  // workbench must then not offer WebGPU (KVSCOPE_E2E_KEEP_VULKAN=1 keeps the caller's Vulkan setup).
+  const env = { ...process.env };
+  if (process.env['KVSCOPE_E2E_KEEP_VULKAN'] !== '1') {
+    delete env['VK_ICD_FILENAMES'];
+    delete env['VK_DRIVER_FILES'];
+    delete env['VK_ADD_DRIVER_FILES'];
+  }
   const server = spawn(process.execPath, [join(PROJECT_ROOT, 'out/node/main/cli/kvscope.js'), 'serve', '--port', '0', '--data-dir', dataDir], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   const url = await serverUrl(server, 60_000);
   process.env['KVSCOPE_E2E_SERVE_URL'] = url;

@@ -28,15 +28,18 @@ test.describe('workbench on the real engine', () => {
     await expect(model.verdict).toBeVisible();
     await expect(model.verdictQuote).toHaveText(HYBRID_VERDICT);
     expect((await model.layers()).filter(([, , flagged]) => flagged).map(([letter]) => letter)).toEqual(['S', 'S', 'S', 'S']);
-    await expect(run.preflightStatus).toHaveText(/^Refused/);
+    await expect(run.preflightStatus).toHaveText(/^Refused before Run/);
     await workbench.screenshot('hybrid-flagged');
 
+    // refused before Run: the button stays disabled with the reason, and the shortcut does not get around it
     await run.setMaxNewTokens(24);
-    await run.run();
-    expect(await live.waitForEnd()).toBe('Refused');
-    await expect(live.errorPart('code')).toHaveText('refused');
-    await expect(live.errorPart('message')).toContainText(HYBRID_VERDICT);
-    await expect(live.errorPart('fix')).toContainText('full-attention-only');
+    await expect(run.runButton).toBeDisabled();
+    await expect(run.refusalQuote).toHaveText(HYBRID_VERDICT);
+    await expect(run.refusal).toContainText('full-attention-only');
+    await workbench.page.keyboard.press('Control+Enter');
+    await expect(workbench.notices('error').getByTestId('notice-title')).toHaveText('This run is refused');
+    await expect(workbench.notices('error').getByTestId('notice-error-message')).toContainText(HYBRID_VERDICT);
+    await expect(live.root).toHaveCount(0);
     await workbench.screenshot('hybrid-refused');
 
     await model.chooseHandling('full-attention-only');

@@ -48,10 +48,72 @@ describe('the workbench window', () => {
     const view = await renderWorkbench();
     fireEvent.change(screen.getByTestId('nbits-select'), { target: { value: '3' } });
     await view.settle();
-    expect(screen.getByTestId('preflight-status').textContent).toMatch(/^Refused: 1 error/);
-    const diagnostic = screen.getAllByTestId('diagnostic').find((d) => d.dataset['code'] === 'invalid-nbits')!;
-    expect(diagnostic.textContent).toContain('`nbits` for `quanto` backend has to be one of [`2`, `4`] but got 3');
-    expect(diagnostic.querySelector('.fix')).not.toBeNull();
+    expect(screen.getByTestId('preflight-status').textContent).toMatch(/^Refused before Run/);
+    const refusal = screen.getByTestId('preflight-refusal');
+    expect(screen.getByTestId('preflight-refusal-message-verbatim').textContent).toBe('`nbits` for `quanto` backend has to be one of [`2`, `4`] but got 3');
+    expect(refusal.querySelector('.fix')).not.toBeNull();
+    expect((screen.getByTestId('run-button') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.getByTestId('run-blocked-reason').textContent).toContain('The run check refuses these settings');
+  });
+
+  it('checks the tokenized prompt on every edit, refuses transformers\' defaults before Run on an odd prompt, and runs after one click', async () => {
+    const view = await renderWorkbench();
+    fireEvent.change(screen.getByTestId('model-path-input'), { target: { value: '/fake/models/stories260k' } });
+    fireEvent.click(screen.getByTestId('model-path-open'));
+    await view.settle();
+    // "Once upon a time": 5 tokens; quanto groups H·S·D = 4·5·8 = 160 values, which 64 does not divide
+    expect(screen.getByTestId('check-prompt-tokens').textContent).toBe('5 tokens');
+    expect(screen.getByTestId('check-context').textContent).toBe('5 + 128 = 133 of 512 positions');
+    expect(screen.getByTestId('preflight-status').textContent).toBe('Refused before Run at prefill (5 tokens): Run stays disabled until the settings change.');
+    expect(screen.getByTestId('preflight-refusal-message-verbatim').textContent).toBe('Group size (64) must be a divisor of (160)');
+    expect((screen.getByTestId('run-button') as HTMLButtonElement).disabled).toBe(true);
+    expect((screen.getByTestId('run-panel-run') as HTMLButtonElement).disabled).toBe(true);
+    const fixes = screen.getAllByTestId('run-fix').map((button) => button.textContent);
+    expect(fixes).toEqual(expect.arrayContaining(['Use q_group_size 32', 'Pad the prompt to 6 tokens']));
+    // the defaults are untouched until a fix is clicked
+    expect(view.store.getState().form.quantization.groupSize).toBe(64);
+    fireEvent.change(screen.getByTestId('prompt-input'), { target: { value: 'Once upon a time there' } });
+    await view.settle();
+    expect(screen.getByTestId('check-prompt-tokens').textContent).toBe('6 tokens');
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 5 of 5 layers quantized.');
+    fireEvent.change(screen.getByTestId('prompt-input'), { target: { value: 'Once upon a time' } });
+    await view.settle();
+    fireEvent.click(screen.getAllByTestId('run-fix').find((button) => button.textContent === 'Use q_group_size 32')!);
+    await view.settle();
+    expect(view.store.getState().form.quantization.groupSize).toBe(32);
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 5 of 5 layers quantized.');
+    fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '8' } });
+    fireEvent.click(screen.getByTestId('run-button'));
+    await view.settle();
+    expect(screen.getByTestId('run-status').textContent).toBe('Done');
+  });
+
+  it('browses the host\'s folders for a model in the browser, and opens one', async () => {
+    const view = await renderWorkbench();
+    fireEvent.click(screen.getByTestId('pick-folder'));
+    await view.settle();
+    expect(screen.getByTestId('folder-path').textContent).toBe('/home/researcher');
+    fireEvent.click(screen.getAllByTestId('folder-place').find((place) => place.textContent === 'File system root')!);
+    await view.settle();
+    const enter = (name: string): void => {
+      const entry = screen.getAllByTestId('folder-entry').find((item) => item.dataset['name'] === name)!;
+      fireEvent.click(within(entry).getByRole('button', { name: `${name}/` }));
+    };
+    enter('fake');
+    await view.settle();
+    enter('models');
+    await view.settle();
+    const stories = screen.getAllByTestId('folder-entry').find((item) => item.dataset['name'] === 'stories260k')!;
+    expect(stories.dataset['kind']).toBe('model');
+    fireEvent.click(within(stories).getByTestId('folder-entry-open'));
+    await view.settle();
+    expect(screen.queryByTestId('folder-browser')).toBeNull();
+    expect(screen.getByTestId('model-name').textContent).toBe('stories260k');
+    // Esc closes the browser without stopping anything
+    fireEvent.click(screen.getByTestId('pick-folder'));
+    await view.settle();
+    fireEvent.keyDown(screen.getByTestId('folder-browser'), { key: 'Escape' });
+    expect(screen.queryByTestId('folder-browser')).toBeNull();
   });
 
   it('estimates the cache at a chosen context length', async () => {
@@ -61,6 +123,23 @@ describe('the workbench window', () => {
     // 8 layers × 493,568 B (see estimate/memory-what-if.test.ts) against 8 MiB of fp16
     expect(screen.getByTestId('whatif-total').textContent).toBe('3.77 MiB');
     expect(screen.getByTestId('whatif-baseline').textContent).toBe('8.00 MiB');
+    expect(screen.getByTestId('whatif-baseline-dtype').textContent).toBe('16.0 MiB');
+    expect(screen.getByTestId('whatif-ratio').textContent).toBe('Stored is 4.25× smaller than the fp32 dynamic cache it replaces, and 2.12× smaller than an fp16 one.');
+    // it argues back rather than printing a number for a question without one
+    fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '-4' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-problem').textContent).toBe('Context length must be a whole number of tokens, at least 1; it is -4.');
+    expect(screen.queryByTestId('whatif-total')).toBeNull();
+    fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '16' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-problem').textContent).toContain('The prompt (32 tokens) is longer than the context (16 tokens)');
+    fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '100000' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-warning').textContent).toContain('max_position_embeddings');
+    fireEvent.change(screen.getByTestId('group-size-input'), { target: { value: '3' } });
+    await view.settle();
+    expect(screen.getByTestId('whatif-problem').textContent).toMatch(/^These settings are refused at prefill \(32 tokens\).*Group size \(3\) must be a divisor/);
+    expect(screen.queryByTestId('whatif-total')).toBeNull();
   });
 
   it('shows a bad folder path as an error with what to do, and keeps working', async () => {
@@ -115,17 +194,21 @@ describe('the workbench window', () => {
     expect(screen.getByTestId('result-summary').textContent).toContain('cancelled');
   });
 
-  it('refuses a run with the engine\'s error and runs again after a change', async () => {
+  it('refuses a run before it starts and runs again after a change', async () => {
     const view = await renderWorkbench();
     fireEvent.click(screen.getByTestId('open-synthetic-hybrid'));
     await view.settle();
-    fireEvent.click(screen.getByTestId('run-button'));
+    expect((screen.getByTestId('run-button') as HTMLButtonElement).disabled).toBe(true);
+    // the shortcut does not get around the check: the refusal comes as a notice, and no run starts
+    fireEvent.keyDown(window, { key: 'Enter', ctrlKey: true });
     await view.settle();
-    expect(screen.getByTestId('run-error-details-code').textContent).toBe('refused');
-    expect(screen.getByTestId('run-error-details-fix').textContent).toContain('full-attention-only');
+    expect(screen.getByTestId('notice-title').textContent).toBe('This run is refused');
+    expect(screen.getByTestId('notice-error-code').textContent).toBe('refused');
+    expect(screen.getByTestId('notice-error-message').textContent).toContain('`QuantizedCache` is only supported for models with only full attention layers.');
     expect(screen.queryByTestId('run-dashboard')).toBeNull();
     fireEvent.click(screen.getByTestId('layer-handling-dynamic'));
     fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '10' } });
+    await view.settle(); // the check of the new settings
     fireEvent.click(screen.getByTestId('run-button'));
     await view.settle();
     expect(screen.getByTestId('run-status').textContent).toBe('Done');

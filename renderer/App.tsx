@@ -5,6 +5,7 @@ import { AppHeader } from './components/layout/AppHeader.js';
 import { NoticeStack } from './components/layout/NoticeStack.js';
 import { StatusBar } from './components/layout/StatusBar.js';
 import { Workspace } from './components/layout/Workspace.js';
+import { FolderBrowser } from './components/model/FolderBrowser.js';
 import { ModelPanel } from './components/model/ModelPanel.js';
 import { RunPanel } from './components/run/RunPanel.js';
 import { WhatIfPanel } from './components/run/WhatIfPanel.js';
@@ -31,6 +32,7 @@ export function App({ services }: { services: WorkbenchServices }): ReactNode {
         <StatusBar />
       </div>
       <NoticeStack />
+      <FolderBrowser />
     </ServicesProvider>
   );
 }

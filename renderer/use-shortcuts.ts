@@ -33,3 +33,22 @@ export function useShortcuts(controller: WorkbenchController): void {
     return () => window.removeEventListener('keydown', onKeyDown);
   }, [controller]);
 }
+
+/** The modifier the shortcuts use here: ⌘ on macOS, Ctrl elsewhere. */
+function modifier(): string {
+  const platform = typeof navigator === 'undefined' ? '' : navigator.platform;
+  return /^Mac/.test(platform) ? '⌘' : 'Ctrl';
+}
+
+/**
+ * How a command's shortcut is written in the UI, the one chord shown for it (Stop answers Esc and
+ * Ctrl+. alike; Esc is the one named). Both hosts bind these three; the recent-model chords
+ * (Ctrl+1…9) are the desktop menu's only and are never shown in the browser, where they switch tabs.
+ */
+export function shortcutLabel(command: 'open' | 'run' | 'stop', _host: 'electron' | 'browser'): string {
+  switch (command) {
+    case 'open': return `${modifier()}+O`;
+    case 'run': return `${modifier()}+Enter`;
+    case 'stop': return 'Esc';
+  }
+}

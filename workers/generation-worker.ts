@@ -1,13 +1,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import type { WorkerMessage } from '../app/protocol/messages.js';
-import { GenerationLoop, type RunGeneration } from './generation-loop.js';
+import { GenerationLoop, type Engine } from './generation-loop.js';
 
 /**
  * The generation worker (a worker_threads entry). It runs app/node/run-generation.ts off the host's
- * thread and reports through the typed protocol in app/protocol; app/node/worker/worker-client.ts
- * starts it, one per run. Only one may create a WebGPU session at a time (two at once segfault
- * onnxruntime-node); the client enforces that.
+ * thread and reports through the typed protocol in app/protocol. app/node/worker/warm-worker.ts keeps
+ * one alive that warms the open model and takes run after run; worker-client.ts starts one per run
+ * where none is free (and for WebGPU: only one may create a WebGPU session at a time, two at once
+ * segfault onnxruntime-node; the client enforces that).
  */
 export interface GenerationWorkerData {
   /**
@@ -35,8 +36,10 @@ const loop = new GenerationLoop((message: WorkerMessage) => port.postMessage(mes
 port.on('message', (message: unknown) => loop.receive(message));
 loop.announce();
 
-async function loadEngine(url: string): Promise<RunGeneration> {
-  const module = (await import(url)) as { runGeneration?: unknown };
+async function loadEngine(url: string): Promise<Engine> {
+  const module = (await import(url)) as { runGeneration?: unknown; warmModel?: unknown };
   if (typeof module.runGeneration !== 'function') throw new Error(`${url} does not export runGeneration().`);
-  return module.runGeneration as RunGeneration;
+  return typeof module.warmModel === 'function'
+    ? { runGeneration: module.runGeneration as Engine['runGeneration'], warmModel: module.warmModel as NonNullable<Engine['warmModel']> }
+    : { runGeneration: module.runGeneration as Engine['runGeneration'] };
 }

@@ -8,6 +8,7 @@ import { extensionProblems } from './extension-problems.js';
 import type { CacheLayerPlan } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
 import { planLayerQuantization } from './quantization-plan.js';
+import { SlidingWindowLayer } from './sliding-window-layer.js';
 
 export interface KvCacheOptions {
   /** one entry per decoder layer (see `planCacheLayers`) */
@@ -15,6 +16,11 @@ export interface KvCacheOptions {
   readonly settings: QuantizedCacheSettings;
   /** the backend named in `settings`; required when the plan quantizes any layer */
   readonly quantizer?: Quantizer;
+  /**
+   * Per decoder layer, the window of a layer transformers keeps in a DynamicSlidingWindowLayer (null
+   * otherwise; see slidingWindows()): a full-precision layer with one is a SlidingWindowLayer.
+   */
+  readonly slidingWindows?: readonly (number | null)[];
 }
 
 /**
@@ -41,7 +47,10 @@ export class KvCache {
           return settings.extensions === undefined
             ? new QuantizedLayer(quantizer, settings)
             : new QuantizedLayer(quantizer, settings, quantizationOf(settings, index, plan.length));
-        case 'dynamic': return new DynamicLayer();
+        case 'dynamic': {
+          const window = options.slidingWindows?.[index] ?? null;
+          return window === null ? new DynamicLayer() : new SlidingWindowLayer(window);
+        }
         case 'none': return null;
         default: throw new CacheError(`unknown cache layer plan "${String(kind)}" for layer ${index}; expected quantized, dynamic or none.`);
       }

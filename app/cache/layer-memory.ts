@@ -30,6 +30,15 @@ export interface LayerMemory {
   /** JavaScript memory kvscope holds for this layer (history and dequantized-store buffers, capacity included) */
   readonly workingBytes: number;
   /**
+   * Set for a full-precision sliding-window layer, counted as transformers' DynamicSlidingWindowLayer
+   * keeps it (sliding-window-layer.ts): its window; the fields above are then the last window − 1
+   * tokens transformers keeps.
+   */
+  readonly windowTokens?: number;
+  /** with `windowTokens`: the tokens and bytes the graph is fed for this layer (its whole history) */
+  readonly fedTokens?: number;
+  readonly fedBytes?: number;
+  /**
    * What the kvscope extensions hold, K and V together, already counted in the fields above (sink rows
    * in fullPrecisionTokens/Bytes, outlier values in fullPrecisionBytes, outlier indices in
    * metadataBytes). Present only when an extension holds bytes, so the transformers path's records

@@ -53,6 +53,8 @@ export interface CacheLaneOptions {
   readonly dims: ReadonlyMap<number, { readonly key: KvDims; readonly value: KvDims }>;
   /** milliseconds, for the dequantize share of `absorb` */
   readonly now: () => number;
+  /** per decoder layer, the window transformers' DynamicSlidingWindowLayer keeps (null: none); see KvCacheOptions */
+  readonly slidingWindows?: readonly (number | null)[];
 }
 
 /** One of a layer's two inputs (keys or values) as the next run will be fed. */
@@ -90,9 +92,11 @@ export class CacheKvLane implements KvLane {
 
   constructor(options: CacheLaneOptions) {
     const { io, plan } = options;
-    this.#cache = new KvCache(options.quantizer === undefined
-      ? { plan, settings: options.settings }
-      : { plan, settings: options.settings, quantizer: options.quantizer });
+    this.#cache = new KvCache({
+      plan, settings: options.settings,
+      ...(options.quantizer === undefined ? {} : { quantizer: options.quantizer }),
+      ...(options.slidingWindows === undefined ? {} : { slidingWindows: options.slidingWindows }),
+    });
     this.#numLayers = options.numLayers;
     this.#fp16 = io.kvDtype === 'float16';
     this.#now = options.now;

@@ -1,4 +1,5 @@
 import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../cache/layer-memory.js';
+import { slidingWindowMemory } from '../cache/sliding-window-layer.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
 import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import type { SessionOutputs } from './decoder-session.js';
@@ -23,6 +24,8 @@ export interface PassThroughLaneOptions {
   readonly numLayers: number;
   /** per KV layer: heads and head sizes of its keys and values */
   readonly dims: ReadonlyMap<number, { readonly key: KvDims; readonly value: KvDims }>;
+  /** per decoder layer, the window transformers' DynamicSlidingWindowLayer keeps (null: none) */
+  readonly slidingWindows?: readonly (number | null)[];
 }
 
 const NO_FLUSHES: AbsorbResult = { flushes: [], dequantizeMs: 0 };
@@ -40,10 +43,12 @@ export class PassThroughKvLane implements KvLane {
   readonly #numLayers: number;
   readonly #layers: LayerPair[];
   readonly #states: StateFeeds;
+  readonly #windows: readonly (number | null)[];
   #seq = 0;
 
   constructor(options: PassThroughLaneOptions) {
     const { io } = options;
+    this.#windows = options.slidingWindows ?? [];
     this.#dtype = io.kvDtype ?? 'float32';
     this.#numLayers = options.numLayers;
     this.#layers = io.kvLayers.map((layerIo) => {
@@ -82,7 +87,7 @@ export class PassThroughKvLane implements KvLane {
   memory(): (LayerMemory | null)[] {
     const memory: (LayerMemory | null)[] = new Array<LayerMemory | null>(this.#numLayers).fill(null);
     for (const layer of this.#layers) {
-      memory[layer.io.layer] = this.#seq === 0 ? EMPTY_LAYER_MEMORY : layerMemory({
+      const full = this.#seq === 0 ? EMPTY_LAYER_MEMORY : layerMemory({
         geometry: {
           key: { batch: 1, kvHeads: layer.keyDims.kvHeads, headDim: layer.keyDims.headDim, dtype: this.#dtype },
           value: { batch: 1, kvHeads: layer.valueDims.kvHeads, headDim: layer.valueDims.headDim, dtype: this.#dtype },
@@ -92,6 +97,9 @@ export class PassThroughKvLane implements KvLane {
         stores: [],
         workingBytes: layer.key.data.byteLength + layer.value.data.byteLength,
       });
+      // transformers' DynamicCache keeps a sliding layer's last window − 1 tokens; the graph is fed them all
+      const window = this.#windows[layer.io.layer] ?? null;
+      memory[layer.io.layer] = window === null ? full : slidingWindowMemory(full, window);
     }
     return memory;
   }

@@ -22,8 +22,10 @@ export interface GenerateRequest {
   readonly io: DecoderIo;
   readonly config: ModelConfig;
   readonly settings: RunSettings;
-  /** the encoded prompt, BOS included (at least one id) */
+  /** the encoded prompt, BOS included (at least one id); its first `paddingTokens` ids are left padding */
   readonly promptTokenIds: readonly number[];
+  /** left pads at the start of the prompt, masked out (RunSettings.padPromptTo); default 0 */
+  readonly paddingTokens?: number;
   readonly eosTokenIds: readonly number[];
   /** the tokenizer's decode with special tokens skipped */
   readonly decodeText: (ids: readonly number[]) => string;
@@ -55,7 +57,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const promptLength = request.promptTokenIds.length;
   const cachePlan = request.cachePlan ?? planRunCache(config, settings, promptLength);
   const lane: KvLane = createRunLane(io, config, settings.quantization, cachePlan, request.now);
-  const inputs = new StepInputs(io, session.inputs);
+  const inputs = new StepInputs(io, session.inputs, request.paddingTokens ?? 0);
   const runner = new StepRunner({ session, inputs, io, lane, now: request.now });
   const reference = settings.reference ? new ReferenceLane(session, inputs, passThroughLaneOptions(io, config), request.now) : null;
   const sampler = createSampler(settings.sampling);
@@ -84,10 +86,13 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       const { outputs, logits, absorbed, materializedKvBytes, fedAt: fed, ranAt: ran, absorbedAt } = await runner.step(stepTokens);
       const tokenId = sampler.next(logits);
       let referenceStep: ReferenceStepMetrics | undefined;
+      let referenceMs = 0;
       if (reference !== null) {
+        const referenceStart = now();
         referenceStep = step === 0
           ? reference.sharePrefill(outputs, stepTokens.length, logits)
           : await reference.step(stepTokens[0]!, logits, step);
+        referenceMs = now() - referenceStart;
       }
       // Every output this step read is copied or adopted by now: free what no lane still reads.
       session.releaseUnreferenced(inUse);
@@ -105,6 +110,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
           dequantizeMs: fed - start + absorbed.dequantizeMs,
           modelMs: ran - fed,
           quantizeMs: absorbedAt - ran - absorbed.dequantizeMs,
+          ...(reference === null ? {} : { referenceMs }),
           totalMs: end - start,
         },
         tokensPerSecond: step === 0 || decodeMs <= 0 ? 0 : (1000 * step) / decodeMs,
@@ -113,6 +119,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
         flushes: absorbed.flushes,
         memory: memory.read(step === 0),
         ...(referenceStep === undefined ? {} : { reference: referenceStep }),
+        ...(stream === null ? {} : { text: delta }),
       };
       steps.push(metrics);
       observer.onStep?.(metrics);

@@ -58,6 +58,8 @@ export interface ModelIdentity {
   readonly numLayers: number;
   /** dtype of the graph's KV inputs and outputs */
   readonly kvDtype: KvDtype;
+  /** per decoder layer, what it really is (`full_attention`, `sliding_attention`, `mamba`, …), for a saved run's axes */
+  readonly layerKinds?: readonly string[];
 }
 
 /** The last quantize event (prefill or flush) of one layer. */

@@ -6,6 +6,7 @@ import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lan
 import type { KvDims } from './kv-present.js';
 import type { KvLane } from './kv-lane.js';
 import type { RunCachePlan } from './plan-run-cache.js';
+import { slidingWindows } from '../cache/sliding-window-layer.js';
 
 /**
  * The lane a run's cache plan asks for: the pass-through lane (DynamicCache) without a plan, else the
@@ -16,13 +17,17 @@ export function createRunLane(io: DecoderIo, config: ModelConfig, quantization: 
   if (cachePlan.plan === null) return new PassThroughKvLane(laneOptions);
   return new CacheKvLane({
     ...laneOptions, plan: cachePlan.plan, settings: quantization, now,
+    ...(laneOptions.slidingWindows === undefined ? {} : { slidingWindows: laneOptions.slidingWindows }),
     ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
   });
 }
 
-/** The pass-through lane's options for this graph (the reference lane's too). */
-export function passThroughLaneOptions(io: DecoderIo, config: ModelConfig): PassThroughLaneOptions {
-  return { io, numLayers: config.geometry.numLayers, dims: kvDims(io, config) };
+/**
+ * The pass-through lane's options for this graph (the reference lane's too), with each layer's
+ * sliding window (transformers' DynamicSlidingWindowLayer, for the memory they count).
+ */
+export function passThroughLaneOptions(io: DecoderIo, config: ModelConfig): PassThroughLaneOptions & { readonly slidingWindows: readonly (number | null)[] } {
+  return { io, numLayers: config.geometry.numLayers, dims: kvDims(io, config), slidingWindows: slidingWindows(config.layers.actualKinds, config.geometry) };
 }
 
 /** Each KV layer's `[kvHeads, headDim]` for keys and values: the graph's declared dims, else config.json's. */

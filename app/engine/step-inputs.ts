@@ -12,6 +12,9 @@ type IndexArray = BigInt64Array | Int32Array;
  * computes only the last row; every token's row when scoring a text), and a merged
  * decoder's `use_cache_branch` = false at the prefill (its past is empty), true after (Optimum's
  * ORTModelForCausalLM). Ids, mask and positions take the integer type the graph declares.
+ * A prompt left-padded with `paddingTokens` pads (RunSettings.padPromptTo) gets zeros over the
+ * pads in the mask and HF's position ids, `cumsum(mask) - 1` with padded positions set to 1
+ * (`prepare_inputs_for_generation`), so the real tokens sit at positions 0, 1, … as unpadded.
  * The mask is a view of one buffer of ones that grows by doubling, and a decode step's one-token id
  * and position arrays are reused, so decode steps allocate no typed arrays (every allocation in the
  * loop makes V8 scavenge sooner, and a scavenge while a step's present tensors are live promotes
@@ -25,11 +28,13 @@ export class StepInputs {
   readonly #oneId: IndexArray;
   readonly #onePosition: IndexArray;
   readonly #keepOne = BigInt64Array.of(1n);
+  readonly #padding: number;
   readonly #noCacheBranch = Uint8Array.of(0);
   readonly #cacheBranch = Uint8Array.of(1);
 
-  constructor(io: DecoderIo, inputs: readonly ValueInfo[]) {
+  constructor(io: DecoderIo, inputs: readonly ValueInfo[], paddingTokens = 0) {
     this.#io = io;
+    this.#padding = paddingTokens;
     const info = io.logitsToKeep === null ? undefined : inputs.find((input) => input.name === io.logitsToKeep);
     // Optimum declares it a scalar; some exporters a [1] vector.
     this.#logitsToKeepDims = info === undefined || info.shape.length === 0 ? [] : [1];
@@ -51,7 +56,10 @@ export class StepInputs {
     }
     if (this.#io.positionIds !== null) {
       const positions = n === 1 ? this.#onePosition : indexArray(this.#io.positionIdsType, n);
-      for (let i = 0; i < n; i++) setIndex(positions, i, pastLength + i);
+      for (let i = 0; i < n; i++) {
+        const index = pastLength + i;
+        setIndex(positions, i, index < this.#padding ? 1 : index - this.#padding);
+      }
       feeds[this.#io.positionIds] = indexTensor([1, n], positions);
     }
     if (this.#io.logitsToKeep !== null) {
@@ -65,7 +73,8 @@ export class StepInputs {
   #ones(length: number): IndexArray {
     if (this.#onesBuffer.length < length) {
       const ones = indexArray(this.#io.attentionMaskType, Math.max(length, 2 * this.#onesBuffer.length, 64));
-      for (let i = 0; i < ones.length; i++) setIndex(ones, i, 1);
+      // left padding: the pads' mask is 0 (RunSettings.padPromptTo)
+      for (let i = 0; i < ones.length; i++) setIndex(ones, i, i < this.#padding ? 0 : 1);
       this.#onesBuffer = ones;
     }
     return this.#onesBuffer.subarray(0, length);

@@ -46,6 +46,12 @@ export interface RunSettings {
   /** how the prompt becomes tokens; absent means `text` */
   readonly promptFormat?: PromptFormat;
   /**
+   * Left-pads the encoded prompt to this many tokens with the pad token, masked out by the attention
+   * mask, as transformers' `tokenizer(..., padding="max_length", max_length=N)` with
+   * `padding_side="left"` feeds generate(); absent (or not longer than the prompt): no padding.
+   */
+  readonly padPromptTo?: number;
+  /**
    * the prompt as token ids, fed as they are (no tokenizer, no BOS added): for folders without a
    * tokenizer, whose generated text is then shown as ids. `prompt` is ignored when this is set.
    */
@@ -74,6 +80,9 @@ export interface StepTimings {
   readonly modelMs: number;
   /** reading present.* into the cache: appends, quantize and flush */
   readonly quantizeMs: number;
+  /** the reference lane's teacher-forced replay (its own session.run and KL), present when the lane is on */
+  readonly referenceMs?: number;
+  /** the whole step; what the parts above leave is sampling, detokenizing and bookkeeping */
   readonly totalMs: number;
 }
 
@@ -100,6 +109,11 @@ export interface StepMetrics {
   readonly memory: ProcessMemory;
   /** present when the reference lane is on */
   readonly reference?: ReferenceStepMetrics;
+  /**
+   * the text this step's token completed ('' while a character is still partial), present when the
+   * run streamed text; the text's tail held back at the end comes only in GenerationResult.text
+   */
+  readonly text?: string;
 }
 
 export interface ReferenceStepMetrics {

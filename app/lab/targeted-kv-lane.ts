@@ -77,10 +77,11 @@ export class TargetedKvLane implements KvLane {
     this.#numLayers = numLayers;
     this.#kvLayers = io.kvLayers;
     this.#dims = kvDims(io, config);
-    this.#exact = new PassThroughKvLane(passThroughLaneOptions(io, config));
+    const laneOptions = passThroughLaneOptions(io, config);
+    this.#exact = new PassThroughKvLane(laneOptions);
     const subIo: DecoderIo = { ...io, kvLayers: targetIo, states: [] };
     this.#cache = new CacheKvLane({
-      io: subIo, numLayers, dims: this.#dims, settings: options.quantization, now: options.now,
+      io: subIo, numLayers, dims: this.#dims, settings: options.quantization, now: options.now, slidingWindows: laneOptions.slidingWindows,
       plan: plan.map((kind, layer) => (layerSet.has(layer) ? kind : 'none')),
       ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
     });

@@ -5,11 +5,12 @@ import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ProcessMemory, RunSettings } from '../engine/types.js';
-import { GenerationError, TokenizerError } from '../engine/engine-errors.js';
+import type { WarmTarget } from '../protocol/messages.js';
+import { ModelFilesCache } from './model/model-files-cache.js';
+import { openModelSession } from './model/open-model.js';
+import { encodeRunPrompt } from './model/run-prompt.js';
 import { checkPrefillMemory } from '../engine/prefill-memory.js';
 import { availableMemoryBytes } from './available-memory.js';
-import { encodePrompt, type ModelTokenizer } from './model/load-tokenizer.js';
-import { openModelSession, readModelFiles } from './model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
 import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/synthetic-spec.js';
@@ -26,8 +27,8 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   const loadStart = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
-  const files = await readModelFiles(folder, settings.onnxFile);
-  const promptTokenIds = promptIdsFor(settings, files.tokenizer, files.specialTokens.bosTokenId, files.analysis.io?.logitsShape);
+  const files = await modelFiles.read(folder, settings.onnxFile);
+  const { tokenIds: promptTokenIds, paddingTokens } = encodeRunPrompt(files, settings);
   // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
   checkPrefillMemory({
     numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,
@@ -47,6 +48,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       config: model.config,
       settings,
       promptTokenIds,
+      paddingTokens,
       eosTokenIds: model.specialTokens.eosTokenIds,
       decodeText: model.tokenizer?.decode ?? idsAsText,
       now: () => performance.now(),
@@ -71,35 +73,23 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
 }
 
 /**
- * The prompt's ids: `promptTokenIds` as given (checked against the graph's vocabulary), else the
- * prompt encoded by the model's tokenizer; a folder without tokenizer.json needs the former.
+ * A model folder's files stay parsed between runs in one process (a warm worker runs many): the
+ * tokenizer is not loaded again for every run while its files are unchanged.
  */
-function promptIdsFor(settings: RunSettings, tokenizer: ModelTokenizer | null, bosTokenId: number | null, logitsShape: readonly (number | string)[] | undefined): number[] {
-  const vocab = logitsShape?.[logitsShape.length - 1];
-  const lastId = typeof vocab === 'number' ? vocab - 1 : null;
-  if (settings.promptTokenIds !== undefined) {
-    const outside = settings.promptTokenIds.filter((id) => !Number.isInteger(id) || id < 0 || (lastId !== null && id > lastId));
-    if (outside.length > 0 || settings.promptTokenIds.length === 0) {
-      throw new GenerationError(
-        settings.promptTokenIds.length === 0 ? 'the prompt ids are empty.' : `prompt ids ${outside.slice(0, 5).join(', ')} are not token ids of this model (its logits have ${String(vocab)} entries).`,
-        `Give at least one id, each from 0 to ${lastId ?? 'the vocabulary size - 1'}.`);
-    }
-    return [...settings.promptTokenIds];
-  }
-  if (tokenizer === null) {
-    throw new TokenizerError('this model folder has no tokenizer.json, so the prompt cannot be encoded.',
-      'Give the prompt as token ids (kvscope run --prompt-ids 1,2,3), or copy tokenizer.json from the model\'s repository into the folder.');
-  }
-  const ids = encodePrompt(tokenizer, settings.prompt, bosTokenId, settings.promptFormat);
-  const outside = lastId === null ? [] : ids.filter((id) => id > lastId);
-  if (outside.length > 0) {
-    // onnxruntime would fail inside the embedding lookup ("input index out of range"): say why here.
-    throw new TokenizerError(
-      `the tokenizer encodes the prompt to ids the graph does not have (${outside.slice(0, 5).join(', ')}; the graph's logits have ${String(vocab)} entries): ` +
-      'the tokenizer and the graph do not belong together (test exports with a cut vocabulary are like this).',
-      `Give the prompt as token ids from 0 to ${lastId} (kvscope run --prompt-ids 1,2,3), or use the tokenizer exported with the graph.`);
-  }
-  return ids;
+const modelFiles = new ModelFilesCache(2);
+
+/**
+ * Gets a model ready for its next run in this process: its files read, its tokenizer loaded, and its
+ * session created and handed back to the session cache (session-cache.ts keeps it warm), exactly as a
+ * run on the same settings would lease it. Returns how long that took.
+ */
+export async function warmModel(target: WarmTarget): Promise<number> {
+  const start = performance.now();
+  ensureExecutionProvider(target.executionProvider);
+  const files = await modelFiles.read(await resolveModelPath(target.model), target.onnxFile);
+  const model = await openModelSession(files, target.executionProvider);
+  await model.dispose();
+  return performance.now() - start;
 }
 
 /** A folder without a tokenizer shows the generated ids as its text: `403 407 261`. */

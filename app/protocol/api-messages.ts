@@ -1,12 +1,13 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import type { RunSettings, StepMetrics } from '../engine/types.js';
+import type { RunCheck } from '../preflight/check-run.js';
 import type { PreflightResult } from '../preflight/run-preflight.js';
 import type { RunRecord } from '../record/run-record.js';
 import type { RequestId, RunErrorPayload } from './messages.js';
 import type { LabApiEvent, LabApiRequest, LabApiResults } from '../lab/lab-api-messages.js';
 import type {
-  ModelSource, ModelSummary, RunExport, RunSummary, RunTicket, WorkbenchCommand, WorkbenchEnvironment,
+  FolderListing, ModelSource, ModelSummary, RunExport, RunSummary, RunTicket, WorkbenchCommand, WorkbenchEnvironment,
 } from './workbench-api.js';
 
 /**
@@ -35,6 +36,8 @@ export type ApiRequest =
     readonly settings: QuantizedCacheSettings;
     readonly sequenceLengths?: readonly number[];
   }
+  | { readonly type: 'check-run'; readonly id: RequestId; readonly settings: RunSettings }
+  | { readonly type: 'list-folder'; readonly id: RequestId; readonly path: string | null }
   | { readonly type: 'start-run'; readonly id: RequestId; readonly settings: RunSettings }
   /** the explicit cancel variant: stops run `runId` at its next step (its events end with `run-done`, stopReason `cancelled`) */
   | { readonly type: 'cancel-run'; readonly id: RequestId; readonly runId: string }
@@ -54,6 +57,8 @@ export interface ApiResults extends LabApiResults {
   readonly 'open-model': ModelSummary;
   readonly 'pick-model-folder': string | null;
   readonly 'preflight': PreflightResult;
+  readonly 'check-run': RunCheck;
+  readonly 'list-folder': FolderListing;
   readonly 'start-run': RunTicket;
   readonly 'cancel-run': null;
   readonly 'list-runs': RunSummary[];

@@ -17,6 +17,8 @@ export interface KvscopeBridge {
   openModel(source: ModelSource, onnxFile?: string): Promise<BridgeReply<'open-model'>>;
   pickModelFolder(): Promise<BridgeReply<'pick-model-folder'>>;
   preflight(model: ModelSource, settings: QuantizedCacheSettings, options?: { sequenceLengths?: number[] }): Promise<BridgeReply<'preflight'>>;
+  checkRun(settings: RunSettings): Promise<BridgeReply<'check-run'>>;
+  listFolder(path: string | null): Promise<BridgeReply<'list-folder'>>;
   /** The handlers are registered before the request goes out, so no event can arrive unrouted. */
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<BridgeReply<'start-run'>>;
   cancelRun(runId: string): Promise<BridgeReply<'cancel-run'>>;

@@ -32,7 +32,20 @@ export interface CancelMessage {
   readonly id: RequestId;
 }
 
-export type HostMessage = StartMessage | CancelMessage;
+/** Which model a warm worker should have ready: what a run's settings name of it. */
+export type WarmTarget = Pick<RunSettings, 'model' | 'onnxFile' | 'executionProvider'>;
+
+/**
+ * Load this model now (its files, tokenizer and session), so that the next run on it starts at once:
+ * the worker keeps it warm between runs. Answered by `warmed`, or `error` when the model cannot load.
+ */
+export interface WarmMessage {
+  readonly type: 'warm';
+  readonly id: RequestId;
+  readonly target: WarmTarget;
+}
+
+export type HostMessage = StartMessage | CancelMessage | WarmMessage;
 
 // ---- worker → host ---------------------------------------------------------------------------
 
@@ -71,7 +84,14 @@ export interface ErrorMessage {
   readonly error: RunErrorPayload;
 }
 
-export type WorkerMessage = ReadyMessage | MetricsMessage | TextMessage | DoneMessage | ErrorMessage;
+/** The model of `warm` request `id` is loaded; `loadMs` is how long that took (0 when it already was). */
+export interface WarmedMessage {
+  readonly type: 'warmed';
+  readonly id: RequestId;
+  readonly loadMs: number;
+}
+
+export type WorkerMessage = ReadyMessage | MetricsMessage | TextMessage | DoneMessage | ErrorMessage | WarmedMessage;
 
 /** The one union of the protocol. */
 export type ProtocolMessage = HostMessage | WorkerMessage;

@@ -8,6 +8,13 @@ describe('parseApiRequest', () => {
       .toEqual({ type: 'open-model', id: 3, source: { kind: 'folder', path: '/m' }, onnxFile: 'onnx/model.onnx' });
     expect(parseApiRequest({ type: 'preflight', id: 1, model: { kind: 'synthetic' }, settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, sequenceLengths: [0, 7] }))
       .toMatchObject({ type: 'preflight', sequenceLengths: [0, 7] });
+    expect(parseApiRequest({ type: 'list-folder', id: 2, path: null })).toEqual({ type: 'list-folder', id: 2, path: null });
+    expect(parseApiRequest({ type: 'list-folder', id: 2, path: '/home' })).toEqual({ type: 'list-folder', id: 2, path: '/home' });
+    const settings = {
+      model: 'synthetic', executionProvider: 'cpu', cacheMode: 'quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS, prompt: 'p', padPromptTo: 8,
+      maxNewTokens: 4, sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 }, reference: false,
+    };
+    expect(parseApiRequest({ type: 'check-run', id: 3, settings })).toEqual({ type: 'check-run', id: 3, settings });
   });
 
   it('refuses malformed requests, keeping the id so the caller gets the error', () => {
@@ -18,6 +25,7 @@ describe('parseApiRequest', () => {
       [{ type: 'open-model', id: 4, source: { kind: 'folder', path: 'a\0b' } }, 4, /source\.path: expected a non-empty path/],
       [{ type: 'export-run', id: 5, runId: 'a', format: 'xlsx' }, 5, /format: expected one of json, csv/],
       [{ type: 'eval', id: 6 }, 6, /Unsupported request type "eval"/],
+      [{ type: 'list-folder', id: 7, path: '' }, 7, /path: expected a non-empty path/],
     ];
     for (const [value, id, message] of cases) {
       const error = (() => {

@@ -91,7 +91,10 @@ export function parseApiRequest(value: unknown): ApiRequest {
           ...withOptional('sequenceLengths', fields.optional('sequenceLengths', arrayReader(integerReader(Number.MIN_SAFE_INTEGER)))),
         };
       case 'start-run':
+      case 'check-run':
         return { type, id, settings: fields.get('settings', readRunSettings) };
+      case 'list-folder':
+        return { type, id, path: fields.get('path', nullableReader(readPath)) };
       case 'cancel-run':
       case 'load-run':
       case 'delete-run':

@@ -1,8 +1,9 @@
 import { KvscopeError } from '../errors.js';
 import {
-  FieldError, arrayReader, choiceReader, integerReader, readCount, readObject, readString, withOptional, type ObjectFields, type Read,
+  FieldError, arrayReader, choiceReader, integerReader, readCount, readNumber, readObject, readString, withOptional, type ObjectFields, type Read,
 } from './field-readers.js';
-import { RUN_ERROR_CODES, type HostMessage, type RunErrorPayload, type WorkerMessage } from './messages.js';
+import { EXECUTION_PROVIDERS } from '../engine/types.js';
+import { RUN_ERROR_CODES, type HostMessage, type RunErrorPayload, type WarmTarget, type WorkerMessage } from './messages.js';
 import { readDiagnostic } from './read-diagnostic.js';
 import { readGenerationResult } from './read-generation-result.js';
 import { readRunSettings } from './read-run-settings.js';
@@ -32,6 +33,8 @@ export function parseWorkerMessage(value: unknown): WorkerMessage {
         };
       case 'done':
         return { type, id: fields.get('id', readRequestId), result: fields.get('result', readGenerationResult) };
+      case 'warmed':
+        return { type, id: fields.get('id', readRequestId), loadMs: fields.get('loadMs', readNumber) };
       case 'error':
         // id 0 (NO_REQUEST): the worker could not tell which request a failure belongs to.
         return { type, id: fields.get('id', readCount), error: fields.get('error', readRunErrorPayload) };
@@ -49,11 +52,22 @@ export function parseHostMessage(value: unknown): HostMessage {
         return { type, id: fields.get('id', readRequestId), settings: fields.get('settings', readRunSettings) };
       case 'cancel':
         return { type, id: fields.get('id', readRequestId) };
+      case 'warm':
+        return { type, id: fields.get('id', readRequestId), target: fields.get('target', readWarmTarget) };
       default:
         throw new ProtocolError(`Unsupported host message type ${JSON.stringify(type)}.`);
     }
   });
 }
+
+const readWarmTarget: Read<WarmTarget> = (value, path) => {
+  const fields = readObject(value, path);
+  return {
+    model: fields.get('model', readString),
+    ...withOptional('onnxFile', fields.optional('onnxFile', readString)),
+    executionProvider: fields.get('executionProvider', choiceReader(EXECUTION_PROVIDERS)),
+  };
+};
 
 export const readRunErrorPayload: Read<RunErrorPayload> = (value, path) => {
   const fields = readObject(value, path);

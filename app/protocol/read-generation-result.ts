@@ -2,7 +2,7 @@ import type { GenerationResult, GenerationTimings, LayerQuantizeError, ModelIden
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
 import { EXECUTION_PROVIDERS, type ReferenceSummary } from '../engine/types.js';
 import {
-  arrayReader, choiceReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, type Read,
+  arrayReader, choiceReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, withOptional, type Read,
 } from './field-readers.js';
 import { readDiagnostic } from './read-diagnostic.js';
 import { readRunSettings } from './read-run-settings.js';
@@ -43,6 +43,7 @@ export const readModelIdentity: Read<ModelIdentity> = (value, path) => {
     modelType: fields.get('modelType', nullableReader(readString)),
     numLayers: fields.get('numLayers', readCount),
     kvDtype: fields.get('kvDtype', choiceReader(['float32', 'float16'] as const)),
+    ...withOptional('layerKinds', fields.optional('layerKinds', arrayReader(readString))),
   };
 };
 

@@ -20,6 +20,7 @@ export const readRunSettings: Read<RunSettings> = (value, path) => {
     quantization: fields.get('quantization', readQuantizedCacheSettings),
     prompt: fields.get('prompt', readString),
     ...withOptional('promptFormat', fields.optional('promptFormat', choiceReader(PROMPT_FORMATS))),
+    ...withOptional('padPromptTo', fields.optional('padPromptTo', integerReader(1))),
     ...withOptional('promptTokenIds', fields.optional('promptTokenIds', arrayReader(readCount))),
     maxNewTokens: fields.get('maxNewTokens', integerReader(0)),
     sampling: fields.get('sampling', readSamplingSettings),

@@ -3,7 +3,7 @@ import { readExtensionMemory } from './read-cache-extensions.js';
 import type { ErrorStats } from '../quant/error-stats.js';
 import type { FlushMetrics, ProcessMemory, ReferenceStepMetrics, StepMetrics, StepTimings } from '../engine/types.js';
 import {
-  arrayReader, choiceReader, nullableReader, readBoolean, readCount, readNumber, readObject, withOptional, type Read,
+  arrayReader, choiceReader, nullableReader, readBoolean, readCount, readNumber, readObject, readString, withOptional, type Read,
 } from './field-readers.js';
 
 /** StepMetrics as they cross a boundary: a `metrics` message, a run record's `steps`. */
@@ -20,6 +20,7 @@ export const readStepMetrics: Read<StepMetrics> = (value, path) => {
     flushes: fields.get('flushes', arrayReader(readFlushMetrics)),
     memory: fields.get('memory', readProcessMemory),
     ...withOptional('reference', fields.optional('reference', readReferenceStepMetrics)),
+    ...withOptional('text', fields.optional('text', readString)),
   };
 };
 
@@ -29,6 +30,7 @@ export const readStepTimings: Read<StepTimings> = (value, path) => {
     dequantizeMs: fields.get('dequantizeMs', readNumber),
     modelMs: fields.get('modelMs', readNumber),
     quantizeMs: fields.get('quantizeMs', readNumber),
+    ...withOptional('referenceMs', fields.optional('referenceMs', readNumber)),
     totalMs: fields.get('totalMs', readNumber),
   };
 };
@@ -47,6 +49,9 @@ export const readLayerMemory: Read<LayerMemory> = (value, path) => {
     fp16BaselineBytes: fields.get('fp16BaselineBytes', readCount),
     fp32BaselineBytes: fields.get('fp32BaselineBytes', readCount),
     workingBytes: fields.get('workingBytes', readCount),
+    ...withOptional('windowTokens', fields.optional('windowTokens', readCount)),
+    ...withOptional('fedTokens', fields.optional('fedTokens', readCount)),
+    ...withOptional('fedBytes', fields.optional('fedBytes', readCount)),
     ...withOptional('extensions', fields.optional('extensions', readExtensionMemory)),
   };
 };

@@ -1,6 +1,7 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { LayoutSummary } from '../model-layout/layout-summary.js';
 import type { ModelConfig } from '../config/model-config.js';
+import type { RunCheck } from '../preflight/check-run.js';
 import type { PreflightResult } from '../preflight/run-preflight.js';
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { ExecutionProviderName, RunSettings, StepMetrics } from '../engine/types.js';
@@ -25,6 +26,15 @@ export interface WorkbenchApi {
   pickModelFolder(): Promise<string | null>;
   /** transformers' verdict plus what it misses, for this model and these settings */
   preflight(model: ModelSource, settings: QuantizedCacheSettings, options?: { sequenceLengths?: number[] }): Promise<PreflightResult>;
+  /**
+   * The verdict on a run before it starts, as the run panel shows it on every edit: the prompt
+   * tokenized as the run would (chat template, padding), the preflight on that length and the flushes
+   * the run reaches, and when refused the nearest settings that run. Never throws for a bad model or
+   * prompt: the refusal says why.
+   */
+  checkRun(settings: RunSettings): Promise<RunCheck>;
+  /** One folder of the host's file system for the model browser (null: start at home); folders and model files only. */
+  listFolder(path: string | null): Promise<FolderListing>;
   /** Starts a run in the generation worker; events arrive through `handlers` until `done` or `error`. */
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
   cancelRun(runId: string): Promise<void>;
@@ -49,9 +59,35 @@ export interface WorkbenchEnvironment {
   readonly kvscopeVersion: string;
   readonly ortVersion: string;
   readonly platform: string;
-  readonly executionProviders: readonly { readonly name: ExecutionProviderName; readonly available: boolean; readonly reason?: string }[];
+  /**
+   * Every provider kvscope knows, `available` only where it was tried for real in this host (a WebGPU
+   * adapter found, CUDA's libraries loaded); otherwise `reason` says why not and `fix` how to enable it.
+   */
+  readonly executionProviders: readonly { readonly name: ExecutionProviderName; readonly available: boolean; readonly reason?: string; readonly fix?: string }[];
   /** the model `npm start` opens first */
   readonly defaultModel: ModelSource;
+}
+
+/** A folder as the model browser shows it. Paths are the host's, absolute. */
+export interface FolderListing {
+  readonly path: string;
+  /** null at the file system's root */
+  readonly parent: string | null;
+  /** whether this folder itself can be opened as a model (it holds config.json or a graph) */
+  readonly isModel: boolean;
+  /** sub-folders first, then config.json and .onnx files; hidden entries left out */
+  readonly entries: readonly FolderEntry[];
+  /** where to start: home, then the folders of recent models */
+  readonly places: readonly { readonly label: string; readonly path: string }[];
+  /** set when only part of the folder could be read (too many entries) */
+  readonly truncated: boolean;
+}
+
+export interface FolderEntry {
+  readonly name: string;
+  readonly path: string;
+  /** `model`: a sub-folder that holds config.json or onnx/ (openable as is) */
+  readonly kind: 'folder' | 'model' | 'config' | 'onnx';
 }
 
 export interface ModelSummary {
@@ -100,6 +136,9 @@ export interface RunSummary {
   readonly decodeTokensPerSecond: number;
   readonly totalKvBytes: number;
   readonly fp16BaselineBytes: number;
+  /** the dynamic cache the run's cache replaces: the same tokens in the graph's KV dtype */
+  readonly dtypeBaselineBytes?: number;
+  readonly kvDtype?: 'float32' | 'float16';
   readonly stopReason: GenerationResult['stopReason'];
 }
 

@@ -17,6 +17,8 @@ export function summarizeRun(record: RunRecord): RunSummary {
     decodeTokensPerSecond: record.timings.decodeTokensPerSecond,
     totalKvBytes: record.kvBytesTotal.totalBytes,
     fp16BaselineBytes: record.kvBytesTotal.fp16BaselineBytes,
+    dtypeBaselineBytes: record.model.kvDtype === 'float16' ? record.kvBytesTotal.fp16BaselineBytes : record.kvBytesTotal.fp32BaselineBytes,
+    kvDtype: record.model.kvDtype,
     stopReason: record.stopReason,
   };
 }

@@ -1,6 +1,6 @@
 import { expect, type Download, type Locator, type Page } from '@playwright/test';
 
-export type StatKey = 'steps' | 'kv' | 'ratio' | 'flushes' | 'speed' | 'kl' | 'top1';
+export type StatKey = 'steps' | 'kv' | 'ratio' | 'ratio-fp16' | 'fed' | 'working' | 'rss' | 'flushes' | 'speed' | 'kl' | 'top1';
 
 /** The live run: status, error, headline figures, charts, text, result and its exports. */
 export class LiveView {
@@ -25,6 +25,28 @@ export class LiveView {
 
   stat(key: StatKey): Locator {
     return this.root.getByTestId(`stat-${key}`);
+  }
+
+  statDetail(key: StatKey): Locator {
+    return this.root.getByTestId(`stat-${key}-detail`);
+  }
+
+  /** What a chart's legend or colour scale says in words (data-legend, also its aria-description). */
+  async chartLegend(id: string): Promise<string> {
+    const chart = this.root.getByTestId(`chart-${id}`);
+    await chart.scrollIntoViewIfNeeded();
+    return (await chart.getAttribute('data-legend')) ?? '';
+  }
+
+  async setChartScale(id: string, scale: 'linear' | 'log'): Promise<void> {
+    // the radio itself is hidden inside its segmented label, as the user sees it
+    await this.root.getByTestId(`scale-${id}`).locator('label', { has: this.page.getByTestId(`scale-${id}-${scale}`) }).click();
+    await expect(this.root.getByTestId(`scale-${id}-${scale}`)).toBeChecked();
+  }
+
+  /** Tokens of the generated text marked as differing from the reference lane. */
+  get divergenceMarks(): Locator {
+    return this.text.locator('span.disagree');
   }
 
   /**

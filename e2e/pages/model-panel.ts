@@ -52,3 +52,43 @@ export class ModelPanel {
     return this.root.getByTestId('model-error');
   }
 }
+
+/** Open… in the browser: the host's folders (serve mode has no native dialog). */
+export class FolderBrowser {
+  readonly root: Locator;
+  constructor(private readonly page: Page) {
+    this.root = page.getByTestId('folder-browser');
+  }
+
+  async open(): Promise<void> {
+    await this.page.getByTestId('open-model-button').click();
+    await expect(this.root).toBeVisible();
+    await expect(this.path).not.toHaveText('…');
+  }
+
+  get path(): Locator {
+    return this.root.getByTestId('folder-path');
+  }
+
+  entry(name: string): Locator {
+    return this.root.locator(`[data-testid="folder-entry"][data-name="${name}"]`);
+  }
+
+  async place(label: string): Promise<void> {
+    await this.root.getByTestId('folder-place').filter({ hasText: label }).first().click();
+  }
+
+  /** Walks down from the folder on screen into `names`, one folder at a time, as a user clicks. */
+  async enter(...names: string[]): Promise<void> {
+    for (const name of names) {
+      const before = await this.path.textContent();
+      await this.entry(name).getByRole('button', { name: `${name}/` }).click();
+      await expect(this.path).not.toHaveText(before ?? '');
+    }
+  }
+
+  async openEntry(name: string): Promise<void> {
+    await this.entry(name).getByTestId('folder-entry-open').click();
+    await expect(this.root).toHaveCount(0);
+  }
+}

@@ -32,9 +32,6 @@ export class RunPanel {
     await this.root.getByTestId(`cache-mode-${mode}`).check({ force: true });
   }
 
-  async setPrompt(prompt: string): Promise<void> {
-    await this.root.getByTestId('prompt-input').fill(prompt);
-  }
 
   async setMaxNewTokens(tokens: number): Promise<void> {
     await this.root.getByTestId('max-new-tokens-input').fill(String(tokens));
@@ -55,5 +52,48 @@ export class RunPanel {
   async run(): Promise<void> {
     await expect(this.root.getByTestId('run-panel-run')).toBeEnabled();
     await this.root.getByTestId('run-panel-run').click();
+  }
+
+  get runButton(): Locator {
+    return this.root.getByTestId('run-panel-run');
+  }
+
+  /** Why Run is disabled, next to the button. */
+  get blockedReason(): Locator {
+    return this.root.getByTestId('run-blocked-reason');
+  }
+
+  /** The run check's refusal: the library's message (verbatim quote first) and what to do. */
+  get refusal(): Locator {
+    return this.root.getByTestId('preflight-refusal');
+  }
+
+  get refusalQuote(): Locator {
+    return this.root.getByTestId('preflight-refusal-message-verbatim');
+  }
+
+  /** The real lengths the check used. */
+  check(part: 'prompt-tokens' | 'context' | 'flushes' | 'time'): Locator {
+    return this.root.getByTestId(part === 'time' ? 'check-time' : `check-${part}`);
+  }
+
+  get fixes(): Locator {
+    return this.root.getByTestId('run-fix');
+  }
+
+  async applyFix(label: string): Promise<void> {
+    await this.fixes.filter({ hasText: label }).click();
+  }
+
+  async setPrompt(prompt: string): Promise<void> {
+    await this.root.getByTestId('prompt-input').fill(prompt);
+  }
+
+  executionProvider(name: string): Locator {
+    return this.root.getByTestId('ep-select').locator(`option[value="${name}"]`);
+  }
+
+  get executionProviderReasons(): Locator {
+    return this.root.getByTestId('ep-reasons');
   }
 }

@@ -1,7 +1,7 @@
 import { expect, type Locator, type Page, type TestInfo } from '@playwright/test';
 import { HistoryView } from './history-view.js';
 import { LiveView } from './live-view.js';
-import { ModelPanel } from './model-panel.js';
+import { FolderBrowser, ModelPanel } from './model-panel.js';
 import { RunPanel } from './run-panel.js';
 
 /** The whole window, split into its areas' page objects. */
@@ -10,6 +10,7 @@ export class Workbench {
   readonly run: RunPanel;
   readonly live: LiveView;
   readonly history: HistoryView;
+  readonly folders: FolderBrowser;
 
   /**
    * @param host which front end the page is
@@ -20,6 +21,7 @@ export class Workbench {
     this.run = new RunPanel(page);
     this.live = new LiveView(page);
     this.history = new HistoryView(page);
+    this.folders = new FolderBrowser(page);
   }
 
   /** Waits for the window to show the environment's default model. */
@@ -39,6 +41,11 @@ export class Workbench {
 
   get stopButton(): Locator {
     return this.page.getByTestId('stop-button');
+  }
+
+  /** The header's "Run disabled: why?" (only while the run check refuses). */
+  get headerBlocked(): Locator {
+    return this.page.getByTestId('header-blocked');
   }
 
   notices(tone?: 'error' | 'info' | 'success'): Locator {

@@ -85,6 +85,8 @@ export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
     pickModelFolder: () => request({ type: 'pick-model-folder' }),
     preflight: (model, settings, options) =>
       request({ type: 'preflight', model, settings, ...(options?.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {}) }),
+    checkRun: (settings) => request({ type: 'check-run', settings }),
+    listFolder: (path) => request({ type: 'list-folder', path }),
     startRun: (settings, handlers) => request({ type: 'start-run', settings }, handlers),
     cancelRun: (runId) => request({ type: 'cancel-run', runId }),
     listRuns: () => request({ type: 'list-runs' }),

@@ -6,7 +6,7 @@ import { createBridgeApi } from './bridge-api.js';
 function fakeBridge(overrides: Partial<KvscopeBridge>): KvscopeBridge {
   const unused = async () => { throw new Error('not used'); };
   return {
-    host: 'electron', protocolVersion: 1, environment: unused, openModel: unused, pickModelFolder: unused, preflight: unused, startRun: unused,
+    host: 'electron', protocolVersion: 1, environment: unused, openModel: unused, pickModelFolder: unused, preflight: unused, checkRun: unused, listFolder: unused, startRun: unused,
     cancelRun: unused, listRuns: unused, loadRun: unused, deleteRun: unused, exportRun: unused, recentModels: unused, onCommand: () => () => undefined,
     ...overrides,
   };

@@ -15,6 +15,8 @@ export function createBridgeApi(bridge: KvscopeBridge): WorkbenchApi {
     openModel: (source, onnxFile) => unwrap(bridge.openModel(source, onnxFile)),
     pickModelFolder: () => unwrap(bridge.pickModelFolder()),
     preflight: (model, settings, options) => unwrap(bridge.preflight(model, settings, options)),
+    checkRun: (settings) => unwrap(bridge.checkRun(settings)),
+    listFolder: (path) => unwrap(bridge.listFolder(path)),
     startRun: (settings, handlers) => unwrap(bridge.startRun(settings, handlers)),
     cancelRun: async (runId) => void (await unwrap(bridge.cancelRun(runId))),
     listRuns: () => unwrap(bridge.listRuns()),

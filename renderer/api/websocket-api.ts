@@ -72,6 +72,8 @@ class WebSocketClient {
       pickModelFolder: () => this.call({ type: 'pick-model-folder' }),
       preflight: (model, settings, options) =>
         this.call({ type: 'preflight', model, settings, ...(options?.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {}) }),
+      checkRun: (settings) => this.call({ type: 'check-run', settings }),
+      listFolder: (path) => this.call({ type: 'list-folder', path }),
       startRun: (settings, handlers) => this.call({ type: 'start-run', settings }, handlers),
       cancelRun: async (runId) => void (await this.call({ type: 'cancel-run', runId })),
       listRuns: () => this.call({ type: 'list-runs' }),

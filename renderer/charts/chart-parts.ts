@@ -64,10 +64,11 @@ export interface Drawn {
 }
 
 /** A drawer whose update returns its point count along with the option, instead of each chart keeping a counter. */
-export function countingDrawer(parts: { setup(context: ChartContext): ChartOption; update(context: ChartContext): Drawn | null }): ChartDrawer {
+export function countingDrawer(parts: { setup(context: ChartContext): ChartOption; update(context: ChartContext): Drawn | null; describe?(): string }): ChartDrawer {
   let points = 0;
   return {
     points: () => points,
+    ...(parts.describe === undefined ? {} : { describe: parts.describe }),
     setup: (context) => parts.setup(context),
     update(context) {
       const drawn = parts.update(context);

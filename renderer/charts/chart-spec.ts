@@ -1,13 +1,16 @@
 import type { RunBuffers } from '../controller/live-buffers.js';
 import type { ChartTheme } from './chart-theme.js';
 import type { ChartOption } from './echarts-core.js';
+import type { ChartScale } from './heat-scale.js';
 
 /** What a chart reads: one run's buffers (or two, to compare) and the colours of the current scheme. */
 export interface ChartContext {
   readonly buffers: RunBuffers;
   readonly theme: ChartTheme;
-  /** the second run of a comparison */
+  /** the second run of a comparison (overlays draw it; heatmaps share their colour range with it) */
   readonly other?: RunBuffers;
+  /** the value axis the reader chose, for charts that offer more than one (ChartSpec.scales) */
+  readonly scale: ChartScale;
 }
 
 /**
@@ -19,6 +22,8 @@ export interface ChartDrawer {
   setup(context: ChartContext): ChartOption;
   update(context: ChartContext): ChartOption | null;
   points(): number;
+  /** what the chart's legend or colour scale says now in words (its aria description; e2e reads it) */
+  describe?(): string;
 }
 
 export interface ChartSpec {
@@ -28,5 +33,7 @@ export interface ChartSpec {
   readonly description: string;
   /** the shortest time between two redraws while streaming */
   readonly minIntervalMs: number;
+  /** the value scales a reader may switch between, the first being the default; absent: linear only */
+  readonly scales?: readonly ChartScale[];
   create(): ChartDrawer;
 }

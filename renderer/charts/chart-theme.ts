@@ -24,7 +24,24 @@ export interface ChartTheme {
   readonly flush: string;
   readonly runA: string;
   readonly runB: string;
-  /** sequential ramp for error heatmaps, low → high */
+  readonly materialized: string;
+  readonly working: string;
+  /** the dynamic cache in the graph's own KV dtype (what a quantized cache replaces) */
+  readonly baselineDtype: string;
+  readonly baselineFp16: string;
+  readonly flushMark: string;
+  readonly rss: string;
+  readonly external: string;
+  readonly arrayBuffers: string;
+  readonly speedRolling: string;
+  /** steps whose top-1 token differs from the reference */
+  readonly differs: string;
+  readonly referenceTime: string;
+  readonly otherTime: string;
+  /**
+   * sequential ramp for error heatmaps, low → high: in both schemes the low end fades into the
+   * background and the high end stands out, so "more intense = larger error" holds in light and dark
+   */
   readonly heat: readonly string[];
   readonly fontFamily: string;
 }
@@ -34,6 +51,9 @@ const FALLBACK: ChartTheme = {
   codes: '#3b6fd8', metadata: '#e8920c', fullPrecision: '#16a085', baseline: '#8a919c',
   key: '#7b4fd6', value: '#d9480f', speed: '#1c7ed6', dequantize: '#9c5fe0', model: '#3b8fd8', quantize: '#f08c00',
   kl: '#d6336c', agreement: '#2b8a3e', flush: '#c2255c', runA: '#1c7ed6', runB: '#e8590c',
+  materialized: '#7048e8', working: '#74b816', baselineDtype: '#343a40', baselineFp16: '#a9b0ba', flushMark: '#e03131',
+  rss: '#0c8599', external: '#d6336c', arrayBuffers: '#a0522d', speedRolling: '#fd7e14', differs: '#f59f00',
+  referenceTime: '#2b8a3e', otherTime: '#a9b0ba',
   heat: ['#fff7ec', '#fdd49e', '#fc8d59', '#d7301f', '#7f0000'],
   fontFamily: 'system-ui, sans-serif',
 };
@@ -43,6 +63,9 @@ const VARIABLES: Readonly<Record<Exclude<keyof ChartTheme, 'dark' | 'heat' | 'fo
   codes: '--c-codes', metadata: '--c-metadata', fullPrecision: '--c-full-precision', baseline: '--c-baseline',
   key: '--c-key', value: '--c-value', speed: '--c-speed', dequantize: '--c-dequantize', model: '--c-model', quantize: '--c-quantize',
   kl: '--c-kl', agreement: '--c-agreement', flush: '--c-flush', runA: '--c-run-a', runB: '--c-run-b',
+  materialized: '--c-materialized', working: '--c-working', baselineDtype: '--c-baseline-dtype', baselineFp16: '--c-baseline-fp16',
+  flushMark: '--c-flush-mark', rss: '--c-rss', external: '--c-external', arrayBuffers: '--c-array-buffers',
+  speedRolling: '--c-speed-rolling', differs: '--c-differs', referenceTime: '--c-reference-time', otherTime: '--c-other-time',
 };
 
 export function readChartTheme(): ChartTheme {
@@ -68,7 +91,7 @@ export function baseOption(theme: ChartTheme): Record<string, unknown> {
       trigger: 'axis', confine: true, backgroundColor: theme.background, borderColor: theme.grid,
       textStyle: { color: theme.text, fontSize: 11 }, axisPointer: { type: 'line', lineStyle: { color: theme.muted } },
     },
-    grid: { left: 56, right: 18, top: 30, bottom: 34 },
+    grid: { left: 56, right: 18, top: 48, bottom: 34 },
   };
 }
 

@@ -1,8 +1,10 @@
 import { byteUnitFor } from '../format/units.js';
+import { LAYER_FIELDS } from '../metrics/run-metrics.js';
 import type { RunBuffers } from '../controller/live-buffers.js';
 import { errorAxis, errorBars, errorBarTooltip, layerBarTooltip, lineSeries, stepChartBase } from './chart-parts.js';
 import type { ChartSpec } from './chart-spec.js';
 import { categoryAxis, valueAxis, type ChartTheme } from './chart-theme.js';
+import { rampColor } from './heat-scale.js';
 import type { ChartOption } from './echarts-core.js';
 import { sampleSteps } from './sample-steps.js';
 
@@ -49,24 +51,30 @@ function overlayLine(name: string, color: string, dashed: boolean, data: Float64
   return lineSeries(name, color, { data, width, lineStyle: { type: dashed ? 'dashed' : 'solid' } });
 }
 
+/** The dynamic cache a run's cache replaces, in its graph's KV dtype. */
+const dtypeColumn = (run: RunBuffers): 'fp32BaselineBytes' | 'fp16BaselineBytes' => (run.metrics.kvBytesPerValue === 2 ? 'fp16BaselineBytes' : 'fp32BaselineBytes');
+const dtypeName = (run: RunBuffers): string => (run.metrics.kvBytesPerValue === 2 ? 'fp16' : 'fp32');
+/** A run's colour faded halfway into the background: its baseline's own colour, still tied to its run. */
+const faded = (theme: ChartTheme, color: string): string => rampColor([theme.background, color], 0.5);
+
 export const COMPARE_MEMORY_CHART = comparisonChart({
   id: 'compare-memory',
   title: 'KV memory over steps',
-  description: 'Total stored KV-cache bytes of run A (solid) and run B (dashed), with each run\'s fp16 baseline in grey.',
+  description: 'Total stored KV-cache bytes of run A (solid) and run B (dashed), each with the dynamic cache it replaces (its graph\'s KV dtype, the same tokens) as a thin line in its faded colour.',
   points: stepCount,
   build(theme, a, b) {
-    const maxBytes = Math.max(a.metrics.steps.last('fp16BaselineBytes'), b.metrics.steps.last('fp16BaselineBytes'), a.metrics.steps.last('totalBytes'), b.metrics.steps.last('totalBytes'));
+    const maxBytes = Math.max(a.metrics.steps.last(dtypeColumn(a)), b.metrics.steps.last(dtypeColumn(b)), a.metrics.steps.last('totalBytes'), b.metrics.steps.last('totalBytes'));
     const unit = byteUnitFor(maxBytes);
-    const [totalA, baseA] = sampleSteps(a.metrics, 'totalBytes', ['totalBytes', 'fp16BaselineBytes'], unit.bytes);
-    const [totalB, baseB] = sampleSteps(b.metrics, 'totalBytes', ['totalBytes', 'fp16BaselineBytes'], unit.bytes);
+    const [totalA, baseA] = sampleSteps(a.metrics, 'totalBytes', ['totalBytes', dtypeColumn(a)], unit.bytes);
+    const [totalB, baseB] = sampleSteps(b.metrics, 'totalBytes', ['totalBytes', dtypeColumn(b)], unit.bytes);
     return {
       ...stepChartBase(theme, lastStep([a, b]), unit.label),
       yAxis: valueAxis(theme, `KV cache (${unit.label})`, { min: 0 }),
       series: [
         overlayLine('run A', theme.runA, false, totalA!),
         overlayLine('run B', theme.runB, true, totalB!),
-        overlayLine('fp16 baseline A', theme.baseline, false, baseA!, 1),
-        overlayLine('fp16 baseline B', theme.baseline, true, baseB!, 1),
+        overlayLine(`${dtypeName(a)} dynamic cache A (replaced)`, faded(theme, theme.runA), false, baseA!, 1),
+        overlayLine(`${dtypeName(b)} dynamic cache B (replaced)`, faded(theme, theme.runB), true, baseB!, 1),
       ],
     };
   },
@@ -118,7 +126,7 @@ export const COMPARE_LAYERS_CHART = comparisonChart({
     const totals = (run: RunBuffers): (number | string)[] => Array.from({ length: run.metrics.layerCount }, (_, layer) => {
       if (run.metrics.layerHasKv[layer] !== 1) return '-';
       const bytes = run.metrics.layerBytes;
-      return bytes[layer * 4]! + bytes[layer * 4 + 1]! + bytes[layer * 4 + 2]!;
+      return bytes[layer * LAYER_FIELDS]! + bytes[layer * LAYER_FIELDS + 1]! + bytes[layer * LAYER_FIELDS + 2]!;
     });
     const rawA = totals(a);
     const rawB = totals(b);
@@ -142,17 +150,17 @@ export const COMPARE_ERROR_CHART = comparisonChart({
   description: 'Relative error of each layer\'s last quantize event, keys and values, run A next to run B.',
   points: layerCount,
   build(theme, a, b) {
-    const bar = (name: string, color: string, data: (number | string)[], decal: boolean): Record<string, unknown> =>
-      ({ name, type: 'bar', data, barMaxWidth: 10, itemStyle: { color, opacity: decal ? 0.55 : 1 } });
+    const bar = (name: string, color: string, data: (number | string)[]): Record<string, unknown> =>
+      ({ name, type: 'bar', data, barMaxWidth: 10, itemStyle: { color } });
     return {
       ...errorBarTooltip(theme),
       xAxis: categoryAxis(theme, 'layer', layerCategories(a, b)),
       yAxis: errorAxis(theme, 'rel. error'),
       series: [
-        bar('K · run A', theme.runA, errorBars(a.metrics.latestKeyError), false),
-        bar('K · run B', theme.runB, errorBars(b.metrics.latestKeyError), false),
-        bar('V · run A', theme.runA, errorBars(a.metrics.latestValueError), true),
-        bar('V · run B', theme.runB, errorBars(b.metrics.latestValueError), true),
+        bar('K · run A', theme.runA, errorBars(a.metrics.latestKeyError)),
+        bar('K · run B', theme.runB, errorBars(b.metrics.latestKeyError)),
+        bar('V · run A', faded(theme, theme.runA), errorBars(a.metrics.latestValueError)),
+        bar('V · run B', faded(theme, theme.runB), errorBars(b.metrics.latestValueError)),
       ],
     };
   },

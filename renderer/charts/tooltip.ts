@@ -29,3 +29,22 @@ export function stepTooltip(unit: () => string, digits = 3): (params: unknown) =
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
+
+/**
+ * Axis tooltip for charts whose series have different units (the memory chart's two panels): `unit`
+ * names the unit of series `seriesIndex`; series without a value at the step are left out.
+ */
+export function stepTooltipByUnit(unit: (seriesIndex: number) => string, digits = 3): (params: unknown) => string {
+  return (params) => {
+    const list = (Array.isArray(params) ? params : [params]) as (AxisParam & { seriesIndex?: number })[];
+    if (list.length === 0) return '';
+    const first = list[0]!;
+    const step = Array.isArray(first.value) ? first.value[0] : first.axisValue;
+    const lines = list.flatMap((p) => {
+      const y = Array.isArray(p.value) ? p.value[1] : p.value;
+      if (typeof y !== 'number' || Number.isNaN(y)) return [];
+      return [`${p.marker ?? ''}${escapeHtml(p.seriesName ?? '')}: <b>${significant(y, digits)} ${unit(p.seriesIndex ?? 0)}</b>`];
+    });
+    return [`step ${String(step)}`, ...lines].join('<br/>');
+  };
+}

@@ -1,6 +1,7 @@
 import type { ModelSummary } from '../../app/protocol/workbench-api.js';
 import type { RunSettings } from '../../app/engine/types.js';
 import type { RunRecord } from '../../app/record/run-record.js';
+import { modelName } from '../../app/record/run-summary.js';
 import { RunMetrics } from '../metrics/run-metrics.js';
 import { TextStream } from '../metrics/text-stream.js';
 
@@ -12,6 +13,8 @@ export interface RunBuffers {
   readonly layerKinds: readonly string[];
   /** per decoder layer, whether the run quantizes it */
   readonly quantizedLayers: readonly boolean[];
+  /** the model's name and graph, for titles and exported figures */
+  readonly modelLabel: string;
 }
 
 export function buffersForRun(settings: RunSettings, summary: ModelSummary): RunBuffers {
@@ -31,6 +34,7 @@ export function buffersForRun(settings: RunSettings, summary: ModelSummary): Run
     text: new TextStream(),
     layerKinds,
     quantizedLayers,
+    modelLabel: `${summary.displayName}${summary.onnxFile !== null ? ` (${summary.onnxFile})` : ''}`,
   };
 }
 
@@ -47,5 +51,5 @@ export function buffersForRecord(record: RunRecord): RunBuffers {
   const text = new TextStream();
   text.append(record.text, record.generatedTokenIds);
   const quantizedLayers = record.layerErrors.map((error) => error !== null);
-  return { metrics, text, layerKinds: [], quantizedLayers };
+  return { metrics, text, layerKinds: record.model.layerKinds ?? [], quantizedLayers, modelLabel: `${modelName(record)} (${record.model.onnxFile})` };
 }

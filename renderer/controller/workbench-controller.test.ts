@@ -68,8 +68,10 @@ describe('WorkbenchController', () => {
     const refused = controller.startRun();
     await scheduler.runAll();
     await refused;
-    expect(store.getState().run).toMatchObject({ status: 'error', error: { code: 'refused', fix: expect.stringContaining('full-attention-only') } });
-    expect(store.getState().run.error!.message).toContain('`QuantizedCache` is only supported for models with only full attention layers.');
+    // refused before it starts: no run, a notice with transformers' message and the fix
+    expect(store.getState().run.status).toBe('idle');
+    expect(store.getState().notices.at(-1)).toMatchObject({ tone: 'error', title: 'This run is refused', error: { code: 'refused', fix: expect.stringContaining('full-attention-only') } });
+    expect(store.getState().notices.at(-1)!.error!.message).toContain('`QuantizedCache` is only supported for models with only full attention layers.');
 
     store.getState().chooseLayerHandling('full-attention-only');
     const accepted = controller.startRun();

@@ -1,7 +1,8 @@
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
 import type { ModelConfig } from '../../app/config/model-config.js';
 import type { GenerationResult } from '../../app/engine/generation-result.js';
-import type { StepMetrics } from '../../app/engine/types.js';
+import type { RunSettings, StepMetrics } from '../../app/engine/types.js';
+import type { RunFix } from '../../app/preflight/check-run.js';
 import type { Diagnostic } from '../../app/preflight/diagnostic.js';
 import { runPreflight } from '../../app/preflight/run-preflight.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
@@ -16,7 +17,7 @@ import type { WorkbenchStore } from '../store/workbench-store.js';
 import { buffersForRecord, buffersForRun, type RunBuffers } from './live-buffers.js';
 
 export interface ControllerOptions {
-  /** the inline preflight waits this long after the last edit */
+  /** the run check waits this long after the last edit (a check itself takes a few ms on the host) */
   readonly preflightDelayMs?: number;
   /** saves a download in the browser (tests replace it) */
   readonly download?: (fileName: string, mimeType: string, content: string) => void;
@@ -50,7 +51,7 @@ export class WorkbenchController {
   constructor(api: WorkbenchApi, store: WorkbenchStore, options: ControllerOptions = {}) {
     this.api = api;
     this.store = store;
-    this.#preflightDelayMs = options.preflightDelayMs ?? 200;
+    this.#preflightDelayMs = options.preflightDelayMs ?? 40;
     this.#download = options.download ?? downloadText;
     this.#timers = options.timers ?? globalTimers;
   }
@@ -96,6 +97,7 @@ export class WorkbenchController {
       const summary = await this.api.openModel(source, onnxFile);
       if (!sameSource(this.store.getState().model.source, source)) return; // another model was asked for meanwhile
       this.store.getState().modelLoaded(summary, summary.config === null ? null : layerVerdict(summary.config));
+      this.store.getState().fitWhatIfToModel(summary.config?.geometry.maxPositionEmbeddings ?? null);
     } catch (error) {
       const info = fromThrown(error, 'invalid-input', 'Choose a folder that holds config.json, an onnx/ graph and tokenizer.json.');
       this.store.getState().modelFailed(source, info);
@@ -115,10 +117,12 @@ export class WorkbenchController {
     await this.openModel({ kind: 'folder', path: trimmed });
   }
 
-  /** Ctrl/Cmd+O: the native picker in Electron; the path field in the browser. */
+  /** Ctrl/Cmd+O: the native picker in Electron; the host's folder browser in the browser. */
   async openModelDialog(): Promise<void> {
     if (this.api.host !== 'electron') {
-      this.store.getState().requestFocus('model-path');
+      this.store.getState().folderBrowserOpened();
+      const listing = this.store.getState().folderBrowser.listing;
+      await this.browseFolder(listing?.path ?? null);
       return;
     }
     try {
@@ -127,6 +131,27 @@ export class WorkbenchController {
     } catch (error) {
       this.#notifyError('The folder picker failed', fromThrown(error));
     }
+  }
+
+  /** Lists one of the host's folders in the model browser (null: the host's home). */
+  async browseFolder(path: string | null): Promise<void> {
+    this.store.getState().folderBrowserLoading();
+    try {
+      this.store.getState().folderListed(await this.api.listFolder(path));
+    } catch (error) {
+      this.store.getState().folderListingFailed(fromThrown(error, 'invalid-input', 'Choose another folder.'));
+    }
+  }
+
+  closeFolderBrowser(): void {
+    this.store.getState().folderBrowserClosed();
+  }
+
+  /** A model folder, its config.json or an .onnx file picked in the browser: opened as the path field would open it. */
+  async openBrowsedPath(path: string): Promise<void> {
+    this.store.getState().folderBrowserClosed();
+    this.store.getState().setModelPathDraft(path);
+    await this.openFolderPath(path);
   }
 
   async selectOnnxFile(onnxFile: string): Promise<void> {
@@ -146,7 +171,7 @@ export class WorkbenchController {
     if (isRunActive(state.run.status)) return;
     const summary = state.model.summary;
     if (state.model.status !== 'ready' || summary === null || state.model.source === null) {
-      this.#notifyError('No model to run', { code: 'invalid-input', message: 'Open a model before starting a run.', fix: 'Pick a synthetic model or open a model folder (Ctrl+O).' });
+      this.#notifyError('No model to run', { code: 'invalid-input', message: 'Open a model before starting a run.', fix: 'Pick a synthetic model or open a model folder.' });
       return;
     }
     if (!summary.ok) {
@@ -159,11 +184,18 @@ export class WorkbenchController {
       return;
     }
     const settings = toRunSettings(state.form, modelArgument(state.model.source), summary.onnxFile, summary.chatTemplate !== null);
-    const serial = state.runStarting(settings);
+    // Never start what the check refuses: a shortcut may come before the check of the last edit did.
+    const refusal = await this.#refusalFor(settings);
+    if (refusal !== null) {
+      this.#notifyError('This run is refused', refusal);
+      return;
+    }
+    if (isRunActive(this.store.getState().run.status)) return;
+    const serial = this.store.getState().runStarting(settings);
     const buffers = buffersForRun(settings, summary);
     this.#live = { serial, buffers };
     this.#cancelRequested = false;
-    state.setView('live');
+    this.store.getState().setView('live');
 
     let streaming = false;
     const markStreaming = (): void => {
@@ -332,34 +364,61 @@ export class WorkbenchController {
     }
   }
 
-  /** The inline preflight: the pure app/ preflight, debounced, for the model and cache settings on screen. */
+  /** One of the run check's fixes, clicked: the form changes as it says, and the check runs again. */
+  applyFix(fix: RunFix): void {
+    this.store.getState().applyFix(fix);
+  }
+
+  /**
+   * The run check on every edit, debounced: the host tokenizes the prompt as the run would and
+   * checks the preflight and every flush the run reaches (app/preflight/check-run.ts).
+   */
   #schedulePreflight(): void {
     this.#timers.clearTimeout(this.#preflightTimer);
     const state = this.store.getState();
-    const key = preflightKey(state.model.summary?.source ?? null, state.model.summary?.onnxFile ?? null, state.form);
-    if (state.preflight.key === key && state.preflight.status !== 'checking') return;
+    const settings = this.#settingsOnScreen();
+    const key = JSON.stringify(settings);
+    if (state.preflight.key === key) return;
     state.preflightChecking(key);
-    this.#preflightTimer = this.#timers.setTimeout(() => this.#runPreflight(key), this.#preflightDelayMs);
+    this.#preflightTimer = this.#timers.setTimeout(() => void this.#runCheck(key, settings), this.#preflightDelayMs);
   }
 
-  #runPreflight(key: string): void {
+  async #runCheck(key: string, settings: RunSettings | null): Promise<void> {
     if (this.#disposed) return;
-    const state = this.store.getState();
-    const config = state.model.summary?.config ?? null;
-    if (config === null || state.form.cacheMode === 'dynamic') {
-      state.preflightDone(key, null);
+    if (settings === null) {
+      this.store.getState().preflightDone(key, null);
       return;
     }
     try {
-      state.preflightDone(key, runPreflight(config, state.form.quantization));
+      const check = await this.api.checkRun(settings);
+      this.store.getState().preflightDone(key, check);
     } catch (error) {
-      state.preflightFailed(key, fromThrown(error, 'invalid-input'));
+      this.store.getState().preflightFailed(key, fromThrown(error, 'invalid-input', 'Check that the kvscope host is still running, then edit a setting to check again.'));
     }
   }
-}
 
-function preflightKey(source: ModelSource | null, onnxFile: string | null, form: { cacheMode: string; quantization: object }): string {
-  return JSON.stringify([source, onnxFile, form.cacheMode, form.quantization]);
+  /** The settings Run would start with now; null without an openable model. */
+  #settingsOnScreen(): RunSettings | null {
+    const state = this.store.getState();
+    const summary = state.model.summary;
+    if (summary === null || !summary.ok || summary.config === null || state.model.source === null) return null;
+    return toRunSettings(state.form, modelArgument(summary.source), summary.onnxFile, summary.chatTemplate !== null);
+  }
+
+  /** Why these settings may not run, from the check on screen when it is theirs, else asked now. */
+  async #refusalFor(settings: RunSettings): Promise<ErrorInfo | null> {
+    const preflight = this.store.getState().preflight;
+    let check = preflight.checkedKey === JSON.stringify(settings) ? preflight.check : null;
+    if (check === null) {
+      try {
+        check = await this.api.checkRun(settings);
+      } catch {
+        return null; // the run itself says what is wrong
+      }
+    }
+    if (check.refusal === null) return null;
+    return { code: 'refused', message: check.refusal.message, ...(check.refusal.fix !== undefined ? { fix: check.refusal.fix } : {}) };
+  }
 }
 
 /** transformers' own verdict on the layer types (policy `all`), whatever the form's policy is. */

@@ -42,13 +42,22 @@ describe('memory what-if', () => {
     expect(result.rows[0]!.perLayer).toMatchObject({ codeBytes: 118_784, metadataBytes: 59_392, fullPrecisionBytes: 196_608, totalBytes: 374_784 });
   });
 
-  it('full-attention-only on the hybrid: the sliding layers keep all 1,024 tokens in float32', () => {
+  it('full-attention-only on the hybrid: the sliding layers count as DynamicSlidingWindowLayer keeps them, 127 of 1,024 tokens', () => {
     const result = estimate({ layerPolicy: 'full-attention-only' }, hybrid);
     const byKind = Object.fromEntries(result.rows.map((row) => [row.kind, row]));
-    expect(byKind['full_attention']).toMatchObject({ plan: 'quantized', layers: [1, 3, 5, 7], perLayer: { totalBytes: 493_568 } });
-    // 1,024 tokens · 4 heads · 128 values · 4 B
-    expect(byKind['sliding_attention']).toMatchObject({ plan: 'dynamic', layers: [0, 2, 4, 6], perLayer: { fullPrecisionBytes: 2_097_152, totalBytes: 2_097_152 } });
-    expect(result.total.totalBytes).toBe(4 * 493_568 + 4 * 2_097_152);
+    expect(byKind['full_attention']).toMatchObject({ plan: 'quantized', layers: [1, 3, 5, 7], window: null, perLayer: { totalBytes: 493_568 } });
+    // kept: window 128 − 1 = 127 tokens · 4 heads · 128 values · 4 B; fed to the graph: all 1,024
+    expect(byKind['sliding_attention']).toMatchObject({
+      plan: 'dynamic', layers: [0, 2, 4, 6], window: 128,
+      perLayer: { tokens: 127, fullPrecisionBytes: 260_096, totalBytes: 260_096, fedTokens: 1024, fedBytes: 2_097_152 },
+    });
+    expect(result.total.totalBytes).toBe(4 * 493_568 + 4 * 260_096);
+    expect(result.fedBytes).toBe(4 * 493_568 + 4 * 2_097_152);
+  });
+
+  it('a dynamic cache of the hybrid keeps its sliding layers\' window too', () => {
+    const result = estimate({}, hybrid, 'dynamic');
+    expect(result.total.totalBytes).toBe(4 * 2_097_152 + 4 * 260_096);
   });
 
   it('a dynamic cache holds everything in full precision', () => {

@@ -5,6 +5,7 @@ import { flushSchedule } from '../../app/cache/flush-schedule.js';
 import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
 import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
+import { slidingWindowMemory, slidingWindows } from '../../app/cache/sliding-window-layer.js';
 import type { ModelConfig } from '../../app/config/model-config.js';
 import type { CacheMode } from '../../app/engine/types.js';
 import { packedByteLength } from '../../app/quant/hqq/bitpack.js';
@@ -41,6 +42,11 @@ export interface WhatIfRow {
   readonly kind: string;
   readonly plan: CacheLayerPlan;
   readonly layers: readonly number[];
+  /**
+   * the window of a full-precision sliding layer, counted as transformers' DynamicSlidingWindowLayer
+   * keeps it (perLayer then holds its last window − 1 tokens, perLayer.fedBytes what the graph is fed)
+   */
+  readonly window: number | null;
   /** one layer's bytes; null where the layer keeps no KV cache or the backend refuses the shape */
   readonly perLayer: LayerMemory | null;
   /** the backend's refusal at this length, when there is one */
@@ -49,8 +55,10 @@ export interface WhatIfRow {
 
 export interface WhatIfResult {
   readonly rows: readonly WhatIfRow[];
-  /** field-wise sum over every layer */
+  /** field-wise sum over every layer (sliding layers as transformers keeps them) */
   readonly total: LayerMemory;
+  /** what the graph would be fed as KV inputs at this length: `total`, but every sliding layer's whole history */
+  readonly fedBytes: number;
   /** tokens a quantized layer holds in its store and in its full-precision residual */
   readonly quantizedTokens: number;
   readonly residualTokens: number;
@@ -70,43 +78,53 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   const plans = layerPlans(config, input.cacheMode, settings);
   const geometry = pairGeometry(config, input.kvDtype);
 
+  const windows = slidingWindows(config.layers.actualKinds, config.geometry);
   // kvscope extensions: a layer map or K/V bits give quantized layers their own bits (the default is nbits for all).
   const numLayers = config.layers.layers.length;
   const bitsOf = (index: number): SideBits => {
     const bits = layerBits(settings, index, numLayers);
     return bits === 'full-precision' ? { key: settings.nbits, value: settings.nbits } : bits;
   };
-  const memoByPlan = new Map<string, { memory: LayerMemory | null; error: string | null }>();
-  const memoryFor = (plan: CacheLayerPlan, bits: SideBits): { memory: LayerMemory | null; error: string | null } => {
-    const memoKey = `${plan}/${bits.key}/${bits.value}`;
-    const cached = memoByPlan.get(memoKey);
+  const memo = new Map<string, { memory: LayerMemory | null; error: string | null }>();
+  const memoryFor = (plan: CacheLayerPlan, bits: SideBits, window: number | null): { memory: LayerMemory | null; error: string | null } => {
+    const memoKey = `${plan}/${bits.key}/${bits.value}/${window}`;
+    const cached = memo.get(memoKey);
     if (cached !== undefined) return cached;
     const computed = planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength, bits);
-    memoByPlan.set(memoKey, computed);
-    return computed;
+    // A full-precision sliding layer: what transformers' DynamicSlidingWindowLayer keeps of it.
+    const kept = plan === 'dynamic' && window !== null && computed.memory !== null ? { memory: slidingWindowMemory(computed.memory, window), error: null } : computed;
+    memo.set(memoKey, kept);
+    return kept;
   };
 
-  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; bits: SideBits; layers: number[] }>();
+  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; bits: SideBits; window: number | null; layers: number[] }>();
   config.layers.layers.forEach((layer, index) => {
     const plan = plans[index] ?? 'none';
     const bits = bitsOf(index);
-    const key = plan === 'quantized' && settings.extensions !== undefined ? `${layer.actualKind}/${plan}/${bits.key}/${bits.value}` : `${layer.actualKind}/${plan}`;
-    const group = groups.get(key) ?? { kind: layer.actualKind, plan, bits, layers: [] };
+    const window = plan === 'dynamic' ? windows[index] ?? null : null;
+    const base = plan === 'quantized' && settings.extensions !== undefined ? `${layer.actualKind}/${plan}/${bits.key}/${bits.value}` : `${layer.actualKind}/${plan}`;
+    const key = `${base}/${window}`;
+    const group = groups.get(key) ?? { kind: layer.actualKind, plan, bits, window, layers: [] };
     group.layers.push(index);
     groups.set(key, group);
   });
 
   let total = EMPTY_LAYER_MEMORY;
+  let fedBytes = 0;
   const rows: WhatIfRow[] = [];
   for (const group of groups.values()) {
-    const { memory, error } = memoryFor(group.plan, group.bits);
-    if (memory !== null) for (let i = 0; i < group.layers.length; i++) total = addLayerMemory(total, memory);
-    rows.push({ kind: group.kind, plan: group.plan, layers: group.layers, perLayer: memory, error });
+    const { memory, error } = memoryFor(group.plan, group.bits, group.window);
+    if (memory !== null) {
+      for (let i = 0; i < group.layers.length; i++) total = addLayerMemory(total, memory);
+      fedBytes += group.layers.length * (memory.fedBytes ?? memory.totalBytes);
+    }
+    rows.push({ kind: group.kind, plan: group.plan, window: group.window, layers: group.layers, perLayer: memory, error });
   }
   const quantizing = input.cacheMode === 'quantized';
   return {
     rows,
     total,
+    fedBytes,
     quantizedTokens: quantizing ? last.storeTokens : 0,
     residualTokens: quantizing ? last.residualTokens : contextLength,
     flushes: quantizing ? schedule.flushSteps.length : 0,

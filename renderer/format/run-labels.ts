@@ -1,5 +1,8 @@
 import type { GenerationResult } from '../../app/engine/generation-result.js';
 import type { RunSettings } from '../../app/engine/types.js';
+import { modelName } from '../../app/record/run-summary.js';
+import type { RunRecord } from '../../app/record/run-record.js';
+import type { ChartIdentity } from '../export/chart-png.js';
 import type { LiveRunState } from '../store/run-slice.js';
 
 /** `quanto 4-bit · axes 0/0 · g64 · R128 · all layers · cpu` */
@@ -31,4 +34,15 @@ export function runStatusLabel(run: Pick<LiveRunState, 'status' | 'result' | 'er
     case 'done': return run.result?.stopReason === 'cancelled' ? 'Cancelled' : 'Done';
     case 'error': return run.error?.code === 'refused' ? 'Refused' : 'Failed';
   }
+}
+
+/** A run's settings in one line for figures: cache, sampling, prompt format and budget, reference lane. */
+export function describeRunLine(settings: RunSettings): string {
+  const padded = settings.padPromptTo !== undefined ? ` · prompt left-padded to ${settings.padPromptTo}` : '';
+  return `${describeSettings(settings)} · ${describeSampling(settings)}${settings.promptFormat === 'chat' ? ' · chat turn' : ''}${padded} · ${settings.maxNewTokens} new tokens${settings.reference ? ' · reference lane' : ''}`;
+}
+
+/** What a saved run's exported charts say they show. */
+export function recordIdentity(record: RunRecord): ChartIdentity {
+  return { runId: record.id, model: `${modelName(record)} (${record.model.onnxFile})`, settings: describeRunLine(record.settings) };
 }

@@ -55,9 +55,30 @@ export function formatTokensPerSecond(value: number): string {
   return Number.isFinite(value) && value > 0 ? `${significant(value, 3)} tok/s` : '–';
 }
 
-/** `2.91× smaller`, or `1.93× larger` when the cache outgrows its baseline (a float32 residual). */
+/**
+ * `2.91× smaller`, `1.93× larger` when the cache outgrows its baseline (a float32 residual against
+ * fp16), or `the same size` within half a percent: every ratio says which way it goes.
+ */
 export function formatCompression(baselineBytes: number, storedBytes: number): string {
   if (!(baselineBytes > 0) || !(storedBytes > 0)) return '–';
   const ratio = baselineBytes / storedBytes;
+  if (Math.abs(ratio - 1) < 0.005) return 'the same size';
   return ratio >= 1 ? `${significant(ratio, 3)}× smaller` : `${significant(1 / ratio, 3)}× larger`;
+}
+
+/** `3.2× smaller than the fp32 dynamic cache`, `the same size as …`: a ratio with its direction and its baseline. */
+export function compareToBaseline(baselineBytes: number, storedBytes: number, baseline: string): string {
+  const ratio = formatCompression(baselineBytes, storedBytes);
+  if (ratio === '–') return '–';
+  return ratio === 'the same size' ? `the same size as ${baseline}` : `${ratio} than ${baseline}`;
+}
+
+/**
+ * Stored bytes against both baselines, each with its direction: `2.32× smaller than the fp32 dynamic
+ * cache it replaces (255 KiB), 1.16× smaller than fp16 (128 KiB)` (one sentence for an fp16 graph).
+ */
+export function storedVsBaselines(memory: { totalBytes: number; fp16BaselineBytes: number; fp32BaselineBytes: number }, kvDtype: 'float32' | 'float16'): string {
+  const fp16 = compareToBaseline(memory.fp16BaselineBytes, memory.totalBytes, `fp16 (${formatBytes(memory.fp16BaselineBytes)})`);
+  if (kvDtype === 'float16') return `${compareToBaseline(memory.fp16BaselineBytes, memory.totalBytes, `the fp16 dynamic cache it replaces (${formatBytes(memory.fp16BaselineBytes)})`)}`;
+  return `${compareToBaseline(memory.fp32BaselineBytes, memory.totalBytes, `the fp32 dynamic cache it replaces (${formatBytes(memory.fp32BaselineBytes)})`)}, ${fp16}`;
 }

@@ -6,14 +6,25 @@ import { RingColumns } from './ring-columns.js';
 /** Per-step columns of a run, one row per step (step 0 = prefill); bytes sum every layer. */
 export const STEP_COLUMNS = [
   'step', 'seqLength', 'tokenId',
-  'codeBytes', 'metadataBytes', 'fullPrecisionBytes', 'totalBytes', 'fp16BaselineBytes', 'materializedKvBytes',
-  'tokensPerSecond', 'dequantizeMs', 'modelMs', 'quantizeMs', 'totalMs',
+  'codeBytes', 'metadataBytes', 'fullPrecisionBytes', 'totalBytes', 'fp16BaselineBytes', 'fp32BaselineBytes', 'materializedKvBytes',
+  /** kvscope's JavaScript buffers for the cache (history, dequantized stores, capacity included) */
+  'workingBytes',
+  'rssBytes', 'externalBytes', 'arrayBuffersBytes',
+  'tokensPerSecond', 'dequantizeMs', 'modelMs', 'quantizeMs',
+  /** 0 without the reference lane */
+  'referenceMs',
+  /** what the measured parts leave of the step (sampling, detokenizing, bookkeeping), ≥ 0 */
+  'otherMs',
+  'totalMs',
   /** 'flush' events in this step, over all layers */
   'flushEvents',
   /** NaN without the reference lane */
   'klDivergence', 'top1Agrees', 'referenceTokenId',
 ] as const;
 export type StepColumn = (typeof STEP_COLUMNS)[number];
+
+/** Figures kept per layer in `layerBytes`. */
+export const LAYER_FIELDS = 6;
 
 /** Steps a ring holds at most; longer runs keep their latest steps (the totals below stay exact). */
 export const MAX_STEP_CAPACITY = 1 << 17;
@@ -46,9 +57,14 @@ export class RunMetrics {
   readonly steps: RingColumns<StepColumn>;
   /** bumped by every append; readers compare it with the version they drew */
   version = 0;
+  /** per step (index = step), the text its token completed, when the run streamed it (StepMetrics.text) */
+  readonly stepTexts: (string | undefined)[] = [];
+  hasStepText = false;
 
-  /** `[layer × 4]`: codes, metadata, full precision, fp16 baseline of the latest step */
+  /** `[layer × LAYER_FIELDS]`: codes, metadata, full precision, fp16 baseline, fp32 baseline, fed to the graph (NaN: as stored) of the latest step */
   readonly layerBytes: Float64Array;
+  /** per layer, the window of a sliding layer counted as transformers keeps it (0: none) */
+  readonly layerWindow: Int32Array;
   /** 1 where the layer reported a KV cache in the latest step */
   readonly layerHasKv: Uint8Array;
   /** relative Frobenius error of each layer's latest quantize event (NaN: none yet) */
@@ -62,6 +78,12 @@ export class RunMetrics {
   heatmapColumns = 0;
   /** quantize events a layer will see (prefill + predicted flushes); heatmap column = event · columns / this */
   heatmapEvents = 0;
+  /** per heatmap column, the first and last step of the events it holds (-1: none yet) */
+  heatmapFirstStep: Int32Array = new Int32Array(0);
+  heatmapLastStep: Int32Array = new Int32Array(0);
+  /** per heatmap column, the ordinals of the first and last event it holds (0 = the prefill) */
+  heatmapFirstEvent: Int32Array = new Int32Array(0);
+  heatmapLastEvent: Int32Array = new Int32Array(0);
 
   #eventOrdinal: Int32Array;
   #flushSteps = new Int32Array(64);
@@ -81,7 +103,8 @@ export class RunMetrics {
     this.kvBytesPerValue = options.kvBytesPerValue;
     const capacity = options.capacity ?? Math.min(this.expectedSteps, MAX_STEP_CAPACITY);
     this.steps = new RingColumns(STEP_COLUMNS, Math.max(1, capacity));
-    this.layerBytes = new Float64Array(this.layerCount * 4);
+    this.layerBytes = new Float64Array(this.layerCount * LAYER_FIELDS);
+    this.layerWindow = new Int32Array(this.layerCount);
     this.layerHasKv = new Uint8Array(this.layerCount);
     this.latestKeyError = new Float64Array(this.layerCount).fill(NaN);
     this.latestValueError = new Float64Array(this.layerCount).fill(NaN);
@@ -160,10 +183,12 @@ export class RunMetrics {
     let fullPrecision = 0;
     let total = 0;
     let fp16 = 0;
+    let fp32 = 0;
+    let working = 0;
     const layers = Math.min(step.kvBytes.length, this.layerCount);
     for (let layer = 0; layer < layers; layer++) {
       const memory = step.kvBytes[layer];
-      const base = layer * 4;
+      const base = layer * LAYER_FIELDS;
       if (memory === null || memory === undefined) {
         this.layerHasKv[layer] = 0;
         continue;
@@ -173,11 +198,16 @@ export class RunMetrics {
       fullPrecision += memory.fullPrecisionBytes;
       total += memory.totalBytes;
       fp16 += memory.fp16BaselineBytes;
+      fp32 += memory.fp32BaselineBytes;
+      working += memory.workingBytes;
       this.layerHasKv[layer] = 1;
       this.layerBytes[base] = memory.codeBytes;
       this.layerBytes[base + 1] = memory.metadataBytes;
       this.layerBytes[base + 2] = memory.fullPrecisionBytes;
       this.layerBytes[base + 3] = memory.fp16BaselineBytes;
+      this.layerBytes[base + 4] = memory.fp32BaselineBytes;
+      this.layerBytes[base + 5] = memory.fedBytes ?? NaN;
+      this.layerWindow[layer] = memory.windowTokens ?? 0;
     }
     let flushEvents = 0;
     for (const event of step.flushes) {
@@ -188,7 +218,7 @@ export class RunMetrics {
       }
       this.latestKeyError[event.layer] = event.key.relFroErr;
       this.latestValueError[event.layer] = event.value.relFroErr;
-      this.#recordHeatmap(event.layer, event.key.relFroErr, event.value.relFroErr);
+      this.#recordHeatmap(event.layer, event.key.relFroErr, event.value.relFroErr, step.step);
     }
     if (flushEvents > 0) this.#pushFlushStep(step.step);
 
@@ -200,12 +230,23 @@ export class RunMetrics {
     c.fullPrecisionBytes[row] = fullPrecision;
     c.totalBytes[row] = total;
     c.fp16BaselineBytes[row] = fp16;
+    c.fp32BaselineBytes[row] = fp32;
     c.materializedKvBytes[row] = step.materializedKvBytes;
+    c.workingBytes[row] = working;
+    c.rssBytes[row] = step.memory.rssBytes;
+    c.externalBytes[row] = step.memory.externalBytes;
+    c.arrayBuffersBytes[row] = step.memory.arrayBuffersBytes;
     c.tokensPerSecond[row] = step.tokensPerSecond;
-    c.dequantizeMs[row] = step.timings.dequantizeMs;
-    c.modelMs[row] = step.timings.modelMs;
-    c.quantizeMs[row] = step.timings.quantizeMs;
-    c.totalMs[row] = step.timings.totalMs;
+    const t = step.timings;
+    c.dequantizeMs[row] = t.dequantizeMs;
+    c.modelMs[row] = t.modelMs;
+    c.quantizeMs[row] = t.quantizeMs;
+    c.referenceMs[row] = t.referenceMs ?? 0;
+    // the step's remainder, so that the parts add up to its whole time (clock reads round to 0.1 µs)
+    c.otherMs[row] = Math.max(0, t.totalMs - t.dequantizeMs - t.modelMs - t.quantizeMs - (t.referenceMs ?? 0));
+    c.totalMs[row] = t.totalMs;
+    this.stepTexts[step.step] = step.text;
+    if (step.text !== undefined) this.hasStepText = true;
     c.flushEvents[row] = flushEvents;
     const reference = step.reference;
     if (reference === undefined) {
@@ -236,13 +277,22 @@ export class RunMetrics {
     this.heatmapColumns = Math.min(MAX_HEATMAP_COLUMNS, this.heatmapEvents);
     this.heatmapKey = new Float32Array(this.layerCount * this.heatmapColumns).fill(NaN);
     this.heatmapValue = new Float32Array(this.layerCount * this.heatmapColumns).fill(NaN);
+    this.heatmapFirstStep = new Int32Array(this.heatmapColumns).fill(-1);
+    this.heatmapLastStep = new Int32Array(this.heatmapColumns).fill(-1);
+    this.heatmapFirstEvent = new Int32Array(this.heatmapColumns).fill(-1);
+    this.heatmapLastEvent = new Int32Array(this.heatmapColumns).fill(-1);
   }
 
-  #recordHeatmap(layer: number, keyError: number, valueError: number): void {
+  #recordHeatmap(layer: number, keyError: number, valueError: number, step: number): void {
     const ordinal = this.#eventOrdinal[layer]!;
     this.#eventOrdinal[layer] = ordinal + 1;
     if (this.heatmapColumns === 0) return;
     const column = Math.min(this.heatmapColumns - 1, Math.floor((ordinal * this.heatmapColumns) / this.heatmapEvents));
+    // every quantized layer quantizes at the same steps, so a column's steps are the same for all
+    if (this.heatmapFirstStep[column] === -1 || step < this.heatmapFirstStep[column]!) this.heatmapFirstStep[column] = step;
+    if (step > this.heatmapLastStep[column]!) this.heatmapLastStep[column] = step;
+    if (this.heatmapFirstEvent[column] === -1 || ordinal < this.heatmapFirstEvent[column]!) this.heatmapFirstEvent[column] = ordinal;
+    if (ordinal > this.heatmapLastEvent[column]!) this.heatmapLastEvent[column] = ordinal;
     const index = layer * this.heatmapColumns + column;
     if (!(this.heatmapKey[index]! >= keyError)) this.heatmapKey[index] = keyError;
     if (!(this.heatmapValue[index]! >= valueError)) this.heatmapValue[index] = valueError;

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GenerationResult } from '../../app/engine/generation-result.js';
 import type { ModelSummary, RunSummary } from '../../app/protocol/workbench-api.js';
+import type { RunCheck } from '../../app/preflight/check-run.js';
 import type { RunRecord } from '../../app/record/run-record.js';
 import { DEFAULT_RUN_FORM, layerHandlingOf, toRunSettings } from './settings-slice.js';
 import { createWorkbenchStore } from './workbench-store.js';
@@ -89,10 +90,14 @@ describe('workbench store', () => {
       const { preflightChecking, preflightDone } = store.getState();
       preflightChecking('a');
       preflightChecking('b');
-      preflightDone('a', { ok: true, layerTypes: [], layers: [], diagnostics: [] });
-      expect(store.getState().preflight).toMatchObject({ status: 'checking', key: 'b' });
-      preflightDone('b', { ok: false, layerTypes: [], layers: [], diagnostics: [] });
-      expect(store.getState().preflight).toMatchObject({ status: 'ready', key: 'b', result: { ok: false } });
+      const check = (ok: boolean): RunCheck => ({
+        ok, promptTokens: 5, maxNewTokens: 8, contextTokens: 13, maxPositions: 512, flushes: 0, failure: null, notes: [], fixes: [],
+        preflight: { ok, layerTypes: [], layers: [], diagnostics: [] }, refusal: ok ? null : { message: 'no' },
+      });
+      preflightDone('a', check(true));
+      expect(store.getState().preflight).toMatchObject({ status: 'checking', key: 'b', checkedKey: null });
+      preflightDone('b', check(false));
+      expect(store.getState().preflight).toMatchObject({ status: 'ready', key: 'b', checkedKey: 'b', check: { ok: false }, result: { ok: false } });
     });
   });
 

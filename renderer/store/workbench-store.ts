@@ -1,5 +1,6 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { createEnvironmentSlice } from './environment-slice.js';
+import { createFolderBrowserSlice } from './folder-browser-slice.js';
 import { createHistorySlice } from './history-slice.js';
 import { createLabSlice } from './lab-slice.js';
 import { createModelSlice } from './model-slice.js';
@@ -26,6 +27,7 @@ export function createWorkbenchStore(host: 'electron' | 'browser'): WorkbenchSto
     ...createRunSlice(...a),
     ...createHistorySlice(...a),
     ...createNoticeSlice(...a),
+    ...createFolderBrowserSlice(...a),
     ...createLabSlice(...a),
   }));
 }

@@ -1,6 +1,7 @@
 import { shouldFlush } from '../../app/cache/flush-schedule.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
 import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
+import { slidingWindowMemory, slidingWindows } from '../../app/cache/sliding-window-layer.js';
 import type { ModelConfig } from '../../app/config/model-config.js';
 import type { GenerationResult, LayerQuantizeError } from '../../app/engine/generation-result.js';
 import { createPrng, type Prng } from '../../app/engine/prng.js';
@@ -37,6 +38,7 @@ export class FakeRunSimulation {
   readonly #random: Prng;
   readonly #geometry;
   readonly #quantizedLayerCount: number;
+  readonly #windows: readonly (number | null)[];
   #cumulative = 0;
   #storeTokens = 0;
   #residualTokens = 0;
@@ -52,9 +54,12 @@ export class FakeRunSimulation {
     const layers = config.layers.layers;
     this.plans = settings.cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.quantization.layerPolicy);
     this.#quantizedLayerCount = this.plans.filter((plan) => plan === 'quantized').length;
+    this.#windows = slidingWindows(config.layers.actualKinds, config.geometry);
     this.#geometry = pairGeometry(config, kvDtype);
     this.#random = createPrng(seed ^ 0x5eed);
-    this.promptTokenIds = promptTokens(settings.prompt, this.vocabSize);
+    const prompt = fakePromptTokens(settings.prompt, this.vocabSize);
+    // left padding, as the engine does for RunSettings.padPromptTo
+    this.promptTokenIds = [...new Array<number>(Math.max(0, (settings.padPromptTo ?? 0) - prompt.length)).fill(2), ...prompt];
     this.#eventsPerLayer = layers.map(() => 0);
     this.#flushCounts = layers.map(() => 0);
     this.#lastErrors = layers.map(() => null);
@@ -73,7 +78,12 @@ export class FakeRunSimulation {
     const step = this.steps.length;
     const flushes = this.#advanceCache(step);
     const memory = this.#layerMemory();
-    const kvBytes = this.plans.map((plan) => (plan === 'quantized' ? memory.quantized : plan === 'dynamic' ? memory.dynamic : null));
+    const kvBytes = this.plans.map((plan, layer) => {
+      if (plan === 'quantized') return memory.quantized;
+      if (plan === 'none') return null;
+      const window = this.#windows[layer] ?? null;
+      return window === null ? memory.dynamic : slidingWindowMemory(memory.dynamic, window);
+    });
     const wordIndex = Math.floor(this.#random.next() * WORDS.length);
     const tokenId = 3 + ((wordIndex * 7 + 11) % Math.max(1, this.vocabSize - 3));
     const delta = (step % 23 === 22 ? '.\n' : step === 0 ? ',' : '') + ' ' + WORDS[wordIndex]!;
@@ -88,10 +98,12 @@ export class FakeRunSimulation {
       timings,
       tokensPerSecond: step === 0 || this.#decodeMs === 0 ? 0 : (step / this.#decodeMs) * 1000,
       kvBytes,
-      materializedKvBytes: kvBytes.reduce((sum, layer) => sum + (layer === null ? 0 : layer.valueCount * (this.kvDtype === 'float16' ? 2 : 4)), 0),
+      // the graph is fed every layer's whole history (a sliding layer's too), dequantized to the KV dtype
+      materializedKvBytes: kvBytes.reduce((sum, layer) => sum + (layer === null ? 0 : (layer.fedTokens ?? layer.tokens) * (layer.valueCount / Math.max(1, layer.tokens)) * (this.kvDtype === 'float16' ? 2 : 4)), 0),
       flushes,
       memory: { rssBytes: 180_000_000 + 3 * totalBytes, externalBytes: 8_000_000 + totalBytes, arrayBuffersBytes: 3_600_000 + totalBytes },
       ...(this.settings.reference ? { reference: this.#reference(step, tokenId) } : {}),
+      text: delta,
     };
     this.steps.push(metrics);
     this.generatedTokenIds.push(tokenId);
@@ -209,7 +221,9 @@ export class FakeRunSimulation {
     const dequantizeMs = this.settings.cacheMode === 'quantized' ? this.#storeTokens * this.#quantizedLayerCount * width * 2.2e-7 : 0.004 * layers;
     const flushedValues = flushes.reduce((sum, event) => sum + event.tokens * width, 0);
     const quantizeMs = 0.003 * layers + flushedValues * 8e-7;
-    return { dequantizeMs, modelMs, quantizeMs, totalMs: dequantizeMs + modelMs + quantizeMs + 0.05 };
+    // the reference lane replays the step through a second session.run
+    const referenceMs = this.settings.reference ? modelMs * 1.05 : 0;
+    return { dequantizeMs, modelMs, quantizeMs, ...(this.settings.reference ? { referenceMs } : {}), totalMs: dequantizeMs + modelMs + quantizeMs + referenceMs + 0.05 };
   }
 
   #reference(step: number, tokenId: number): ReferenceStepMetrics {
@@ -223,7 +237,7 @@ export class FakeRunSimulation {
 }
 
 /** `<s>` then one token per word, like a word-level tokenizer ("Once upon a time" → 5 tokens, as stories260k). */
-function promptTokens(prompt: string, vocabSize: number): number[] {
+export function fakePromptTokens(prompt: string, vocabSize: number): number[] {
   const words = prompt.split(/\s+/).filter((word) => word.length > 0);
   return [1, ...words.map((word) => 3 + ([...word].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % Math.max(1, vocabSize - 3)))];
 }

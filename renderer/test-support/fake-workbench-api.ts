@@ -1,17 +1,18 @@
 import { PreflightRefusedError } from '../../app/engine/engine-errors.js';
 import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import { EXECUTION_PROVIDERS, type RunSettings, type StepMetrics, type StopReason } from '../../app/engine/types.js';
+import { checkRun, refusedRunCheck } from '../../app/preflight/check-run.js';
 import { runPreflight, type PreflightResult } from '../../app/preflight/run-preflight.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
 import { toRunErrorPayload } from '../../app/protocol/run-error.js';
 import type {
-  ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchCommand, WorkbenchEnvironment,
+  FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchCommand, WorkbenchEnvironment,
 } from '../../app/protocol/workbench-api.js';
 import { createRunRecord, serializeRunRecord, type RunRecord } from '../../app/record/run-record.js';
 import { runRecordToCsv } from '../../app/record/run-record-csv.js';
 import { summarizeRun } from '../../app/record/run-summary.js';
-import { fakeModel } from './fake-models.js';
-import { FakeRunSimulation } from './fake-run.js';
+import { FAKE_FOLDER_MODEL_NAMES, FAKE_MODELS_ROOT, fakeModel } from './fake-models.js';
+import { FakeRunSimulation, fakePromptTokens } from './fake-run.js';
 
 /** Timers the fake streams with; unit tests pass a manual scheduler. */
 export interface FakeScheduler {
@@ -99,6 +100,17 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
       if (found === null) throw Object.assign(new Error(`the model path ${describe(model)} does not exist.`), { code: 'invalid-input', fix: 'Open a model folder that has config.json.' });
       return runPreflight(found.config, settings, preflightOptions?.sequenceLengths !== undefined ? { sequenceLengths: preflightOptions.sequenceLengths } : {});
     },
+    async checkRun(settings) {
+      const model = fakeModel(sourceOf(settings.model));
+      if (model === null) return refusedRunCheck(settings.maxNewTokens, { message: `the model path ${settings.model} does not exist.`, fix: 'Open a model folder that has config.json.' });
+      const prompt = fakePromptTokens(settings.prompt, model.config.geometry.vocabSize ?? 512).length;
+      const check = checkRun(model.config, settings, Math.max(prompt, settings.padPromptTo ?? 0));
+      const reason = unavailable[settings.executionProvider];
+      return reason === undefined || !check.ok ? check : { ...check, ok: false, refusal: { message: `The ${settings.executionProvider} execution provider is not available here.`, fix: reason }, fixes: [] };
+    },
+    async listFolder(path) {
+      return fakeFolder(path, recent);
+    },
     async startRun(settings, handlers): Promise<RunTicket> {
       const runId = `fake-live-${++runCounter}`;
       const cancel = beginRun(runId, settings, handlers);
@@ -151,8 +163,7 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
       live.delete(runId);
       handlers.onError(error);
     };
-    const source: ModelSource = settings.model === 'synthetic' || settings.model === 'synthetic-hybrid' ? { kind: settings.model } : { kind: 'folder', path: settings.model };
-    const model = fakeModel(source);
+    const model = fakeModel(sourceOf(settings.model));
     const start = (): void => {
       if (model === null) {
         fail({ code: 'invalid-input', message: `the model path ${settings.model} does not exist.`, fix: 'Give the folder of a Hugging Face ONNX model (with config.json and onnx/model.onnx), or synthetic.' });
@@ -245,6 +256,37 @@ function summarize(source: ModelSource, onnxFile: string | undefined, recent: Mo
   return {
     source: opened, displayName: model.displayName, folder: model.folder, onnxFiles: model.onnxFiles, onnxFile: chosen,
     config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', chatTemplate: model.chatTemplate, diagnostics: [], ok: true,
+  };
+}
+
+function sourceOf(model: string): ModelSource {
+  return model === 'synthetic' || model === 'synthetic-hybrid' ? { kind: model } : { kind: 'folder', path: model };
+}
+
+/** The fake host's file system: a home folder, and /fake/models holding the fake model folders. */
+function fakeFolder(path: string | null, recent: readonly ModelSource[]): FolderListing {
+  const home = '/home/researcher';
+  const folder = (path ?? home).replace(/\/+$/, '') || '/';
+  const tree: Readonly<Record<string, readonly string[]>> = {
+    '/': ['fake', 'home'], '/home': ['researcher'], '/home/researcher': [], '/fake': ['models'], [FAKE_MODELS_ROOT]: FAKE_FOLDER_MODEL_NAMES,
+  };
+  const places = [{ label: 'Home', path: home }, ...recent.flatMap((r) => (r.kind === 'folder' ? [{ label: r.path.split('/').at(-1) ?? r.path, path: r.path }] : [])), { label: 'File system root', path: '/' }];
+  const model = fakeModel({ kind: 'folder', path: folder });
+  if (model !== null) {
+    return {
+      path: folder, parent: FAKE_MODELS_ROOT, isModel: true, places, truncated: false,
+      entries: [{ name: 'config.json', path: `${folder}/config.json`, kind: 'config' }, ...model.onnxFiles.map((file) => ({ name: file, path: `${folder}/${file}`, kind: 'onnx' as const }))],
+    };
+  }
+  const children = tree[folder];
+  if (children === undefined) throw Object.assign(new Error(`${folder} does not exist on the host.`), { code: 'invalid-input', fix: 'Go back up and choose a folder that exists.' });
+  const parent = folder === '/' ? null : folder.slice(0, folder.lastIndexOf('/')) || '/';
+  return {
+    path: folder, parent, isModel: false, places, truncated: false,
+    entries: children.map((name) => {
+      const child = `${folder === '/' ? '' : folder}/${name}`;
+      return { name, path: child, kind: folder === FAKE_MODELS_ROOT ? 'model' as const : 'folder' as const };
+    }),
   };
 }
 

@@ -112,3 +112,16 @@ export function fakeResult(settings: RunSettings, generated: readonly number[], 
     diagnostics: [],
   };
 }
+
+/** Counts warm-ups per model in this worker thread, so a test can tell a warm worker from a fresh one. */
+const warmed = new Map<string, number>();
+
+/** The engine's warmModel: `warm-fails` fails as a missing folder would; others report how often they were warmed. */
+export async function warmModel(target: { model: string }): Promise<number> {
+  await nextTurn();
+  if (target.model === 'warm-fails') throw new ConfigError(`/models/${target.model}/config.json does not exist. Check the path.`);
+  const count = (warmed.get(target.model) ?? 0) + 1;
+  warmed.set(target.model, count);
+  // a fresh thread answers 1: the "load time" is the warm-up count, which a test reads back
+  return count;
+}

@@ -121,6 +121,7 @@ export async function openModelSession(files: ModelFiles, executionProvider: Exe
       modelType: config.modelType ?? null,
       numLayers: config.geometry.numLayers,
       kvDtype: io.kvDtype ?? 'float32',
+      layerKinds: [...config.layers.actualKinds],
     };
     // The pair's session releases both; a single session is the lease's own.
     return { folder, layout, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => lease.release() };

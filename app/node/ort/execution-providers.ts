@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { ExecutionProviderRefusedError } from '../../engine/engine-errors.js';
 import { EXECUTION_PROVIDERS, type ExecutionProviderName } from '../../engine/types.js';
+import { probeExecutionProvider, type ProbeOutcome } from './execution-provider-probe.js';
 
 /** onnxruntime-node's backend names → kvscope's (tensorrt and others have no kvscope name). */
 const BACKEND_NAMES: Readonly<Record<string, ExecutionProviderName>> = {
@@ -15,7 +16,7 @@ const BACKEND_NAMES: Readonly<Record<string, ExecutionProviderName>> = {
  * (`ort.listSupportedBackends()`: cpu and webgpu on Linux x64, dml on Windows, coreml on macOS), plus
  * CUDA where its provider library was installed (`bundled: false` means the npm package ships only the
  * switch; the install script fetches the library). WebGPU being listed does not promise an adapter:
- * session creation is the real test (toolchain.md §3b).
+ * session creation is the real test (toolchain.md §3b), which executionProviderStatuses() makes.
  */
 export function availableExecutionProviders(): ExecutionProviderName[] {
   const available = new Set<ExecutionProviderName>();
@@ -83,4 +84,48 @@ function providerLibraryInstalled(backend: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** One execution provider as this host can offer it. */
+export interface ExecutionProviderStatus {
+  readonly name: ExecutionProviderName;
+  readonly available: boolean;
+  /** why it cannot run here */
+  readonly reason?: string;
+  /** how to make it run */
+  readonly fix?: string;
+}
+
+/** Providers that onnxruntime-node lists without promising they run: only a session tells (execution-provider-probe.ts). */
+const PROBED: readonly ExecutionProviderName[] = ['webgpu', 'cuda'];
+
+let statuses: Promise<ExecutionProviderStatus[]> | undefined;
+
+/**
+ * Every execution provider with whether it really runs here: first what this onnxruntime-node build
+ * has (ensureExecutionProvider, whose refusal says how to get it), then, for WebGPU and CUDA, a session
+ * created for real in a child process (an adapter was found, the CUDA libraries load). Probed once per
+ * process; later calls share the answer. `probe` is replaceable for tests.
+ */
+export function executionProviderStatuses(probe: (name: ExecutionProviderName) => Promise<ProbeOutcome> = probeExecutionProvider): Promise<ExecutionProviderStatus[]> {
+  if (probe !== probeExecutionProvider) return computeStatuses(probe);
+  statuses ??= computeStatuses(probe);
+  return statuses;
+}
+
+async function computeStatuses(probe: (name: ExecutionProviderName) => Promise<ProbeOutcome>): Promise<ExecutionProviderStatus[]> {
+  return Promise.all(EXECUTION_PROVIDERS.map(async (name): Promise<ExecutionProviderStatus> => {
+    try {
+      ensureExecutionProvider(name);
+    } catch (error) {
+      const fix = (error as { fix?: unknown }).fix;
+      return { name, available: false, reason: (error as Error).message, ...(typeof fix === 'string' ? { fix } : {}) };
+    }
+    if (!PROBED.includes(name)) return { name, available: true };
+    const outcome = await probe(name);
+    if (outcome.ok) return { name, available: true };
+    return name === 'webgpu'
+      ? { name, available: false, reason: `onnxruntime-node ${ortVersion()} has WebGPU, but no adapter was found here: ${outcome.message}`, fix: webgpuAdapterFix() }
+      : { name, available: false, reason: `The CUDA provider library is installed, but a CUDA session could not be created: ${outcome.message}`, fix: 'Install the CUDA 12 runtime and cuDNN 9 that onnxruntime-node expects (LD_LIBRARY_PATH must find them), or run on cpu.' };
+  }));
 }

@@ -33,6 +33,21 @@ describe('an API session', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'kvscope-session-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
+  it('answers the run check and the folder listing, and refuses a folder the host does not have', async () => {
+    const backend = createWorkbenchBackend({ dataDir, startRun: scriptedRuns().startRun, homeDir: dataDir, probeExecutionProvider: async () => ({ ok: false, message: 'no adapter' }) });
+    const session = createApiSession(backend, { pickModelFolder: async () => null }, () => undefined);
+    const check = await session.handle({ type: 'check-run', id: 5, settings: { ...storiesSettings(), cacheMode: 'quantized', prompt: 'Once upon a time', maxNewTokens: 8 } });
+    expect(check).toMatchObject({ type: 'result', id: 5, value: { ok: false, promptTokens: 5, refusal: { message: expect.stringMatching(/^Group size \(64\) must be a divisor of \(160\)/) } } });
+    // an execution provider the probe found unusable is the refusal, with its reason
+    const webgpu = await session.handle({ type: 'check-run', id: 6, settings: { ...storiesSettings(), prompt: 'Once upon a time', maxNewTokens: 8, executionProvider: 'webgpu' } });
+    expect(webgpu).toMatchObject({ type: 'result', id: 6, value: { ok: false, refusal: { message: expect.stringContaining('no adapter') } } });
+    expect(await session.handle({ type: 'list-folder', id: 7, path: null })).toMatchObject({ type: 'result', id: 7, value: { path: dataDir } });
+    expect(await session.handle({ type: 'list-folder', id: 8, path: join(dataDir, 'nope') })).toMatchObject({
+      type: 'error', id: 8, error: { code: 'invalid-input', message: expect.stringContaining('does not exist on the host') },
+    });
+    await backend.dispose();
+  });
+
   it('tags run events with the start-run request id and the run id', async () => {
     const scripted = scriptedRuns();
     const backend = createWorkbenchBackend({ dataDir, startRun: scripted.startRun });

@@ -67,6 +67,10 @@ export function createApiSession(backend: WorkbenchBackend, host: HostCapabiliti
         return host.pickModelFolder();
       case 'preflight':
         return backend.preflight(request.model, request.settings, request.sequenceLengths !== undefined ? { sequenceLengths: [...request.sequenceLengths] } : {});
+      case 'check-run':
+        return backend.checkRun(request.settings);
+      case 'list-folder':
+        return backend.listFolder(request.path);
       case 'start-run': {
         const ticket = backend.beginRun(request.settings, (runId) => runHandlers(request.id, runId));
         runs.add(ticket.runId);

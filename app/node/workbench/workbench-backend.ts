@@ -1,23 +1,28 @@
 import { statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
 import type { ModelConfig } from '../../config/model-config.js';
 import { ConfigError } from '../../errors.js';
 import { modelError, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import type { GenerationResult } from '../../engine/generation-result.js';
-import type { RunSettings } from '../../engine/types.js';
+import type { ExecutionProviderName, RunSettings } from '../../engine/types.js';
+import type { RunCheck } from '../../preflight/check-run.js';
 import { runPreflight, type PreflightResult } from '../../preflight/run-preflight.js';
 import { ApiError } from '../../protocol/api-error.js';
 import { toRunErrorPayload } from '../../protocol/run-error.js';
 import type { RunHandle, StartRun } from '../../protocol/run-handle.js';
-import type { ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment } from '../../protocol/workbench-api.js';
+import type {
+  FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment,
+} from '../../protocol/workbench-api.js';
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
 import { KVSCOPE_VERSION } from '../../version.js';
 import { inspectModel } from '../model/inspect-model.js';
 import { readModelConfigAt } from '../model/read-model-config.js';
 import { RunStore } from '../run-store.js';
 import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
+import { WarmGenerationWorker } from '../worker/warm-worker.js';
 import { startRun as startWorkerRun, type StartRunOptions } from '../worker/worker-client.js';
+import { modelArgument } from '../../protocol/model-source.js';
 import { toModelSummary, unopenedModelSummary } from './model-summary.js';
 import { RecentModels } from './recent-models.js';
 import { exportRunRecord } from './run-export.js';
@@ -26,6 +31,10 @@ import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
 import { LabBackend } from '../lab/lab-backend.js';
 import type { LabWorkerOptions } from '../lab/lab-worker-client.js';
+import { listFolder } from './folder-listing.js';
+import { RunChecker } from './run-checker.js';
+import type { ProbeOutcome } from '../ort/execution-provider-probe.js';
+import { resolveModelPath } from '../run-generation.js';
 
 export interface WorkbenchBackendOptions {
   /** where runs (`runs/<id>.json`) and the recent models (`recent.json`) live */
@@ -42,6 +51,15 @@ export interface WorkbenchBackendOptions {
   readonly labWorkerOptions?: LabWorkerOptions;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
+  /** tries an execution provider for real (default: a session in a child process, execution-provider-probe.ts) */
+  readonly probeExecutionProvider?: (name: ExecutionProviderName) => Promise<ProbeOutcome>;
+  /** where the folder browser starts (default: the user's home) */
+  readonly homeDir?: string;
+  /**
+   * Keep one generation worker warm (default true with the default startRun): opening a model loads
+   * it in the worker, and runs go to that worker while it is free (warm-worker.ts).
+   */
+  readonly warmWorker?: boolean;
   /** how many runs go at once and wait (default: from the cores and memory, run-limit.ts) */
   readonly runLimits?: RunLimits;
 }
@@ -88,6 +106,9 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   private readonly live = new Map<string, { readonly handle: RunHandle; readonly settled: Promise<void> }>();
   /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
   private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
+  private readonly checker: RunChecker;
+  private readonly warm: WarmGenerationWorker | null;
+  private environmentAnswer: Promise<WorkbenchEnvironment> | undefined;
   /** records found damaged, by id and mtime: reported once per version of the file, not at every list */
   private readonly damaged = new Map<string, number>();
   /** Records that could not be written (a full or read-only disk): kept for this session, so they can still be exported. */
@@ -105,16 +126,38 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
       ...(options.labWorkerOptions === undefined ? {} : { workerOptions: options.labWorkerOptions }),
       ...(options.now === undefined ? {} : { now: options.now }),
     });
-    // One limit per host on the runs going at once (run-limit.ts); the rest wait or are refused.
-    this.start = limitConcurrentRuns(options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions)), options.runLimits ?? defaultRunLimits());
+    this.warm = options.startRun === undefined && options.warmWorker !== false ? new WarmGenerationWorker(options.runOptions) : null;
+    // One limit per host on the runs going at once (run-limit.ts); the rest wait or are refused. A run
+    // goes to the warm worker while it is free, else to a worker of its own.
+    this.start = limitConcurrentRuns(options.startRun ?? ((settings, handlers) =>
+      this.warm?.tryStart(settings, handlers) ?? startWorkerRun(settings, handlers, options.runOptions)), options.runLimits ?? defaultRunLimits());
     this.now = options.now ?? (() => new Date());
+    this.checker = new RunChecker({
+      resolveModel: (model) => this.resolveRunModel(model),
+      executionProviderProblem: async (name) => {
+        const provider = (await this.environment()).executionProviders.find((ep) => ep.name === name);
+        if (provider === undefined || provider.available) return null;
+        return { message: provider.reason ?? `The ${name} execution provider is not available here.`, ...(provider.fix !== undefined ? { fix: provider.fix } : {}) };
+      },
+    });
   }
 
-  async environment(): Promise<WorkbenchEnvironment> {
-    return workbenchEnvironment(this.kvscopeVersion);
+  /** Probed once (execution providers are tried for real), then answered from memory. */
+  environment(): Promise<WorkbenchEnvironment> {
+    this.environmentAnswer ??= workbenchEnvironment(this.kvscopeVersion, this.options.probeExecutionProvider);
+    return this.environmentAnswer;
   }
 
-  async openModel(source: ModelSource, onnxFile?: string): Promise<ModelSummary> {
+  async checkRun(settings: RunSettings): Promise<RunCheck> {
+    return this.checker.check(settings);
+  }
+
+  async listFolder(path: string | null): Promise<FolderListing> {
+    return listFolder(path, this.recent.list(), this.options.homeDir);
+  }
+
+  async openModel(given: ModelSource, onnxFile?: string): Promise<ModelSummary> {
+    const source = asModelFolder(given);
     let path: string;
     try {
       path = await this.modelPath(source);
@@ -130,6 +173,14 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     // Best effort: a data folder that cannot be written is a notice on a model that opened fine.
     const notSaved = inspection.folder !== null ? this.recent.add(opened).notSaved : null;
     const summary = toModelSummary(opened, inspection);
+    // The first run should not wait for the worker, onnxruntime and the session: load them now.
+    if (summary.ok) void this.checker.prefetch(modelArgument(opened), summary.onnxFile ?? undefined);
+    // (A synthetic model built into a test's own cache folder is not where the worker would look.)
+    const warmable = opened.kind === 'folder' || this.options.syntheticCacheDir === undefined;
+    if (summary.ok && warmable && this.warm !== null && !this.warm.busy) {
+      const target = { model: modelArgument(opened), executionProvider: 'cpu' as const, ...(summary.onnxFile !== null ? { onnxFile: summary.onnxFile } : {}) };
+      this.warm.warm(target).catch((error: unknown) => console.error(`kvscope: could not warm ${target.model}: ${(error as Error).message}`));
+    }
     if (notSaved === null) return summary;
     return { ...summary, diagnostics: [...summary.diagnostics, dataFolderNotice(`This model could not be added to Open Recent: ${notSaved}`)] };
   }
@@ -234,11 +285,19 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     const runs = [...this.live.values()];
     for (const run of runs) run.handle.dispose();
     await Promise.allSettled([...runs.map((run) => run.settled), this.lab.dispose()]);
+    await this.warm?.dispose();
   }
 
   private async modelPath(source: ModelSource): Promise<string> {
     if (source.kind === 'folder') return source.path;
     return ensureSyntheticModel(source.kind, this.options.syntheticCacheDir !== undefined ? { cacheDir: this.options.syntheticCacheDir } : {});
+  }
+
+  /** A run's `model` argument as a path: folders as given, synthetic models where the builder put them. */
+  private async resolveRunModel(model: string): Promise<string> {
+    return this.options.syntheticCacheDir !== undefined && (model === 'synthetic' || model === 'synthetic-hybrid')
+      ? ensureSyntheticModel(model, { cacheDir: this.options.syntheticCacheDir })
+      : resolveModelPath(model);
   }
 
   /** The record id doubles as the live run's id, so the ticket, `savedRunId` and `loadRun` agree. */
@@ -273,6 +332,16 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
       return { result: kept, savedRunId: null };
     }
   }
+}
+
+/**
+ * A config.json given as the model is its folder, as the CLI reads it (`--config path/to/config.json`);
+ * a .onnx file stays as given (inspectModel opens that graph of its folder).
+ */
+function asModelFolder(source: ModelSource): ModelSource {
+  if (source.kind !== 'folder' || !/\.json$/i.test(source.path)) return source;
+  const stats = statSync(source.path, { throwIfNoEntry: false });
+  return stats?.isFile() === true ? { kind: 'folder', path: dirname(resolve(source.path)) } : source;
 }
 
 /** A convenience that failed (recent models, a saved run): said, never an error of the model or the run. */

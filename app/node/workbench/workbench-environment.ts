@@ -1,25 +1,21 @@
-import { EXECUTION_PROVIDERS } from '../../engine/types.js';
+import type { ExecutionProviderName } from '../../engine/types.js';
 import type { WorkbenchEnvironment } from '../../protocol/workbench-api.js';
-import { ensureExecutionProvider, ortVersion } from '../ort/execution-providers.js';
+import type { ProbeOutcome } from '../ort/execution-provider-probe.js';
+import { executionProviderStatuses, ortVersion } from '../ort/execution-providers.js';
 
 /**
- * What the workbench runs on. Each execution provider is asked the same question a run asks
- * (ensureExecutionProvider), so an unavailable one carries the run's own message and fix.
+ * What the workbench runs on. Each execution provider is offered only when it runs here: the run's
+ * own check (ensureExecutionProvider), then a real session for WebGPU and CUDA (executionProviderStatuses),
+ * so WebGPU is never offered where no adapter exists; an unavailable one carries why and how to enable it.
  */
-export function workbenchEnvironment(kvscopeVersion: string): WorkbenchEnvironment {
+export async function workbenchEnvironment(
+  kvscopeVersion: string, probe?: (name: ExecutionProviderName) => Promise<ProbeOutcome>,
+): Promise<WorkbenchEnvironment> {
   return {
     kvscopeVersion,
     ortVersion: ortVersion(),
     platform: `${process.platform}-${process.arch}`,
-    executionProviders: EXECUTION_PROVIDERS.map((name) => {
-      try {
-        ensureExecutionProvider(name);
-        return { name, available: true };
-      } catch (error) {
-        const fix = (error as { fix?: unknown }).fix;
-        return { name, available: false, reason: `${(error as Error).message}${typeof fix === 'string' ? ` ${fix}` : ''}` };
-      }
-    }),
+    executionProviders: await executionProviderStatuses(probe),
     defaultModel: { kind: 'synthetic' },
   };
 }

@@ -30,6 +30,12 @@ export function liveGenerationWorkers(): number {
   return liveWorkers.size;
 }
 
+/** Counts a worker started elsewhere (the warm worker) among the live ones until it exits. */
+export function trackGenerationWorker(worker: Worker): void {
+  liveWorkers.add(worker);
+  worker.once('exit', () => liveWorkers.delete(worker));
+}
+
 /**
  * Runs one generation in its own worker thread and streams what it reports. One worker per run:
  * the model session, its native memory and any WebGPU device go away with the thread.
@@ -152,6 +158,8 @@ class WorkerRun implements RunHandle {
       case 'done':
         this.settle(() => this.resolve(message.result));
         return;
+      case 'warmed':
+        return; // a per-run worker is never asked to warm
       case 'error':
         this.fail(message.error);
         return;

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import type { DiagnosticPayload } from '../../../app/protocol/read-diagnostic.js';
 import { MessageText } from './MessageText.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 
 const SEVERITY_LABEL = { error: 'Error', warning: 'Warning', info: 'Note' } as const;
 const ORIGIN_LABEL = { transformers: 'transformers', backend: 'backend library', kvscope: 'kvscope' } as const;
@@ -18,7 +19,7 @@ export function DiagnosticList({ diagnostics, testId = 'diagnostics', empty }: {
             <code className="code">{d.code}</code>
           </div>
           <MessageText message={d.message} verbatimFirst={d.origin !== 'kvscope'} />
-          {d.fix !== undefined && <p className="fix"><strong>What to do:</strong> {d.fix}</p>}
+          {d.fix !== undefined && <p className="fix"><strong>What to do:</strong> {plain(d.fix)}</p>}
           {d.layers.length > 0 && <p className="layers muted">Layers: {compactList(d.layers)}</p>}
         </li>
       ))}

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 
 /**
  * A diagnostic or error message. Where it starts with transformers' or the library's exact text
@@ -12,7 +13,7 @@ export function MessageText({ message, verbatimFirst = false, verbatimLines = []
   verbatimLines?: readonly string[];
   testId?: string;
 }): ReactNode {
-  const paragraphs = message.split('\n').filter((p) => p.trim().length > 0);
+  const paragraphs = plain(message).split('\n').filter((p) => p.trim().length > 0);
   const quoted = (paragraph: string): boolean => {
     const text = paragraph.startsWith('- ') ? paragraph.slice(2) : paragraph;
     return verbatimLines.some((line) => line.length > 0 && text.startsWith(line));

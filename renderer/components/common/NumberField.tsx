@@ -12,13 +12,18 @@ interface NumberFieldProps {
   readonly disabled?: boolean;
   readonly hint?: string;
   readonly unit?: string;
+  /**
+   * told what is typed whenever it is not a valid value (null once it is): a field whose invalid
+   * text must be argued with (the what-if) keeps it on screen instead of snapping back on blur
+   */
+  readonly onInvalid?: (text: string | null) => void;
 }
 
 /**
  * A numeric input that keeps what is being typed (an empty field, `0.`) as a draft and commits only
  * valid numbers, so the store never holds a half-typed value.
  */
-export function NumberField({ label, value, onCommit, testId, min, max, step, integer = true, disabled, hint, unit }: NumberFieldProps): ReactNode {
+export function NumberField({ label, value, onCommit, testId, min, max, step, integer = true, disabled, hint, unit, onInvalid }: NumberFieldProps): ReactNode {
   const id = useId();
   const [draft, setDraft] = useState(String(value));
   useEffect(() => setDraft(String(value)), [value]);
@@ -43,9 +48,13 @@ export function NumberField({ label, value, onCommit, testId, min, max, step, in
           const text = event.target.value;
           setDraft(text);
           const next = Number(text);
-          if (text.trim() !== '' && Number.isFinite(next) && (!integer || Number.isInteger(next)) && (min === undefined || next >= min) && (max === undefined || next <= max)) onCommit(next);
+          const ok = text.trim() !== '' && Number.isFinite(next) && (!integer || Number.isInteger(next)) && (min === undefined || next >= min) && (max === undefined || next <= max);
+          if (ok) onCommit(next);
+          onInvalid?.(ok ? null : text);
         }}
-        onBlur={() => setDraft(String(value))}
+        onBlur={() => {
+          if (onInvalid === undefined) setDraft(String(value));
+        }}
       />
       {hint !== undefined && <small id={`${id}-hint`} className="hint">{hint}</small>}
     </div>

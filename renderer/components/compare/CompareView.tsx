@@ -2,8 +2,8 @@ import { useState, type ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
 import { modelName } from '../../../app/record/run-summary.js';
 import { COMPARE_CHARTS } from '../../charts/compare-charts.js';
-import { describeSettings } from '../../format/run-labels.js';
-import { formatBytes, formatError, formatCompression, formatPercent, formatTokensPerSecond } from '../../format/units.js';
+import { describeSettings, recordIdentity } from '../../format/run-labels.js';
+import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ChartPanel } from '../dashboard/ChartPanel.js';
@@ -21,7 +21,7 @@ const ROWS: readonly Row[] = [
   { label: 'Prompt', value: (r) => JSON.stringify(r.settings.prompt) },
   { label: 'Tokens', value: (r) => String(r.generatedTokenIds.length) },
   { label: 'Flushes per layer', value: (r) => r.flushCounts.filter((c) => c !== null).join(' ') || '—' },
-  { label: 'KV stored (end)', value: (r) => `${formatBytes(r.kvBytesTotal.totalBytes)} (${formatCompression(r.kvBytesTotal.fp16BaselineBytes, r.kvBytesTotal.totalBytes)} than fp16)` },
+  { label: 'KV stored (end)', value: (r) => `${formatBytes(r.kvBytesTotal.totalBytes)}: ${storedVsBaselines(r.kvBytesTotal, r.model.kvDtype)}` },
   { label: 'Decode speed', value: (r) => formatTokensPerSecond(r.timings.decodeTokensPerSecond) },
   { label: 'Mean KL', value: (r) => (r.reference === null ? '—' : `${formatError(r.reference.meanKl)} nats`) },
   { label: 'Top-1 agreement', value: (r) => (r.reference === null ? '—' : formatPercent(r.reference.top1Agreement)) },
@@ -70,7 +70,7 @@ function OverlayCharts({ a, b }: { a: RunRecord; b: RunRecord }): ReactNode {
   return (
     <div className="chart-grid" data-testid="compare-overlay">
       {COMPARE_CHARTS.map((spec, index) => (
-        <ChartPanel key={spec.id} spec={spec} buffers={bufferA} other={bufferB} fileStem={`compare-${a.id}-${b.id}`} wide={index === 0}
+        <ChartPanel key={spec.id} spec={spec} buffers={bufferA} other={bufferB} identity={{ runId: `${a.id}-vs-${b.id}`, model: `A: ${recordIdentity(a).model} · B: ${recordIdentity(b).model}`, settings: `A: ${describeSettings(a.settings)} · B: ${describeSettings(b.settings)}` }} wide={index === 0}
           emptyMessage={spec.id === 'compare-reference' && !a.settings.reference && !b.settings.reference ? 'Neither run had the reference lane on.' : null} />
       ))}
     </div>
@@ -84,7 +84,8 @@ function SplitCharts({ a, b }: { a: RunRecord; b: RunRecord }): ReactNode {
       {[a, b].map((record, index) => (
         <section key={record.id} aria-label={`Run ${index === 0 ? 'A' : 'B'}`}>
           <h3>Run {index === 0 ? 'A' : 'B'} <code>{record.id}</code></h3>
-          <RunDashboard buffers={controller.savedBuffers(record)} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'} fileStem={record.id} />
+          <RunDashboard buffers={controller.savedBuffers(record)} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'}
+            identity={recordIdentity(record)} comparedWith={controller.savedBuffers(index === 0 ? b : a)} />
         </section>
       ))}
     </div>

@@ -1,20 +1,24 @@
-import { useEffect, useId, useRef, type ReactNode } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import type { ChartSpec } from '../../charts/chart-spec.js';
 import type { ChartInstance } from '../../charts/echarts-core.js';
+import type { ChartScale } from '../../charts/heat-scale.js';
 import { loadEcharts } from '../../charts/load-echarts.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
+import { chartPng, type ChartIdentity } from '../../export/chart-png.js';
 import { downloadUrl } from '../../platform/download.js';
-import { useChartTheme, useServices } from '../../services.js';
+import { useChartTheme, useServices, useWorkbench } from '../../services.js';
 
 interface ChartPanelProps {
   readonly spec: ChartSpec;
   readonly buffers: RunBuffers;
+  /** a compared run: overlays draw it, heatmaps share their colour range with it */
   readonly other?: RunBuffers;
   /** shown over the chart instead of data (e.g. the reference lane was off) */
   readonly emptyMessage?: string | null;
-  /** PNG file names start with this (the run id) */
-  readonly fileStem: string;
+  /** what the exported PNG says it shows (its file name starts with the run id) */
+  readonly identity: ChartIdentity;
   readonly wide?: boolean;
+  readonly tall?: boolean;
 }
 
 /**
@@ -22,9 +26,12 @@ interface ChartPanelProps {
  * pulls data on animation frames through the shared FrameLoop whenever the buffers' version moved,
  * at most every `spec.minIntervalMs` (STYLE.md §11). A metrics batch causes no React render.
  */
-export function ChartPanel({ spec, buffers, other, emptyMessage = null, fileStem, wide = false }: ChartPanelProps): ReactNode {
-  const { frames } = useServices();
+export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity, wide = false, tall = false }: ChartPanelProps): ReactNode {
+  const { frames, store } = useServices();
   const theme = useChartTheme();
+  const version = useWorkbench((s) => s.environment?.kvscopeVersion ?? null);
+  const scales = spec.scales ?? ['linear'];
+  const [scale, setScale] = useState<ChartScale>(scales[0]!);
   const host = useRef<HTMLDivElement>(null);
   const chart = useRef<ChartInstance | null>(null);
   const titleId = useId();
@@ -44,7 +51,7 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, fileStem
      */
     const bindChart = (target: HTMLDivElement, initChart: (element: HTMLElement) => ChartInstance): (() => void) => {
       const drawer = spec.create();
-      const context = other === undefined ? { buffers, theme } : { buffers, theme, other };
+      const context = other === undefined ? { buffers, theme, scale } : { buffers, theme, other, scale };
       let instance: ChartInstance | null = null;
       let drawnVersion = -1;
       let lastDrawMs = -Infinity;
@@ -53,6 +60,11 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, fileStem
         const option = drawer.update(context);
         if (option !== null) chart.setOption(option);
         target.dataset['points'] = String(drawer.points());
+        const words = drawer.describe?.();
+        if (words !== undefined && words !== target.dataset['legend']) {
+          target.dataset['legend'] = words;
+          target.setAttribute('aria-description', words);
+        }
         target.dataset['version'] = String(drawnVersion);
       };
       // Charts scrolled out of view skip their redraws and catch up when they come back.
@@ -91,25 +103,45 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, fileStem
       disposed = true;
       cleanup();
     };
-  }, [spec, buffers, other, theme, frames]);
+  }, [spec, buffers, other, theme, frames, scale]);
 
-  const exportPng = (): void => {
+  const exportPng = async (): Promise<void> => {
     const instance = chart.current;
     if (instance === null) return;
-    downloadUrl(`${fileStem}-${spec.id}.png`, instance.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: theme.background }));
+    try {
+      const url = instance.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: theme.background });
+      const png = await chartPng(url, spec.title, identity, theme, `kvscope${version === null ? '' : ` ${version}`}`);
+      const blob = URL.createObjectURL(new Blob([png as BlobPart], { type: 'image/png' }));
+      downloadUrl(`${identity.runId}-${spec.id}.png`, blob);
+      setTimeout(() => URL.revokeObjectURL(blob), 10_000);
+    } catch (error) {
+      store.getState().pushNotice({ tone: 'error', title: 'The chart could not be exported', error: { code: 'internal', message: (error as Error).message } });
+    }
   };
 
   return (
-    <figure className={`chart-panel${wide ? ' wide' : ''}`} aria-labelledby={titleId} data-testid={`chart-panel-${spec.id}`}>
+    <figure className={`chart-panel${wide ? ' wide' : ''}${tall ? ' tall' : ''}`} aria-labelledby={titleId} data-testid={`chart-panel-${spec.id}`}>
       <figcaption>
         <span id={titleId} className="chart-title">{spec.title}</span>
-        <button type="button" className="icon-button" onClick={exportPng} disabled={emptyMessage !== null} title={`Save “${spec.title}” as PNG`} aria-label={`Save ${spec.title} as PNG`} data-testid={`export-png-${spec.id}`}>
-          PNG
-        </button>
+        <span className="chart-actions">
+          {scales.length > 1 && (
+            <span className="segmented mini" role="radiogroup" aria-label={`${spec.title}: value scale`} data-testid={`scale-${spec.id}`}>
+              {scales.map((choice) => (
+                <label key={choice} className={choice === scale ? 'selected' : undefined}>
+                  <input type="radio" name={`${titleId}-scale`} checked={choice === scale} onChange={() => setScale(choice)} data-testid={`scale-${spec.id}-${choice}`} />
+                  {choice}
+                </label>
+              ))}
+            </span>
+          )}
+          <button type="button" className="icon-button" onClick={() => void exportPng()} disabled={emptyMessage !== null} title={`Save “${spec.title}” as PNG, titled with the run, model and settings`} aria-label={`Save ${spec.title} as PNG`} data-testid={`export-png-${spec.id}`}>
+            PNG
+          </button>
+        </span>
       </figcaption>
       <p className="chart-description">{spec.description}</p>
       <div className="chart-host-wrap">
-        <div ref={host} className="chart-host" role="img" aria-label={spec.description} data-testid={`chart-${spec.id}`} />
+        <div ref={host} className="chart-host" role="img" aria-label={spec.description} data-testid={`chart-${spec.id}`} data-scale={scale} />
         {emptyMessage !== null && <div className="chart-empty" data-testid={`chart-empty-${spec.id}`}>{emptyMessage}</div>}
       </div>
     </figure>

@@ -44,8 +44,8 @@ describe('RunDashboard', () => {
     render(
       <ServicesProvider services={{ store, controller, frames }} theme={readChartTheme()}>
         <Profiler id="dashboard" onRender={onRender}>
-          <RunDashboard buffers={buffers} referenceOn quantized fileStem="run" />
-          <TextPanel buffers={buffers} referenceOn />
+          <RunDashboard buffers={buffers} referenceOn quantized identity={{ runId: 'run', model: 'mistral-7b-v0.3', settings: 'quanto 4-bit' }} />
+          <TextPanel buffers={buffers} referenceOn finished={false} />
         </Profiler>
       </ServicesProvider>,
     );

@@ -1,52 +1,88 @@
 import { useEffect, useRef, type ReactNode } from 'react';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import type { TextSegment } from '../../metrics/text-stream.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 
+interface TextPanelProps {
+  readonly buffers: RunBuffers;
+  readonly referenceOn: boolean;
+  /** the run has ended (or is a saved one): the text's tail, held back by the detokenizer, can be shown */
+  readonly finished: boolean;
+}
+
 /**
- * The generated text as it streams, appended to the DOM on animation frames. Each `onText` delta
- * becomes a span; where the reference lane's top-1 token differs at one of the steps that produced
- * it, the span is highlighted and its tooltip names the steps and the reference's token ids. (Deltas
- * group the tokens of one batch: on a fast model a highlight covers the batch, on a slow one a token.)
+ * The generated text, one span per token, appended to the DOM on animation frames. Each step's
+ * metrics carry the text its token completed (StepMetrics.text), so a token whose step the reference
+ * lane disagrees with is marked on its own, at any speed and in saved runs alike; its tooltip names
+ * the step and both tokens. A record from before per-token text shows the text whole, with the
+ * differing steps listed.
  */
-export function TextPanel({ buffers, referenceOn }: { buffers: RunBuffers; referenceOn: boolean }): ReactNode {
+export function TextPanel({ buffers, referenceOn, finished }: TextPanelProps): ReactNode {
   /** the text; its scroller stays pinned to the bottom by CSS (column-reverse), so no layout is read here */
   const container = useRef<HTMLDivElement>(null);
   const count = useRef<HTMLSpanElement>(null);
-  const appended = useRef(0);
-  /** spans whose steps have not all reached the metrics yet */
-  const pending = useRef<{ span: HTMLSpanElement; segment: TextSegment }[]>([]);
+  const differs = useRef<HTMLParagraphElement>(null);
+  const state = useRef({ step: 0, text: '', tail: false, segments: 0, marks: 0 });
 
   useEffect(() => {
-    appended.current = 0;
-    pending.current = [];
+    state.current = { step: 0, text: '', tail: false, segments: 0, marks: 0 };
     if (container.current !== null) container.current.textContent = '';
   }, [buffers]);
 
   useFrameTask(() => {
     const element = container.current;
     if (element === null) return false;
-    const segments = buffers.text.segments;
+    const metrics = buffers.metrics;
+    const s = state.current;
     let worked = false;
-    if (appended.current < segments.length) {
-      const fragment = document.createDocumentFragment();
-      for (let i = appended.current; i < segments.length; i++) {
+    if (metrics.hasStepText) {
+      const known = metrics.stepCount;
+      if (s.step < known) {
+        const fragment = document.createDocumentFragment();
+        const offset = metrics.steps.total - metrics.steps.length;
+        for (; s.step < known; s.step++) {
+          const text = metrics.stepTexts[s.step] ?? '';
+          const span = document.createElement('span');
+          span.textContent = text;
+          span.dataset['step'] = String(s.step);
+          const row = s.step - offset;
+          if (referenceOn && row >= 0 && metrics.steps.get('top1Agrees', row) === 0) {
+            span.className = 'disagree';
+            span.title = `step ${s.step}: the reference picks token ${metrics.steps.get('referenceTokenId', row)}, this run token ${metrics.steps.get('tokenId', row)}`;
+            s.marks++;
+          }
+          s.text += text;
+          fragment.append(span);
+        }
+        element.append(fragment);
+        worked = true;
+      }
+      // The detokenizer holds back a partial character until the end; it comes with the whole text.
+      const full = buffers.text.text();
+      if (finished && !s.tail && s.step >= known && full.length > s.text.length && full.startsWith(s.text)) {
         const span = document.createElement('span');
-        span.textContent = segments[i]!.text;
+        span.textContent = full.slice(s.text.length);
+        element.append(span);
+        s.tail = true;
+        worked = true;
+      }
+    } else if (finished && s.segments < buffers.text.segments.length) {
+      // a record without per-token text: the text as it came, whole (while a run streams, its
+      // text may come a batch before its steps: only a finished run without step text gets here)
+      const fragment = document.createDocumentFragment();
+      for (; s.segments < buffers.text.segments.length; s.segments++) {
+        const span = document.createElement('span');
+        span.textContent = buffers.text.segments[s.segments]!.text;
         fragment.append(span);
-        if (referenceOn) pending.current.push({ span, segment: segments[i]! });
       }
       element.append(fragment);
-      appended.current = segments.length;
-      if (count.current !== null) count.current.textContent = `${buffers.text.tokenCount} tokens`;
       worked = true;
     }
-    if (pending.current.length > 0) {
-      pending.current = pending.current.filter(({ span, segment }) => !markDisagreement(span, segment, buffers));
-      worked = true;
+    if (worked) {
+      if (count.current !== null) count.current.textContent = `${Math.max(metrics.stepCount, buffers.text.tokenCount)} tokens`;
+      if (differs.current !== null) differs.current.textContent = differenceSummary(buffers, referenceOn, metrics.hasStepText ? s.marks : null);
     }
     return worked;
-  }, [buffers, referenceOn]);
+  }, [buffers, referenceOn, finished]);
 
   return (
     <section className="text-panel" aria-labelledby="text-panel-title">
@@ -55,10 +91,11 @@ export function TextPanel({ buffers, referenceOn }: { buffers: RunBuffers; refer
         <span className="muted" ref={count} data-testid="text-token-count" />
         {referenceOn && (
           <span className="legend-inline">
-            <mark className="disagree">token</mark> the reference lane's top-1 differs · <span className="disagree-batch">batch</span><sup className="disagree-count">n</sup> n tokens of a streamed batch differ (hover for steps)
+            <mark className="disagree">token</mark> the reference lane's top-1 token differs at this step (hover for both tokens)
           </span>
         )}
       </header>
+      <p className="muted text-differs" ref={differs} data-testid="text-differs" />
       <div className="generated-text-scroller" tabIndex={0} role="log" aria-live="off" aria-label="Generated text">
         <div ref={container} className="generated-text" data-testid="generated-text" />
       </div>
@@ -66,27 +103,17 @@ export function TextPanel({ buffers, referenceOn }: { buffers: RunBuffers; refer
   );
 }
 
-/** Marks the span when a step of its segment disagrees; returns true once all its steps are known. */
-function markDisagreement(span: HTMLSpanElement, segment: TextSegment, buffers: RunBuffers): boolean {
-  const steps = buffers.metrics.steps;
-  const known = buffers.metrics.stepCount;
-  const last = segment.firstStep + segment.tokenCount - 1;
-  if (last >= known) return false;
-  // steps are kept in a ring: logical row = step - (steps written - steps held)
-  const offset = steps.total - steps.length;
-  const differing: string[] = [];
-  for (let step = segment.firstStep; step <= last; step++) {
-    const row = step - offset;
-    if (row < 0) continue;
-    if (steps.get('top1Agrees', row) === 0) differing.push(`step ${step}: reference picks token ${steps.get('referenceTokenId', row)}, this run ${steps.get('tokenId', row)}`);
-  }
-  if (differing.length > 0) {
-    // One token: its text is exactly the token's, so highlight it. Several (a batch from a fast
-    // model): the text cannot be split per token, so underline the batch and count the steps.
-    span.className = segment.tokenCount === 1 ? 'disagree' : 'disagree-batch';
-    span.title = differing.join('\n');
-    span.dataset['disagree'] = String(differing.length);
-    // the count shows through CSS (::after), so the text's own content stays the generated text
-  }
-  return true;
+/** How many steps differ from the reference, and where when the text cannot show it token by token. */
+function differenceSummary(buffers: RunBuffers, referenceOn: boolean, marked: number | null): string {
+  if (!referenceOn) return '';
+  const reference = buffers.metrics.reference();
+  if (reference === null) return '';
+  const total = Math.round((1 - reference.top1Agreement) * reference.steps);
+  if (marked !== null) return total === 0 ? 'The reference lane agrees at every step.' : `${total} of ${reference.steps} steps differ from the reference lane (marked).`;
+  const steps: number[] = [];
+  const rows = buffers.metrics.steps.length;
+  for (let i = 0; i < rows && steps.length < 40; i++) if (buffers.metrics.steps.get('top1Agrees', i) === 0) steps.push(buffers.metrics.steps.get('step', i));
+  return total === 0
+    ? 'The reference lane agrees at every step.'
+    : `${total} of ${reference.steps} steps differ from the reference lane: steps ${steps.join(', ')}${total > steps.length ? ', …' : ''} (this record has no per-token text to mark).`;
 }

@@ -1,6 +1,11 @@
 import { useState, type ReactNode } from 'react';
 import type { RunSummary } from '../../../app/protocol/workbench-api.js';
-import { formatBytes, formatCompression, formatTokensPerSecond } from '../../format/units.js';
+import { compareToBaseline, formatBytes, formatTokensPerSecond } from '../../format/units.js';
+
+/** The dtype of the dynamic cache a run's cache replaces (fp16 for a summary from before that was recorded). */
+function dtypeName(run: RunSummary): string {
+  return run.dtypeBaselineBytes === undefined || run.kvDtype === 'float16' ? 'fp16' : 'fp32';
+}
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 
@@ -56,7 +61,9 @@ function HistoryRow({ run, ticked }: { run: RunSummary; ticked: boolean }): Reac
       <td>{run.executionProvider}</td>
       <td className="num">{run.tokens}</td>
       <td className="num">{formatTokensPerSecond(run.decodeTokensPerSecond)}</td>
-      <td className="num" title={`fp16 baseline ${formatBytes(run.fp16BaselineBytes)}`}>{formatBytes(run.totalKvBytes)} <span className="muted">({formatCompression(run.fp16BaselineBytes, run.totalKvBytes)})</span></td>
+      <td className="num" title={`the ${dtypeName(run)} dynamic cache of the same tokens: ${formatBytes(run.dtypeBaselineBytes ?? run.fp16BaselineBytes)}; fp16: ${formatBytes(run.fp16BaselineBytes)}`}>
+        {formatBytes(run.totalKvBytes)} <span className="muted">({compareToBaseline(run.dtypeBaselineBytes ?? run.fp16BaselineBytes, run.totalKvBytes, dtypeName(run))})</span>
+      </td>
       <td>{run.stopReason}</td>
       <td className="actions">
         <button type="button" onClick={() => void controller.openSavedRun(run.id)} data-testid="history-open">Open</button>

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
-import { describeSampling, describeSettings, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describeSampling, describeSettings, recordIdentity, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
@@ -34,8 +34,8 @@ function SavedRun({ record }: { record: RunRecord }): ReactNode {
           <button type="button" onClick={() => void controller.exportRun(record.id, 'csv')} data-testid="saved-export-csv">Export CSV</button>
         </div>
       </header>
-      <RunDashboard buffers={buffers} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'} fileStem={record.id} />
-      <TextPanel buffers={buffers} referenceOn={false} />
+      <RunDashboard buffers={buffers} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'} identity={recordIdentity(record)} />
+      <TextPanel buffers={buffers} referenceOn={record.settings.reference} finished />
     </div>
   );
 }

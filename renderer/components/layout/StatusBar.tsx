@@ -1,11 +1,36 @@
-import { useRef, type ReactNode } from 'react';
+import { useState, type ReactNode, useRef } from 'react';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 
-/** Versions, platform, and the UI's frame rate (measured from the animation-frame loop, once a second). */
+const PERFORMANCE_KEY = 'kvscope.performanceMode';
+
+/** Performance mode: on with `?perf` in the URL, or as last chosen here (kept in localStorage). */
+function initialPerformanceMode(): boolean {
+  if (typeof location !== 'undefined' && new URLSearchParams(location.search).has('perf')) return true;
+  try {
+    return typeof localStorage !== 'undefined' && localStorage.getItem(PERFORMANCE_KEY) === 'on';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Versions and platform; in performance mode also the UI's frame rate (measured from the
+ * animation-frame loop, once a second), which only someone checking the workbench itself needs.
+ */
 export function StatusBar(): ReactNode {
   const { environment, environmentError, host } = useWorkbench((s) => ({ environment: s.environment, environmentError: s.environmentError, host: s.host }));
+  const [performance, setPerformance] = useState(initialPerformanceMode);
+  const toggle = (): void => {
+    const next = !performance;
+    setPerformance(next);
+    try {
+      localStorage.setItem(PERFORMANCE_KEY, next ? 'on' : 'off');
+    } catch {
+      // private windows may refuse storage: the mode then lasts for this page only
+    }
+  };
   return (
     <footer className="status-bar" role="contentinfo">
       {environmentError !== null ? (
@@ -18,7 +43,13 @@ export function StatusBar(): ReactNode {
           {environment === null ? 'Connecting…' : `kvscope ${environment.kvscopeVersion} · onnxruntime ${environment.ortVersion} · ${environment.platform} · ${host === 'electron' ? 'desktop' : 'browser (serve mode)'}`}
         </span>
       )}
-      <FpsMeter />
+      <span className="status-right">
+        {performance && <FpsMeter />}
+        <button type="button" className="link-button performance-toggle" aria-pressed={performance} onClick={toggle} data-testid="performance-mode"
+          title="Performance mode shows the UI's frame rate">
+          {performance ? 'performance mode on' : 'performance mode'}
+        </button>
+      </span>
     </footer>
   );
 }

@@ -1,8 +1,8 @@
 import { useRef, type ReactNode } from 'react';
 import type { GenerationResult } from '../../../app/engine/generation-result.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { describeSampling, describeSettings, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
-import { formatBytes, formatError, formatCompression, formatPercent, formatTokensPerSecond } from '../../format/units.js';
+import { describeRunLine, describeSampling, describeSettings, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { isRunActive } from '../../store/run-slice.js';
@@ -22,7 +22,7 @@ export function LiveView(): ReactNode {
     return (
       <div className="empty-state" data-testid="live-empty">
         <h2>No run yet</h2>
-        <p>Choose a model and settings on the left, then press <strong>Run</strong> (<kbd>Ctrl</kbd>+<kbd>Enter</kbd>). Memory, error and speed charts fill while the model generates.</p>
+        <p>Choose a model and settings on the left, then press <strong>Run</strong>. Memory, error and speed charts fill while the model generates.</p>
       </div>
     );
   }
@@ -49,8 +49,8 @@ export function LiveView(): ReactNode {
       {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} />}
       {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
         <>
-          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} fileStem={run.savedRunId ?? run.runId ?? 'kvscope-run'} />
-          <TextPanel buffers={buffers} referenceOn={settings.reference} />
+          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings) }} />
+          <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} />
         </>
       )}
     </div>
@@ -94,7 +94,7 @@ function ResultSummary({ result, savedRunId }: { result: GenerationResult; saved
       <dl className="facts compact">
         <div className="fact"><dt>Flushes per layer</dt><dd data-testid="result-flushes">{flushCounts.length === 0 ? 'none (no quantized layer)' : uniform ? String(flushCounts[0]) : flushCounts.join(' ')}</dd></div>
         <div className="fact"><dt>Layers with flushes</dt><dd>{compactList(result.flushCounts.flatMap((count, layer) => (count !== null && count > 0 ? [layer] : []))) || '—'}</dd></div>
-        <div className="fact"><dt>KV stored</dt><dd>{formatBytes(total.totalBytes)} vs {formatBytes(total.fp16BaselineBytes)} fp16 ({formatCompression(total.fp16BaselineBytes, total.totalBytes)})</dd></div>
+        <div className="fact"><dt>KV stored</dt><dd data-testid="result-kv">{formatBytes(total.totalBytes)}: {storedVsBaselines(total, result.model.kvDtype)}</dd></div>
         <div className="fact"><dt>Decode</dt><dd>{formatTokensPerSecond(result.timings.decodeTokensPerSecond)} on {result.executionProvider}</dd></div>
         {result.reference !== null && (
           <div className="fact"><dt>Reference</dt><dd>mean KL {formatError(result.reference.meanKl)} nats · top-1 {formatPercent(result.reference.top1Agreement)}</dd></div>

@@ -56,17 +56,16 @@ export function ModelSourcePicker(): ReactNode {
             type="text"
             spellCheck={false}
             autoComplete="off"
-            placeholder="/path/to/model (config.json, onnx/, tokenizer.json)"
+            placeholder="/path/to/model, its config.json or an .onnx file"
             value={draft}
             onChange={(event) => store.getState().setModelPathDraft(event.target.value)}
             data-testid="model-path-input"
           />
           <button type="submit" disabled={loading} data-testid="model-path-open">Open</button>
-          {host === 'electron' && (
-            <button type="button" disabled={loading} onClick={() => void controller.openModelDialog()} data-testid="pick-folder" title="Choose a folder (Ctrl+O)">
-              Browse…
-            </button>
-          )}
+          <button type="button" disabled={loading} onClick={() => void controller.openModelDialog()} data-testid="pick-folder"
+            title={host === 'electron' ? 'Choose a folder' : 'Browse the host\'s folders'}>
+            Browse…
+          </button>
         </div>
       </form>
       {recent.length > 0 && (

@@ -3,6 +3,7 @@ import type { ModelSummary } from '../../../app/protocol/workbench-api.js';
 import { useServices } from '../../services.js';
 import { formatBytes } from '../../format/units.js';
 import { DiagnosticList } from '../common/DiagnosticList.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 
 /** Facts whose values are sentences: a row of their own. */
 const WIDE_FACTS: ReadonlySet<string> = new Set(['layout', 'precision', 'graph-size']);
@@ -42,7 +43,7 @@ export function ModelSummaryView({ summary }: { summary: ModelSummary }): ReactN
       {!summary.ok && (
         <div className="callout callout-error" role="alert" data-testid="model-error">
           <strong>This model cannot run.</strong> {firstError?.message ?? 'The model checks found errors.'}
-          {firstError?.fix !== undefined && <p className="fix"><strong>What to do:</strong> {firstError.fix}</p>}
+          {firstError?.fix !== undefined && <p className="fix"><strong>What to do:</strong> {plain(firstError.fix)}</p>}
         </div>
       )}
       {rows.length + layoutRows.length > 0 && (

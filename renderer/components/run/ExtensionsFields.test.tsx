@@ -24,9 +24,10 @@ describe('the run panel\'s kvscope extensions group', () => {
     fireEvent.change(screen.getByTestId('nbits-key-select'), { target: { value: '8' } });
     await view.settle();
     expect(screen.getByTestId('extensions-active').textContent).toBe('(K and V bits apart)');
-    const diagnostic = screen.getAllByTestId('diagnostic').find((d) => d.dataset['code'] === 'invalid-nbits-key')!;
-    expect(diagnostic.textContent).toContain('`nbits` for `quanto` backend has to be one of [`2`, `4`] but got 8');
-    expect(diagnostic.textContent).toContain('kvscope extension --nbits-key');
+    // the run check refuses before Run, with transformers' message first
+    const refusal = screen.getByTestId('preflight-refusal');
+    expect(refusal.textContent).toContain('`nbits` for `quanto` backend has to be one of [`2`, `4`] but got 8');
+    expect(refusal.textContent).toContain('kvscope extension --nbits-key');
 
     fireEvent.change(screen.getByTestId('nbits-key-select'), { target: { value: '' } });
     fireEvent.change(screen.getByTestId('sink-tokens-input'), { target: { value: '4' } });

@@ -1,7 +1,9 @@
 import { useId, type ReactNode } from 'react';
 import type { ExecutionProviderName } from '../../../app/engine/types.js';
 import { useServices, useWorkbench } from '../../services.js';
+import { runBlockedReason } from '../../store/preflight-slice.js';
 import { isRunActive } from '../../store/run-slice.js';
+import { shortcutLabel } from '../../use-shortcuts.js';
 import { NumberField } from '../common/NumberField.js';
 import { PreflightView } from './PreflightView.js';
 import { ExtensionsFields } from './ExtensionsFields.js';
@@ -11,9 +13,9 @@ import { SamplingFields } from './SamplingFields.js';
 /** Everything a run is asked to do, checked inline by the preflight as it is edited. */
 export function RunPanel(): ReactNode {
   const { store, controller } = useServices();
-  const { form, environment, modelReady, active, chatTemplate } = useWorkbench((s) => ({
-    form: s.form, environment: s.environment, modelReady: s.model.status === 'ready' && s.model.summary?.ok === true, active: isRunActive(s.run.status),
-    chatTemplate: s.model.summary?.chatTemplate ?? null,
+  const { form, environment, blocked, active, chatTemplate, host } = useWorkbench((s) => ({
+    form: s.form, environment: s.environment, blocked: runBlockedReason(s), active: isRunActive(s.run.status),
+    chatTemplate: s.model.summary?.chatTemplate ?? null, host: s.host,
   }));
   const ids = { ep: useId(), prompt: useId(), cache: useId() };
   const update = store.getState().updateForm;
@@ -58,7 +60,12 @@ export function RunPanel(): ReactNode {
             <details className="hint">
               <summary>Why {unavailable.map((ep) => ep.name).join(', ')} {unavailable.length === 1 ? 'is' : 'are'} unavailable</summary>
               <ul data-testid="ep-reasons">
-                {unavailable.map((ep) => <li key={ep.name}><strong>{ep.name}</strong>: {ep.reason ?? 'not available in this build.'}</li>)}
+                {unavailable.map((ep) => (
+                  <li key={ep.name}>
+                    <strong>{ep.name}</strong>: {ep.reason ?? 'not available in this build.'}
+                    {ep.fix !== undefined && <> <span className="muted">How to enable it:</span> {ep.fix}</>}
+                  </li>
+                ))}
               </ul>
             </details>
           )}
@@ -80,7 +87,10 @@ export function RunPanel(): ReactNode {
             </span>
           </label>
         </div>
-        <NumberField label="Max new tokens" value={form.maxNewTokens} min={1} max={1_000_000} onCommit={(maxNewTokens) => update({ maxNewTokens })} testId="max-new-tokens-input" />
+        <div className="grid-2">
+          <NumberField label="Max new tokens" value={form.maxNewTokens} min={1} max={1_000_000} onCommit={(maxNewTokens) => update({ maxNewTokens })} testId="max-new-tokens-input" />
+          <PaddingField value={form.padPromptTo} onChange={(padPromptTo) => update({ padPromptTo })} />
+        </div>
         <SamplingFields />
         <label className="check">
           <input type="checkbox" checked={form.reference} onChange={(event) => update({ reference: event.target.checked })} data-testid="reference-toggle" />
@@ -90,14 +100,37 @@ export function RunPanel(): ReactNode {
         <PreflightView />
 
         <div className="run-actions">
-          <button type="submit" className="primary" disabled={!modelReady || active} data-testid="run-panel-run" title="Ctrl+Enter">
-            Run <kbd>Ctrl</kbd>+<kbd>Enter</kbd>
+          <button type="submit" className="primary" disabled={blocked !== null || active} data-testid="run-panel-run" title={blocked ?? `Run (${shortcutLabel('run', host)})`}>
+            Run
           </button>
-          <button type="button" disabled={!active} onClick={() => void controller.cancelRun()} data-testid="run-panel-stop" title="Esc">
-            Stop <kbd>Esc</kbd>
+          <button type="button" disabled={!active} onClick={() => void controller.cancelRun()} data-testid="run-panel-stop" title={`Stop (${shortcutLabel('stop', host)})`}>
+            Stop
           </button>
         </div>
+        {blocked !== null && !active && <p className="run-blocked" role="status" data-testid="run-blocked-reason">Run is disabled: {blocked}</p>}
       </form>
     </section>
+  );
+}
+
+/**
+ * Left padding to a token count (RunSettings.padPromptTo): empty means none. The run check offers it
+ * as a fix when the prompt's length does not split into groups.
+ */
+function PaddingField({ value, onChange }: { value: number | null; onChange: (value: number | null) => void }): ReactNode {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>Left-pad prompt to <span className="unit">(tokens)</span></label>
+      <input
+        id={id} type="number" min={1} step={1} inputMode="numeric" placeholder="no padding" value={value ?? ''} data-testid="pad-prompt-input"
+        onChange={(event) => {
+          const text = event.target.value.trim();
+          const next = Number(text);
+          if (text === '') onChange(null);
+          else if (Number.isInteger(next) && next >= 1) onChange(next);
+        }}
+      />
+    </div>
   );
 }

@@ -1,0 +1,72 @@
+import { GenerationError, TokenizerError } from '../../engine/engine-errors.js';
+import type { RunSettings } from '../../engine/types.js';
+import { encodePrompt, type ModelTokenizer } from './load-tokenizer.js';
+import type { ModelFiles } from './open-model.js';
+
+/** The prompt as a run feeds it: the ids, the left padding among them first. */
+export interface RunPrompt {
+  /** pad ids first (when padded), then the prompt's ids */
+  readonly tokenIds: number[];
+  /** how many of `tokenIds` are padding (masked out by the attention mask) */
+  readonly paddingTokens: number;
+}
+
+type PromptSettings = Pick<RunSettings, 'prompt' | 'promptFormat' | 'promptTokenIds' | 'padPromptTo'>;
+
+/**
+ * A run's prompt exactly as the run feeds it: the ids given (RunSettings.promptTokenIds), else the
+ * prompt encoded by the model's tokenizer (text or chat turn, BOS from the tokenizer), then left-padded
+ * to `padPromptTo` with the pad token. The run and the run panel's check both call this, so the
+ * length the panel reports is the length the cache quantizes at prefill.
+ */
+export function encodeRunPrompt(files: ModelFiles, settings: PromptSettings): RunPrompt {
+  const ids = promptIdsFor(settings, files.tokenizer, files.specialTokens.bosTokenId, files.analysis.io?.logitsShape);
+  const padding = settings.padPromptTo === undefined ? 0 : Math.max(0, settings.padPromptTo - ids.length);
+  if (padding === 0) return { tokenIds: ids, paddingTokens: 0 };
+  const pad = padTokenId(files);
+  return { tokenIds: [...new Array<number>(padding).fill(pad), ...ids], paddingTokens: padding };
+}
+
+/**
+ * The prompt's ids: `promptTokenIds` as given (checked against the graph's vocabulary), else the
+ * prompt encoded by the model's tokenizer; a folder without tokenizer.json needs the former.
+ */
+function promptIdsFor(settings: PromptSettings, tokenizer: ModelTokenizer | null, bosTokenId: number | null, logitsShape: readonly (number | string)[] | undefined): number[] {
+  const vocab = logitsShape?.[logitsShape.length - 1];
+  const lastId = typeof vocab === 'number' ? vocab - 1 : null;
+  if (settings.promptTokenIds !== undefined) {
+    const outside = settings.promptTokenIds.filter((id) => !Number.isInteger(id) || id < 0 || (lastId !== null && id > lastId));
+    if (outside.length > 0 || settings.promptTokenIds.length === 0) {
+      throw new GenerationError(
+        settings.promptTokenIds.length === 0 ? 'the prompt ids are empty.' : `prompt ids ${outside.slice(0, 5).join(', ')} are not token ids of this model (its logits have ${String(vocab)} entries).`,
+        `Give at least one id, each from 0 to ${lastId ?? 'the vocabulary size - 1'}.`);
+    }
+    return [...settings.promptTokenIds];
+  }
+  if (tokenizer === null) {
+    throw new TokenizerError('this model folder has no tokenizer.json, so the prompt cannot be encoded.',
+      'Give the prompt as token ids (kvscope run --prompt-ids 1,2,3), or copy tokenizer.json from the model\'s repository into the folder.');
+  }
+  const ids = encodePrompt(tokenizer, settings.prompt, bosTokenId, settings.promptFormat);
+  const outside = lastId === null ? [] : ids.filter((id) => id > lastId);
+  if (outside.length > 0) {
+    // onnxruntime would fail inside the embedding lookup ("input index out of range"): say why here.
+    throw new TokenizerError(
+      `the tokenizer encodes the prompt to ids the graph does not have (${outside.slice(0, 5).join(', ')}; the graph's logits have ${String(vocab)} entries): ` +
+      'the tokenizer and the graph do not belong together (test exports with a cut vocabulary are like this).',
+      `Give the prompt as token ids from 0 to ${lastId} (kvscope run --prompt-ids 1,2,3), or use the tokenizer exported with the graph.`);
+  }
+  return ids;
+}
+
+/**
+ * config.json's `pad_token_id`, else the first EOS id: what generate() uses when a model defines no
+ * pad token ("Setting `pad_token_id` to `eos_token_id`"). Its value is masked out either way.
+ */
+function padTokenId(files: ModelFiles): number {
+  for (const config of [files.config.text, files.config.root]) {
+    const value = config['pad_token_id'];
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  }
+  return files.specialTokens.eosTokenIds[0] ?? 0;
+}

@@ -1,0 +1,58 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
+import { storiesDir, storiesSettings } from '../test-support/stories.js';
+import { RunChecker } from './run-checker.js';
+
+const checker = new RunChecker({ resolveModel: async (model) => model });
+const quantized = (patch: Partial<typeof DEFAULT_QUANTIZED_CACHE_SETTINGS> = {}, more: Parameters<typeof storiesSettings>[0] = {}) =>
+  storiesSettings({ cacheMode: 'quantized', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, ...patch }, prompt: 'Once upon a time', maxNewTokens: 128, ...more });
+const temp: string[] = [];
+afterAll(() => {
+  for (const dir of temp) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('RunChecker on stories260k', () => {
+  it('tokenizes the real prompt: transformers\' defaults refused on its 5 tokens, with the backend\'s message and fixes', async () => {
+    const check = await checker.check(quantized());
+    expect(check).toMatchObject({ ok: false, promptTokens: 5, maxNewTokens: 128, contextTokens: 133, maxPositions: 512 });
+    expect(check.refusal?.message).toMatch(/^Group size \(64\) must be a divisor of \(160\)/);
+    expect(check.fixes.map((fix) => fix.label)).toEqual(expect.arrayContaining(['Use q_group_size 32', 'Pad the prompt to 6 tokens']));
+    expect(check.elapsedMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('checks the padded prompt as the run encodes it', async () => {
+    expect(await checker.check(quantized({}, { padPromptTo: 6 }))).toMatchObject({ ok: true, promptTokens: 6, flushes: 0 });
+    expect(await checker.check(quantized({ groupSize: 32 }))).toMatchObject({ ok: true, promptTokens: 5 });
+    // the empty prompt starts from BOS alone
+    expect(await checker.check(quantized({ groupSize: 32 }, { prompt: '' }))).toMatchObject({ ok: true, promptTokens: 1 });
+  });
+
+  it('refuses a chat turn on a model without a chat template, and a missing folder, with their fixes', async () => {
+    const chat = await checker.check(quantized({ groupSize: 32 }, { promptFormat: 'chat' }));
+    expect(chat.ok).toBe(false);
+    expect(chat.refusal?.message).toContain('no chat template');
+    const missing = await checker.check(quantized({}, { model: '/no/such/model' }));
+    expect(missing.refusal?.message).toContain('/no/such/model does not exist');
+    expect(missing.refusal?.fix).toBeDefined();
+  });
+
+  it('reads an edited config again', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'kvscope-check-'));
+    temp.push(folder);
+    cpSync(storiesDir(), folder, { recursive: true });
+    const settings = quantized({ groupSize: 32 }, { model: folder, maxNewTokens: 600 });
+    expect((await checker.check(settings)).notes).toHaveLength(1);
+    const config = JSON.parse((await import('node:fs')).readFileSync(join(folder, 'config.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ ...config, max_position_embeddings: 4096 }));
+    expect(await checker.check(settings)).toMatchObject({ maxPositions: 4096, notes: [] });
+  });
+
+  it('refuses an execution provider the host found unusable, with its fix', async () => {
+    const strict = new RunChecker({ resolveModel: async (model) => model, executionProviderProblem: async (name) => (name === 'webgpu' ? { message: 'no adapter', fix: 'set VK_ICD_FILENAMES' } : null) });
+    expect((await strict.check(quantized({ groupSize: 32 }, { executionProvider: 'webgpu' }))).refusal).toEqual({ message: 'no adapter', fix: 'set VK_ICD_FILENAMES' });
+    expect((await strict.check(quantized({ groupSize: 32 }))).ok).toBe(true);
+  });
+});

@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../cache/cache-config.js';
+import { parseModelConfig } from '../config/parse-model-config.js';
+import { sharedDir } from '../node/golden.js';
+import { checkRun } from './check-run.js';
+
+/** stories260k: 5 layers, 4 KV heads of 8 dims, 512 positions. "Once upon a time" encodes to 5 tokens. */
+const config = parseModelConfig(readFileSync(join(sharedDir(), 'models', 'stories260k', 'config.json'), 'utf8'), 'stories260k/config.json');
+const quantized = (patch: Partial<QuantizedCacheSettings> = {}, maxNewTokens = 128) =>
+  ({ cacheMode: 'quantized' as const, quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, ...patch }, maxNewTokens });
+
+describe('checkRun', () => {
+  it('refuses transformers\' defaults on a 5-token prompt with the backend\'s own message, and offers fixes that run', () => {
+    const check = checkRun(config, quantized(), 5);
+    expect(check.ok).toBe(false);
+    expect(check.promptTokens).toBe(5);
+    expect(check.contextTokens).toBe(133);
+    expect(check.maxPositions).toBe(512);
+    // quanto axis 0 groups H·S·D = 4·5·8 = 160 values: 64 does not divide them
+    expect(check.refusal?.message).toMatch(/^Group size \(64\) must be a divisor of \(160\)/);
+    expect(check.failure).toMatchObject({ step: 0, seq: 5 });
+    const kinds = check.fixes.map((fix) => fix.kind);
+    expect(kinds).toContain('group-size');
+    expect(kinds).toContain('pad-prompt');
+    expect(check.fixes.find((fix) => fix.kind === 'group-size')).toMatchObject({ label: 'Use q_group_size 32', quantization: { groupSize: 32 } });
+    expect(check.fixes.find((fix) => fix.kind === 'pad-prompt')).toMatchObject({ padPromptTo: 6 });
+    // each fix, applied, passes
+    for (const fix of check.fixes) {
+      const run = quantized({ ...fix.quantization }, fix.maxNewTokens ?? 128);
+      expect(checkRun(config, run, fix.padPromptTo ?? 5).ok, fix.label).toBe(true);
+    }
+  });
+
+  it('accepts an even prompt with the defaults and names the flushes it will make', () => {
+    const check = checkRun(config, quantized({}, 200), 6);
+    expect(check).toMatchObject({ ok: true, refusal: null, fixes: [], flushes: 1, failure: null });
+  });
+
+  it('refuses a run whose flush within max new tokens fails, and offers fewer tokens or another residual', () => {
+    // HQQ axis 0 on N = 4·S·8 = 32·S values with g 64: S = 6 passes, 6 + 129 = 135 at the flush of step 129 does not
+    const check = checkRun(config, quantized({ backend: 'hqq', nbits: 4, residualLength: 129 }, 200), 6);
+    expect(check.ok).toBe(false);
+    expect(check.failure).toMatchObject({ step: 129, seq: 135 });
+    expect(check.refusal?.message).toContain('the flush at decode step 129');
+    expect(check.fixes.find((fix) => fix.kind === 'max-new-tokens')).toMatchObject({ maxNewTokens: 129 });
+    expect(check.fixes.find((fix) => fix.kind === 'residual-length')).toMatchObject({ quantization: { residualLength: 128 } });
+    // a run that stops before the failing flush is not refused
+    expect(checkRun(config, quantized({ backend: 'hqq', nbits: 4, residualLength: 129 }, 129), 6).ok).toBe(true);
+  });
+
+  it('follows the kvscope extensions as the cache applies them: sink tokens leave the quantized length shorter', () => {
+    // 5 tokens with 1 sink: 4 quantized, 32·4 = 128 values divide into groups of 64; every flush too
+    expect(checkRun(config, quantized({ extensions: { sinkTokens: 1 } }), 5)).toMatchObject({ ok: true, failure: null });
+    // 8-bit keys on quanto: the preflight's own refusal
+    expect(checkRun(config, quantized({ groupSize: 32, extensions: { nbitsKey: 8 } }), 5).refusal?.message).toContain('but got 8');
+  });
+
+  it('keeps a dynamic cache\'s verdict to what a dynamic cache can fail on', () => {
+    expect(checkRun(config, { ...quantized(), cacheMode: 'dynamic' }, 5)).toMatchObject({ ok: true, preflight: null, flushes: 0 });
+    expect(checkRun(config, { ...quantized(), cacheMode: 'dynamic', maxNewTokens: 0 }, 5).refusal?.message).toContain('at least 1');
+  });
+
+  it('notes positions past max_position_embeddings without refusing', () => {
+    const check = checkRun(config, quantized({ groupSize: 32 }, 600), 6);
+    expect(check.ok).toBe(true);
+    expect(check.notes[0]).toContain('606 positions, past max_position_embeddings = 512');
+  });
+});
