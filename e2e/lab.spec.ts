@@ -77,8 +77,9 @@ test.describe('the Lab (real engine)', () => {
     await lab.setWindows(128, 1);
     await lab.root.getByTestId('lab-preset').selectOption('layers');
     await lab.startButton.click();
-    // Stop after the first points, then resume: the complete ones are kept.
-    await expect(lab.rows.first()).toBeVisible({ timeout: 60_000 });
+    // Stop at once (the 15 points take seconds, so the stop lands before the last), then resume:
+    // the complete ones are kept. Waiting for a first row before stopping raced the sweep's end on a
+    // fast machine.
     await lab.root.getByTestId('lab-stop').click();
     await lab.waitDone();
     const kept = await lab.rows.count();
