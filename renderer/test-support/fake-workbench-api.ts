@@ -1,6 +1,7 @@
 import { PreflightRefusedError } from '../../app/engine/engine-errors.js';
 import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import { EXECUTION_PROVIDERS, type RunSettings, type StepMetrics, type StopReason } from '../../app/engine/types.js';
+import { NO_WEBGPU_ADAPTER_MESSAGE, noWebgpuAdapterReason, webgpuAdapterFixFor } from '../../app/engine/webgpu-availability.js';
 import { checkRun, refusedRunCheck } from '../../app/preflight/check-run.js';
 import { runPreflight, type PreflightResult } from '../../app/preflight/run-preflight.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
@@ -33,8 +34,13 @@ export interface FakeApiOptions {
   readonly runs?: readonly RunRecord[];
   /** what pickModelFolder answers (Electron host) */
   readonly pickedFolder?: string | null;
-  /** execution providers reported unavailable, with their reason */
+  /** execution providers reported unavailable, with their reason (default: CUDA, DirectML and CoreML) */
   readonly unavailableProviders?: Readonly<Partial<Record<string, string>>>;
+  /**
+   * Whether this fake machine has a WebGPU adapter (default false: the build machines have no GPU,
+   * so WebGPU is reported as the real host's probe reports it there, with its reason and fix)
+   */
+  readonly webgpuAdapter?: boolean;
 }
 
 /** The fake API plus what tests drive directly. */
@@ -47,6 +53,7 @@ export interface FakeWorkbenchApi extends WorkbenchApi {
 }
 
 const FAKE_KVSCOPE_VERSION = '0.1.0-fake';
+const FAKE_ORT_VERSION = '1.30.0';
 const DEFAULT_UNAVAILABLE: Readonly<Record<string, string>> = {
   cuda: 'The CUDA execution provider is not bundled with this onnxruntime-node build. Run `ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js` on a Linux x64 machine with CUDA 12.',
   dml: 'DirectML is available on Windows only.',
@@ -65,7 +72,7 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
   const stepsPerBatch = options.stepsPerBatch ?? 4;
   let clockMs = Date.UTC(2026, 0, 1, 12, 0, 0);
   const now = options.now ?? (() => new Date((clockMs += 1000)));
-  const unavailable: Readonly<Partial<Record<string, string>>> = options.unavailableProviders ?? DEFAULT_UNAVAILABLE;
+  const unavailable = unavailableProviders(options);
   const records: RunRecord[] = [...(options.runs ?? [])];
   const recent: ModelSource[] = [];
   const listeners = new Set<(command: WorkbenchCommand) => void>();
@@ -74,11 +81,11 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
 
   const environment: WorkbenchEnvironment = {
     kvscopeVersion: FAKE_KVSCOPE_VERSION,
-    ortVersion: '1.30.0',
+    ortVersion: FAKE_ORT_VERSION,
     platform: 'linux-x64 (fake engine)',
     executionProviders: EXECUTION_PROVIDERS.map((name) => {
-      const reason = unavailable[name];
-      return reason === undefined ? { name, available: true } : { name, available: false, reason };
+      const why = unavailable[name];
+      return why === undefined ? { name, available: true } : { name, available: false, reason: why.reason, ...(why.fix !== undefined ? { fix: why.fix } : {}) };
     }),
     defaultModel: { kind: 'synthetic' },
   };
@@ -105,8 +112,9 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
       if (model === null) return refusedRunCheck(settings.maxNewTokens, { message: `the model path ${settings.model} does not exist.`, fix: 'Open a model folder that has config.json.' });
       const prompt = fakePromptTokens(settings.prompt, model.config.geometry.vocabSize ?? 512).length;
       const check = checkRun(model.config, settings, Math.max(prompt, settings.padPromptTo ?? 0));
-      const reason = unavailable[settings.executionProvider];
-      return reason === undefined || !check.ok ? check : { ...check, ok: false, refusal: { message: `The ${settings.executionProvider} execution provider is not available here.`, fix: reason }, fixes: [] };
+      // the real host refuses with the probe's reason and fix (workbench-backend.ts)
+      const why = unavailable[settings.executionProvider];
+      return why === undefined || !check.ok ? check : { ...check, ok: false, refusal: { message: why.reason, fix: why.fix ?? why.reason }, fixes: [] };
     },
     async listFolder(path) {
       return fakeFolder(path, recent);
@@ -169,7 +177,7 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
         fail({ code: 'invalid-input', message: `the model path ${settings.model} does not exist.`, fix: 'Give the folder of a Hugging Face ONNX model (with config.json and onnx/model.onnx), or synthetic.' });
         return;
       }
-      const reason = unavailable[settings.executionProvider];
+      const reason = unavailable[settings.executionProvider]?.reason;
       if (reason !== undefined) {
         fail({ code: 'refused', message: `The ${settings.executionProvider} execution provider is not available here.`, fix: reason,
           diagnostics: [{ code: 'execution-provider-unavailable', severity: 'error', origin: 'kvscope', message: `The ${settings.executionProvider} execution provider is not available here.`, layers: [], fix: reason }] });
@@ -234,6 +242,17 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
   }
 
   return api;
+}
+
+/** Why each provider cannot run on this fake machine; WebGPU as the probe finds it without an adapter. */
+function unavailableProviders(options: FakeApiOptions): Readonly<Partial<Record<string, { reason: string; fix?: string }>>> {
+  const given = options.unavailableProviders ?? DEFAULT_UNAVAILABLE;
+  const result: Partial<Record<string, { reason: string; fix?: string }>> = {};
+  for (const [name, reason] of Object.entries(given)) if (reason !== undefined) result[name] = { reason };
+  if (options.webgpuAdapter !== true && result['webgpu'] === undefined) {
+    result['webgpu'] = { reason: noWebgpuAdapterReason(FAKE_ORT_VERSION, NO_WEBGPU_ADAPTER_MESSAGE), fix: webgpuAdapterFixFor('linux', true) };
+  }
+  return result;
 }
 
 function summarize(source: ModelSource, onnxFile: string | undefined, recent: ModelSource[]): ModelSummary {
