@@ -1,13 +1,14 @@
 import { useRef, type ReactNode } from 'react';
 import type { GenerationResult } from '../../../app/engine/generation-result.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { describeRunLine, describeSampling, describeSettings, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describeRunLine, describeSampling, describeSettings, runExtensions, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { isRunActive } from '../../store/run-slice.js';
 import { compactList } from '../common/DiagnosticList.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
+import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
 import { TextPanel } from '../dashboard/TextPanel.js';
 
@@ -17,6 +18,9 @@ export function LiveView(): ReactNode {
   const run = useWorkbench((s) => s.run);
   const buffers = controller.liveBuffers(run.serial);
   const settings = run.settings;
+  // the layer map resolves against the model's layers: the run's own count once it ended, else the open model's
+  const numLayers = run.result?.model.numLayers ?? (buffers !== null && buffers.layerKinds.length > 0 ? buffers.layerKinds.length : undefined);
+  const extensions = settings === null ? [] : runExtensions(settings, numLayers);
 
   if (run.status === 'idle' || settings === null) {
     return (
@@ -36,6 +40,7 @@ export function LiveView(): ReactNode {
             {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
           </h2>
           <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.promptFormat === 'chat' ? 'chat turn · ' : ''}{settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
+          <ExtensionsBadge extensions={extensions} testId="live-extensions" />
         </div>
         {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && <RunProgress buffers={buffers} active={isRunActive(run.status)} />}
       </header>
@@ -49,7 +54,7 @@ export function LiveView(): ReactNode {
       {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} />}
       {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
         <>
-          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings) }} />
+          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings, extensions) }} />
           <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} />
         </>
       )}
