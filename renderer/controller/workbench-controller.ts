@@ -11,7 +11,7 @@ import type { RunRecord } from '../../app/record/run-record.js';
 import { downloadText } from '../platform/download.js';
 import { fromRunError, fromThrown, type ErrorInfo } from '../store/error-info.js';
 import { modelArgument, sameSource } from '../store/model-slice.js';
-import { isRunActive } from '../store/run-slice.js';
+import { exportableRunId, isRunActive } from '../store/run-slice.js';
 import { toRunSettings } from '../store/settings-slice.js';
 import type { WorkbenchStore } from '../store/workbench-store.js';
 import { buffersForRecord, buffersForRun, type RunBuffers } from './live-buffers.js';
@@ -320,10 +320,13 @@ export class WorkbenchController {
     }
   }
 
-  /** The menu's Export: the saved run on screen, else the live run once saved. */
+  /**
+   * The menu's Export: the saved run on screen, else the live run once it finished (saved, or kept
+   * by the host for the session when its data folder could not be written).
+   */
   async exportCurrent(format: 'json' | 'csv'): Promise<void> {
     const state = this.store.getState();
-    const runId = state.view === 'saved' ? state.savedRun.runId : state.run.savedRunId;
+    const runId = state.view === 'saved' ? state.savedRun.runId : exportableRunId(state.run);
     if (runId === null) {
       this.#notifyError('Nothing to export', { code: 'invalid-input', message: 'No saved run is on screen.', fix: 'Finish a run, or open one from the history, then export it.' });
       return;

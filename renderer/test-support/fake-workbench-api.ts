@@ -9,6 +9,7 @@ import { toRunErrorPayload } from '../../app/protocol/run-error.js';
 import type {
   FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchCommand, WorkbenchEnvironment,
 } from '../../app/protocol/workbench-api.js';
+import { runNotSavedNotice } from '../../app/record/data-folder-notices.js';
 import { createRunRecord, serializeRunRecord, type RunRecord } from '../../app/record/run-record.js';
 import { runRecordToCsv } from '../../app/record/run-record-csv.js';
 import { summarizeRun } from '../../app/record/run-summary.js';
@@ -41,6 +42,11 @@ export interface FakeApiOptions {
    * so WebGPU is reported as the real host's probe reports it there, with its reason and fix)
    */
   readonly webgpuAdapter?: boolean;
+  /**
+   * The data folder cannot be written (a full or read-only disk): runs finish but are not saved, and
+   * are kept for the session by their live run id with a `run-not-saved` notice, as the real host does
+   */
+  readonly unwritableDataFolder?: boolean;
 }
 
 /** The fake API plus what tests drive directly. */
@@ -54,6 +60,7 @@ export interface FakeWorkbenchApi extends WorkbenchApi {
 
 const FAKE_KVSCOPE_VERSION = '0.1.0-fake';
 const FAKE_ORT_VERSION = '1.30.0';
+const FAKE_DATA_DIR = '/home/researcher/.config/kvscope';
 const DEFAULT_UNAVAILABLE: Readonly<Record<string, string>> = {
   cuda: 'The CUDA execution provider is not bundled with this onnxruntime-node build. Run `ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js` on a Linux x64 machine with CUDA 12.',
   dml: 'DirectML is available on Windows only.',
@@ -74,6 +81,8 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
   const now = options.now ?? (() => new Date((clockMs += 1000)));
   const unavailable = unavailableProviders(options);
   const records: RunRecord[] = [...(options.runs ?? [])];
+  /** runs that could not be saved (unwritableDataFolder), by live run id, for this session */
+  const unsaved = new Map<string, RunRecord>();
   const recent: ModelSource[] = [];
   const listeners = new Set<(command: WorkbenchCommand) => void>();
   const live = new Map<string, { cancel(): void }>();
@@ -132,7 +141,7 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
       return records.map(summarizeRun);
     },
     async loadRun(runId) {
-      const record = records.find((r) => r.id === runId);
+      const record = records.find((r) => r.id === runId) ?? unsaved.get(runId);
       if (record === undefined) throw Object.assign(new Error(`There is no saved run ${runId}.`), { code: 'not-found', fix: 'Refresh the history; the run may have been deleted.' });
       return record;
     },
@@ -200,6 +209,13 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
         const result = simulation.result(stopReason, { folder: model.folder, onnxFile }, diagnostics);
         const createdAt = now();
         const id = `${createdAt.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${(runCounter * 0x1f3a5b).toString(16).slice(-6).padStart(6, '0')}`;
+        if (options.unwritableDataFolder === true) {
+          // the real host's words for a failed save (workbench-backend.ts saveRun)
+          const kept = { ...result, diagnostics: [...result.diagnostics, runNotSavedNotice(runId, `Cannot write ${FAKE_DATA_DIR}/runs/${runId}.json: the disk is full.`)] };
+          unsaved.set(runId, createRunRecord(kept, { id: runId, createdAt, kvscopeVersion: FAKE_KVSCOPE_VERSION }));
+          handlers.onDone(kept, null);
+          return;
+        }
         const record = createRunRecord(result, { id, createdAt, kvscopeVersion: FAKE_KVSCOPE_VERSION });
         records.unshift(record);
         handlers.onDone(result, record.id);

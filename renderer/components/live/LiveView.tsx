@@ -5,7 +5,8 @@ import { describeRunLine, describeSampling, describeSettings, runExtensions, run
 import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useServices, useWorkbench } from '../../services.js';
-import { isRunActive } from '../../store/run-slice.js';
+import { exportableRunId, isRunActive, notSavedNotice } from '../../store/run-slice.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 import { compactList } from '../common/DiagnosticList.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
@@ -51,7 +52,7 @@ export function LiveView(): ReactNode {
           <p className="muted">The workbench keeps working: change the settings and run again.</p>
         </section>
       )}
-      {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} />}
+      {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} exportId={exportableRunId(run)} />}
       {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
         <>
           <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings, extensions) }} />
@@ -84,9 +85,13 @@ function RunProgress({ buffers, active }: { buffers: RunBuffers; active: boolean
   );
 }
 
-/** What the finished run returned: where it was saved, flushes per layer, bytes, speed, fidelity. */
-function ResultSummary({ result, savedRunId }: { result: GenerationResult; savedRunId: string | null }): ReactNode {
+/**
+ * What the finished run returned: where it was saved (or why not, with the exports still offered by the
+ * id the host keeps it under), flushes per layer, bytes, speed, fidelity.
+ */
+function ResultSummary({ result, savedRunId, exportId }: { result: GenerationResult; savedRunId: string | null; exportId: string | null }): ReactNode {
   const { controller } = useServices();
+  const notSaved = savedRunId === null ? notSavedNotice(result) : null;
   const flushCounts = result.flushCounts.filter((count): count is number => count !== null);
   const uniform = flushCounts.length > 0 && flushCounts.every((count) => count === flushCounts[0]);
   const total = result.kvBytesTotal;
@@ -96,6 +101,12 @@ function ResultSummary({ result, savedRunId }: { result: GenerationResult; saved
         <strong>{STOP_REASON_LABEL[result.stopReason]}</strong> after {result.generatedTokenIds.length} tokens
         {savedRunId !== null ? <> · saved as <code data-testid="result-run-id">{savedRunId}</code></> : ' · not saved'}
       </p>
+      {notSaved !== null && (
+        <div className="callout callout-warning" role="status" data-testid="run-not-saved">
+          <p data-testid="run-not-saved-message">{plain(notSaved.message)}</p>
+          {notSaved.fix !== undefined && <p className="fix" data-testid="run-not-saved-fix"><span className="muted">What to do:</span> {plain(notSaved.fix)}</p>}
+        </div>
+      )}
       <dl className="facts compact">
         <div className="fact"><dt>Flushes per layer</dt><dd data-testid="result-flushes">{flushCounts.length === 0 ? 'none (no quantized layer)' : uniform ? String(flushCounts[0]) : flushCounts.join(' ')}</dd></div>
         <div className="fact"><dt>Layers with flushes</dt><dd>{compactList(result.flushCounts.flatMap((count, layer) => (count !== null && count > 0 ? [layer] : []))) || '—'}</dd></div>
@@ -105,10 +116,10 @@ function ResultSummary({ result, savedRunId }: { result: GenerationResult; saved
           <div className="fact"><dt>Reference</dt><dd>mean KL {formatError(result.reference.meanKl)} nats · top-1 {formatPercent(result.reference.top1Agreement)}</dd></div>
         )}
       </dl>
-      {savedRunId !== null && (
+      {exportId !== null && (
         <div className="button-row">
-          <button type="button" onClick={() => void controller.exportRun(savedRunId, 'json')} data-testid="export-json">Export JSON</button>
-          <button type="button" onClick={() => void controller.exportRun(savedRunId, 'csv')} data-testid="export-csv">Export CSV</button>
+          <button type="button" onClick={() => void controller.exportRun(exportId, 'json')} data-testid="export-json">Export JSON</button>
+          <button type="button" onClick={() => void controller.exportRun(exportId, 'csv')} data-testid="export-csv">Export CSV</button>
         </div>
       )}
     </section>
