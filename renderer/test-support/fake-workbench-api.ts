@@ -1,6 +1,7 @@
 import { PreflightRefusedError } from '../../app/engine/engine-errors.js';
 import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import { EXECUTION_PROVIDERS, type RunSettings, type StepMetrics, type StopReason } from '../../app/engine/types.js';
+import { promptIdsProblem } from '../../app/engine/prompt-token-ids.js';
 import { NO_WEBGPU_ADAPTER_MESSAGE, noWebgpuAdapterReason, webgpuAdapterFixFor } from '../../app/engine/webgpu-availability.js';
 import { checkRun, refusedRunCheck } from '../../app/preflight/check-run.js';
 import { runPreflight, type PreflightResult } from '../../app/preflight/run-preflight.js';
@@ -119,7 +120,14 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
     async checkRun(settings) {
       const model = fakeModel(sourceOf(settings.model));
       if (model === null) return refusedRunCheck(settings.maxNewTokens, { message: `the model path ${settings.model} does not exist.`, fix: 'Open a model folder that has config.json.' });
-      const prompt = fakePromptTokens(settings.prompt, model.config.geometry.vocabSize ?? 512).length;
+      // the prompt as the host encodes it (app/node/model/run-prompt.ts): ids checked against the vocabulary, or text through the tokenizer
+      if (settings.promptTokenIds !== undefined) {
+        const problem = promptIdsProblem(settings.promptTokenIds, model.config.geometry.vocabSize);
+        if (problem !== null) return refusedRunCheck(settings.maxNewTokens, problem);
+      } else if (!model.hasTokenizer) {
+        return refusedRunCheck(settings.maxNewTokens, { message: `${model.folder} has no tokenizer.json, so the prompt cannot be encoded.`, fix: 'Give the prompt as token ids.' });
+      }
+      const prompt = settings.promptTokenIds?.length ?? fakePromptTokens(settings.prompt, model.config.geometry.vocabSize ?? 512).length;
       const check = checkRun(model.config, settings, Math.max(prompt, settings.padPromptTo ?? 0));
       // the real host refuses with the probe's reason and fix (workbench-backend.ts)
       const why = unavailable[settings.executionProvider];
@@ -193,7 +201,7 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
         return;
       }
       const onnxFile = settings.onnxFile ?? model.onnxFiles[0]!;
-      const simulation = new FakeRunSimulation(model.config, model.kvDtypes[onnxFile] ?? 'float32', settings, settings.sampling.seed + runCounter * 0);
+      const simulation = new FakeRunSimulation(model.config, model.kvDtypes[onnxFile] ?? 'float32', settings, settings.sampling.seed + runCounter * 0, !model.hasTokenizer);
       let diagnostics: ModelDiagnostic[] = [];
       if (settings.cacheMode === 'quantized') {
         const preflight = runPreflight(model.config, settings.quantization, { sequenceLengths: [simulation.promptTokenIds.length] });
@@ -290,7 +298,14 @@ function summarize(source: ModelSource, onnxFile: string | undefined, recent: Mo
   recent.splice(9);
   return {
     source: opened, displayName: model.displayName, folder: model.folder, onnxFiles: model.onnxFiles, onnxFile: chosen,
-    config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', chatTemplate: model.chatTemplate, diagnostics: [], ok: true,
+    config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', chatTemplate: model.chatTemplate,
+    hasTokenizer: model.hasTokenizer, vocabSize: model.config.geometry.vocabSize,
+    diagnostics: model.hasTokenizer ? [] : [{
+      code: 'tokenizer-missing', severity: 'warning', origin: 'kvscope', layers: [],
+      message: `${model.folder} has no tokenizer.json: prompts cannot be encoded, and generated tokens are shown as ids.`,
+      fix: 'Give the prompt as token ids, or copy tokenizer.json and tokenizer_config.json from the model\'s repository.',
+    }],
+    ok: true,
   };
 }
 

@@ -37,7 +37,7 @@ function SavedRun({ record }: { record: RunRecord }): ReactNode {
         </div>
       </header>
       <RunDashboard buffers={buffers} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'} identity={recordIdentity(record)} />
-      <TextPanel buffers={buffers} referenceOn={record.settings.reference} finished />
+      <TextPanel buffers={buffers} referenceOn={record.settings.reference} finished promptIds={record.settings.promptTokenIds} />
     </div>
   );
 }

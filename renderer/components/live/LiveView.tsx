@@ -56,7 +56,7 @@ export function LiveView(): ReactNode {
       {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
         <>
           <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings, extensions) }} />
-          <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} />
+          <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} promptIds={settings.promptTokenIds} />
         </>
       )}
     </div>
