@@ -1,6 +1,7 @@
 import { benchQuanto } from './quanto.js';
 import { benchHqq } from './hqq.js';
 import { benchGeneration } from './generation.js';
+import { benchEval } from './eval.js';
 import { benchStartLatency } from './start-latency.js';
 import type { BenchRow } from './types.js';
 
@@ -16,6 +17,8 @@ import type { BenchRow } from './types.js';
  * minimal onnxruntime-node loop (stories260k, synthetic 8-layer); the quantized cache with
  * transformers' default settings ≥ 0.8× the dynamic cache at 2,048 tokens of context.
  *
+ * Eval targets (bench/eval.ts): chunked evaluation ≥ 5× one token per run on stories260k and the
+ * synthetic model at residual 128, with identical results to 1e-5; a sweep of K points ≤ (K + 1) evals.
  * Start latency (bench/start-latency.ts): Run to the first streamed step on stories260k with the warm
  * worker that opening the model loaded, < 1 s, next to a worker started for the run.
  */
@@ -65,4 +68,8 @@ misses.push(...generation.misses);
 const start = await benchStartLatency();
 console.log(start.lines.join('\n') + '\n');
 misses.push(...start.misses);
+console.error('eval bench: a few minutes; progress below');
+const evaluation = await benchEval();
+console.log(evaluation.lines.join('\n') + '\n');
+misses.push(...evaluation.misses);
 console.log(misses.length === 0 ? 'all targets met' : `targets missed:\n  ${misses.join('\n  ')}`);

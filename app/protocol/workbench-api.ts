@@ -8,6 +8,7 @@ import type { ExecutionProviderName, RunSettings, StepMetrics } from '../engine/
 import type { GenerationResult } from '../engine/generation-result.js';
 import type { RunRecord } from '../record/run-record.js';
 import type { RunErrorPayload } from './messages.js';
+import type { LabApi } from '../lab/lab-api.js';
 
 /**
  * Everything the renderer may ask of the engine. Two implementations: the Electron preload
@@ -46,6 +47,8 @@ export interface WorkbenchApi {
   recentModels(): Promise<ModelSource[]>;
   /** Application menu commands and dropped folders (Electron); a no-op subscription in the browser. Returns an unsubscribe function. */
   onCommand(listener: (command: WorkbenchCommand) => void): () => void;
+  /** the Lab view's evaluations and sweeps (app/lab/lab-api.ts); absent on a host without them */
+  readonly lab?: LabApi;
 }
 
 export type ModelSource =

@@ -30,6 +30,8 @@ import { exportRunRecord } from './run-export.js';
 import { defaultRunLimits, limitConcurrentRuns, type RunLimits } from './run-limit.js';
 import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
+import { LabBackend } from '../lab/lab-backend.js';
+import type { LabWorkerOptions } from '../lab/lab-worker-client.js';
 import { listFolder } from './folder-listing.js';
 import { RunChecker } from './run-checker.js';
 import type { ProbeOutcome } from '../ort/execution-provider-probe.js';
@@ -46,6 +48,8 @@ export interface WorkbenchBackendOptions {
   /** where the synthetic models are built (default: ensureSyntheticModel's cache) */
   readonly syntheticCacheDir?: string;
   readonly now?: () => Date;
+  /** the lab worker's location (Electron's bundle) and test engines */
+  readonly labWorkerOptions?: LabWorkerOptions;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
   /** tries an execution provider for real (default: a session in a child process, execution-provider-probe.ts) */
@@ -69,7 +73,9 @@ export type RunHandlersFactory = (runId: string) => RunEventHandlers;
  * host (the host-specific ones, a native folder picker and menu commands, stay with the hosts).
  * Every operation answers the way the API promises; disposing stops the runs still going.
  */
-export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModelFolder' | 'onCommand' | 'startRun'> {
+export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModelFolder' | 'onCommand' | 'startRun' | 'lab'> {
+  /** the Lab view's sweeps, saved in `<dataDir>/sweeps/` (app/node/lab/lab-backend.ts) */
+  readonly lab: LabBackend;
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
   /**
    * Starts a run synchronously and returns its ticket: its events (worker messages) cannot arrive
@@ -91,6 +97,7 @@ export function createWorkbenchBackend(options: WorkbenchBackendOptions): Workbe
 
 class NodeWorkbenchBackend implements WorkbenchBackend {
   readonly dataDir: string;
+  readonly lab: LabBackend;
   private readonly store: RunStore;
   private readonly recent: RecentModels;
   private readonly kvscopeVersion: string;
@@ -115,6 +122,11 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.store = new RunStore(join(this.dataDir, 'runs'));
     this.recent = new RecentModels(join(this.dataDir, 'recent.json'), options.onRecentModelsChanged);
     this.kvscopeVersion = options.kvscopeVersion ?? KVSCOPE_VERSION;
+    this.lab = new LabBackend({
+      dataDir: this.dataDir, kvscopeVersion: this.kvscopeVersion,
+      ...(options.labWorkerOptions === undefined ? {} : { workerOptions: options.labWorkerOptions }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
     this.warm = options.startRun === undefined && options.warmWorker !== false ? new WarmGenerationWorker(options.runOptions) : null;
     // One limit per host on the runs going at once (run-limit.ts); the rest wait or are refused. A run
     // goes to the warm worker while it is free, else to a worker of its own.
@@ -273,7 +285,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.disposed = true;
     const runs = [...this.live.values()];
     for (const run of runs) run.handle.dispose();
-    await Promise.allSettled(runs.map((run) => run.settled));
+    await Promise.allSettled([...runs.map((run) => run.settled), this.lab.dispose()]);
     await this.warm?.dispose();
   }
 
