@@ -72,6 +72,11 @@ describe('kvscope run: flags', () => {
     });
   });
 
+  it('--pad-prompt-to N left-pads the prompt as the run panel\'s fix does (RunSettings.padPromptTo)', () => {
+    expect(runSettingsFromOptions({ ...TINY, prompt: 'Once', 'pad-prompt-to': '8' }, memoryIo())).toMatchObject({ prompt: 'Once', padPromptTo: 8 });
+    expect(runSettingsFromOptions({ ...TINY, prompt: 'Once' }, memoryIo())).not.toHaveProperty('padPromptTo');
+  });
+
   it.each<[string, RawOptions, RegExp]>([
     ['no model', {}, /^--model is required\.$/],
     ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is neither a folder nor an \.onnx file\. Pass a model folder .* or synthetic \| synthetic-hybrid\./],
@@ -81,6 +86,8 @@ describe('kvscope run: flags', () => {
     ['zero new tokens', { ...TINY, 'max-new-tokens': '0' }, /--max-new-tokens must be at least 1, got 0/],
     ['a word for a number', { ...TINY, temperature: 'warm' }, /--temperature must be a number, got "warm"/],
     ['greedy and sampling', { ...TINY, greedy: true, 'top-p': '0.5' }, /--greedy picks the most likely token; --top-p only applies to sampling/],
+    ['padding to no tokens', { ...TINY, 'pad-prompt-to': '0' }, /--pad-prompt-to must be at least 1 token, got 0/],
+    ['padding to a word', { ...TINY, 'pad-prompt-to': 'eight' }, /--pad-prompt-to must be an integer, got "eight"/],
   ])('refuses %s with a usage error', (_name, options, message) => {
     expect(() => runSettingsFromOptions(options, memoryIo())).toThrow(UsageError);
     expect(() => runSettingsFromOptions(options, memoryIo())).toThrow(message);

@@ -17,6 +17,7 @@ import { settingsFromOptions } from './preflight-command.js';
 import { EXTENSION_FLAGS } from './extension-options.js';
 import { activeExtensions, EXTENSIONS_HEADING, type ActiveExtension } from '../cache/active-extensions.js';
 import { RunProgress } from './run-progress.js';
+import { padPromptToOption } from './pad-prompt-option.js';
 
 /** What `kvscope run` needs beyond files and text: the Node entry runs the generation in a worker thread. */
 export interface RunCommandRuntime {
@@ -119,6 +120,7 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
   const onnxFile = optionalString(options, 'onnx');
   if (onnxFile !== undefined && isGraph) throw new UsageError(`--onnx ${onnxFile} picks a graph of a folder, but --model already names one (${model}). Drop one of them.`);
   const promptTokenIds = promptIdsOption(options);
+  const padPromptTo = padPromptToOption(options);
   return {
     model,
     ...(onnxFile !== undefined ? { onnxFile } : {}),
@@ -128,6 +130,7 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     prompt: optionalString(options, 'prompt') ?? '',
     ...(options['chat'] === true ? { promptFormat: 'chat' as const } : {}),
     ...(promptTokenIds !== undefined ? { promptTokenIds } : {}),
+    ...(padPromptTo !== undefined ? { padPromptTo } : {}),
     maxNewTokens,
     sampling: samplingFromOptions(options),
     reference: options['reference'] === true,

@@ -110,6 +110,10 @@ export interface ModelSummary {
   readonly layout?: LayoutSummary | null;
   /** where the model's chat template comes from (`tokenizer_config.json`, `chat_template.jinja`); null: none */
   readonly chatTemplate: string | null;
+  /** whether the folder has a tokenizer; without one the prompt is given as token ids (absent: has one) */
+  readonly hasTokenizer?: boolean;
+  /** prompt ids run from 0 to this − 1: the graph's logits width, else config's vocab_size; null: unknown */
+  readonly vocabSize?: number | null;
   /** folder, tokenizer and graph-vs-config findings; errors mean no run can start */
   readonly diagnostics: readonly ModelDiagnostic[];
   readonly ok: boolean;

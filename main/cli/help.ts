@@ -14,7 +14,7 @@ Usage:
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
   kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [cache options]
-              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--max-new-tokens N] [--greedy | --temperature T ...]
+              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--pad-prompt-to N] [--max-new-tokens N] [--greedy | --temperature T ...]
               [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
@@ -144,6 +144,8 @@ Options (defaults are transformers' QuantizedCache defaults):
                                all: transformers' behaviour (hybrid models are refused);
                                full-attention-only: quantize full-attention layers, keep the others
   --seq-len N[,N...]           prompt lengths to check group-size divisibility for
+  --pad-prompt-to N            check the lengths a run with --pad-prompt-to N quantizes: each --seq-len
+                               shorter than N becomes N; without --seq-len, N
   --batch N                    batch size for those checks (default 1)
   --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
   --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
@@ -232,6 +234,10 @@ Generation:
                          newline; for long prompts, which should not travel on a command line
   --chat                 send the prompt as one user turn through the model's chat template
                          (tokenizer_config.json or chat_template.jinja), as apply_chat_template
+  --pad-prompt-to N      left-pad the encoded prompt to N tokens with the pad token, masked out by
+                         the attention mask (transformers' padding="max_length", padding_side="left");
+                         a prompt of N tokens or more is fed as it is. The workbench offers it when
+                         the prompt's length does not split into groups
   --max-new-tokens N     tokens to generate (default 64)
   --greedy               pick the most likely token (the default without sampling flags)
   --temperature T        sample; transformers' defaults apply to the others:

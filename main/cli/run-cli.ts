@@ -39,6 +39,7 @@ const COMMANDS: Record<string, {
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
       'write-layer-map': { type: 'string' },
+      'pad-prompt-to': { type: 'string' },
       json: { type: 'boolean' },
     },
     // The model checks read a folder's graph header through app/node (imported on demand, like serve).
@@ -75,6 +76,7 @@ const COMMANDS: Record<string, {
       prompt: { type: 'string' },
       'prompt-ids': { type: 'string' },
       'prompt-file': { type: 'string' },
+      'pad-prompt-to': { type: 'string' },
       chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
 import type { ModelConfig } from '../../config/model-config.js';
 import { ConfigError } from '../../errors.js';
-import { modelError, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
+import { modelError } from '../../engine/model-diagnostic.js';
 import type { GenerationResult } from '../../engine/generation-result.js';
 import type { ExecutionProviderName, RunSettings } from '../../engine/types.js';
 import type { RunCheck } from '../../preflight/check-run.js';
@@ -15,6 +15,7 @@ import type {
   FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment,
 } from '../../protocol/workbench-api.js';
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
+import { dataFolderNotice, runNotSavedNotice } from '../../record/data-folder-notices.js';
 import { KVSCOPE_VERSION } from '../../version.js';
 import { inspectModel } from '../model/inspect-model.js';
 import { readModelConfigAt } from '../model/read-model-config.js';
@@ -323,10 +324,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     } catch (error) {
       const reason = (error as Error).message;
       console.error(`kvscope: the run finished but could not be saved: ${reason}`);
-      const notice: ModelDiagnostic = {
-        ...dataFolderNotice(`This run could not be saved to the history: ${reason} Its result is shown here and can still be exported (run ${runId}) until the workbench closes.`),
-        code: 'run-not-saved',
-      };
+      const notice = runNotSavedNotice(runId, reason);
       const kept = { ...result, diagnostics: [...result.diagnostics, notice] };
       if (record !== undefined) this.unsaved.set(runId, { ...record, diagnostics: kept.diagnostics });
       return { result: kept, savedRunId: null };
@@ -342,12 +340,4 @@ function asModelFolder(source: ModelSource): ModelSource {
   if (source.kind !== 'folder' || !/\.json$/i.test(source.path)) return source;
   const stats = statSync(source.path, { throwIfNoEntry: false });
   return stats?.isFile() === true ? { kind: 'folder', path: dirname(resolve(source.path)) } : source;
-}
-
-/** A convenience that failed (recent models, a saved run): said, never an error of the model or the run. */
-function dataFolderNotice(message: string): ModelDiagnostic {
-  return {
-    code: 'data-folder-unwritable', severity: 'info', origin: 'kvscope', message, layers: [],
-    fix: 'Make the data folder writable, or choose another with KVSCOPE_DATA_DIR (kvscope serve: --data-dir).',
-  };
 }
