@@ -1,6 +1,7 @@
 import { benchQuanto } from './quanto.js';
 import { benchHqq } from './hqq.js';
 import { benchGeneration } from './generation.js';
+import { benchEval } from './eval.js';
 import { benchStartLatency } from './start-latency.js';
 import { benchInGraphMemory } from './in-graph-memory.js';
 import type { BenchRow } from './types.js';
@@ -20,6 +21,8 @@ import type { BenchRow } from './types.js';
  * In-graph dequantization (bench/in-graph-memory.ts, on synthetic-8b-kv; long, each part runnable
  * alone): the graph path's KV-attributable peak ≥ 4× lower than the dynamic cache's at 2k and 4k, its
  * decode ≥ 0.6× the dynamic cache's at 2k, the what-if's peaks within 10% of the measured ones.
+ * Eval targets (bench/eval.ts): chunked evaluation ≥ 5× one token per run on stories260k and the
+ * synthetic model at residual 128, with identical results to 1e-5; a sweep of K points ≤ (K + 1) evals.
  * Start latency (bench/start-latency.ts): Run to the first streamed step on stories260k with the warm
  * worker that opening the model loaded, < 1 s, next to a worker started for the run.
  */
@@ -73,4 +76,8 @@ misses.push(...inGraph.misses);
 const start = await benchStartLatency();
 console.log(start.lines.join('\n') + '\n');
 misses.push(...start.misses);
+console.error('eval bench: a few minutes; progress below');
+const evaluation = await benchEval();
+console.log(evaluation.lines.join('\n') + '\n');
+misses.push(...evaluation.misses);
 console.log(misses.length === 0 ? 'all targets met' : `targets missed:\n  ${misses.join('\n  ')}`);

@@ -31,6 +31,21 @@ test.describe('kvscope extensions in the workbench', () => {
     expect(record.extensions!.map((item) => item.id)).toEqual(['kv-bits-apart', 'attention-sinks']);
     // 4 sink tokens of K and V per layer, 4 heads × 8 dims in float32 (the fp32 graph)
     expect(record.kvBytes[0]!.extensions).toMatchObject({ sinkTokens: 4, sinkBytes: 2 * 4 * 4 * 8 * 4 });
+
+    // named as such wherever the run is shown: the live header, the CSV export, the saved run
+    const named = 'kvscope extensions (beyond transformers) K and V bits apart (K 8 bits, V 4 bits); ' +
+      'attention sinks (first 4 tokens of each layer in full precision, never re-quantized)';
+    await expect(live.root.getByTestId('live-extensions')).toHaveText(named);
+    if (workbench.host === 'browser') {
+      const csv = readFileSync((await (await live.exportRun('csv')).path())!, 'utf8').trim().split('\r\n');
+      expect(csv[0]).toMatch(/,kvscope_extensions$/);
+      expect(csv).toHaveLength(1 + 40);
+      for (const row of csv.slice(1)) expect(row.endsWith(`,"${named.replace('kvscope extensions (beyond transformers) ', '')}"`)).toBe(true);
+    }
     await workbench.screenshotResults('stories260k-extensions');
+    await workbench.history.show();
+    const saved = await workbench.history.open(savedRunId);
+    await expect(saved.getByTestId('saved-extensions')).toHaveText(named);
+    await workbench.screenshotResults('stories260k-extensions-saved');
   });
 });

@@ -67,4 +67,19 @@ test.describe('workbench on the fake engine', () => {
     await emitCommand(workbench, { type: 'stop' });
     expect(await workbench.live.waitForEnd()).toBe('Cancelled');
   });
+
+  test('the fake machine has no WebGPU adapter, as the build machines have none: not offered, with the probe\'s reason; webgpu=adapter offers it', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench({ engine: 'fake' });
+    const { run } = workbench;
+    await expect(run.executionProvider('webgpu')).toBeDisabled();
+    await expect(run.executionProvider('webgpu')).toHaveText('webgpu (unavailable)');
+    await run.root.getByText(/^Why .* unavailable$/).click();
+    const reason = run.executionProviderReasons.locator('li').filter({ hasText: /^webgpu:/ });
+    await expect(reason).toContainText('no adapter was found here: Failed to get a WebGPU adapter');
+    await expect(reason).toContainText('VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json');
+
+    const withAdapter = await openWorkbench({ engine: 'fake', fakeQuery: 'webgpu=adapter' });
+    await expect(withAdapter.run.executionProvider('webgpu')).toBeEnabled();
+    await expect(withAdapter.run.executionProvider('webgpu')).toHaveText('webgpu');
+  });
 });

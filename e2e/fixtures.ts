@@ -12,6 +12,8 @@ export interface OpenOptions {
   readonly engine?: Engine;
   /** extra query for the fake build: `batch=50&interval=16` (steps per batch, ms between batches) */
   readonly fakeQuery?: string;
+  /** a `kvscope serve` the test started itself (its URL with the token), instead of the shared one */
+  readonly serveUrl?: string;
 }
 
 interface Fixtures {
@@ -55,13 +57,13 @@ export const test = base.extend<Fixtures>({
       } else {
         const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
         page = await context.newPage();
-        const url = engine === 'fake' ? `${FAKE_URL}?fake${options.fakeQuery !== undefined ? `&${options.fakeQuery}` : ''}` : serveUrl();
+        const url = engine === 'fake' ? `${FAKE_URL}?fake${options.fakeQuery !== undefined ? `&${options.fakeQuery}` : ''}` : options.serveUrl ?? serveUrl();
         if (url === null) throw new Error('KVSCOPE_E2E_SERVE_URL is not set: e2e/global-setup.ts starts `kvscope serve` and sets it.');
         await page.goto(url);
       }
       forwardConsole(page, testInfo.title, pageErrors);
       pages.push(page);
-      const workbench = new Workbench(page, testInfo, electron ? 'electron' : 'browser', electron ? dataDir : engine === 'real' ? serveDataDir() : null);
+      const workbench = new Workbench(page, testInfo, electron ? 'electron' : 'browser', electron ? dataDir : engine === 'real' && options.serveUrl === undefined ? serveDataDir() : null);
       await workbench.ready();
       return workbench;
     });

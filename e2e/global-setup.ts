@@ -46,7 +46,8 @@ function build(): void {
   if (result.status !== 0) throw new Error(`e2e setup: \`npm run build\` failed (exit ${result.status}); fix the build, then run the tests again.`);
 }
 
-function serverUrl(server: ChildProcess, timeoutMs: number): Promise<string> {
+/** The URL (with its token) a starting `kvscope serve` prints; specs that start a host of their own use it too. */
+export function serverUrl(server: ChildProcess, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';

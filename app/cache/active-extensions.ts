@@ -59,6 +59,14 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
   return active;
 }
 
+/**
+ * The list in one line for headers, badges and table cells:
+ * `K and V bits apart (K 8 bits, V 4 bits); attention sinks (first 4 tokens …)`; empty when none.
+ */
+export function formatActiveExtensions(active: readonly ActiveExtension[]): string {
+  return active.map((item) => `${item.label} (${item.detail})`).join('; ');
+}
+
 function fullPrecisionLayers(settings: QuantizedCacheSettings, numLayers: number): number[] {
   return Array.from({ length: numLayers }, (_, layer) => layer).filter((layer) => layerBits(settings, layer, numLayers) === 'full-precision');
 }

@@ -225,7 +225,7 @@ export class QuantizedLayer implements CacheLayer {
 
 function unsupported(operation: string, why: string): CacheError {
   return new CacheError(
-    `QuantizedLayer does not support ${operation}: in transformers ${why} (spec §1.4). ` +
+    `QuantizedLayer does not support ${operation}: in transformers ${why}. ` +
     'kvscope refuses rather than reproduce that; use a dynamic (full-precision) cache for this decoding mode.',
   );
 }

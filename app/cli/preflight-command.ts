@@ -13,6 +13,7 @@ import { formatLayerMap, layerMapFormatOf, resolvedLayerMap } from '../cache/lay
 import { encodeUtf8 } from '../record/utf8.js';
 import { formatBytes } from './byte-size.js';
 import { extensionsFromOptions } from './extension-options.js';
+import { paddedSequenceLengths, padPromptToOption } from './pad-prompt-option.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
 
@@ -48,7 +49,8 @@ export async function runPreflightCommand(options: RawOptions, io: CliIo, runtim
   const configPath = requireString(options, 'config');
   const onnxFile = optionalString(options, 'onnx');
   const settings = settingsFromOptions(options, io);
-  const sequenceLengths = sequenceLengthsOption(optionalString(options, 'seq-len'));
+  // --pad-prompt-to: the lengths a run with that padding quantizes at prefill (pad-prompt-option.ts)
+  const sequenceLengths = paddedSequenceLengths(sequenceLengthsOption(optionalString(options, 'seq-len')), padPromptToOption(options));
   const batch = integerOption(options, 'batch', 1);
   const isModel = io.isDirectory(configPath) || configPath.endsWith('.onnx');
   if (onnxFile !== undefined && (!isModel || runtime === undefined)) throw new UsageError('--onnx picks a graph of a model folder: give --config the folder.');

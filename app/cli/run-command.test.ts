@@ -80,6 +80,11 @@ describe('kvscope run: flags', () => {
     expect(plain).not.toHaveProperty('ignoreEos');
   });
 
+  it('--pad-prompt-to N left-pads the prompt as the run panel\'s fix does (RunSettings.padPromptTo)', () => {
+    expect(runSettingsFromOptions({ ...TINY, prompt: 'Once', 'pad-prompt-to': '8' }, memoryIo())).toMatchObject({ prompt: 'Once', padPromptTo: 8 });
+    expect(runSettingsFromOptions({ ...TINY, prompt: 'Once' }, memoryIo())).not.toHaveProperty('padPromptTo');
+  });
+
   it.each<[string, RawOptions, RegExp]>([
     ['no model', {}, /^--model is required\.$/],
     ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is neither a folder nor an \.onnx file\. Pass a model folder .* or synthetic \| synthetic-hybrid \| synthetic-8b-kv\./],
@@ -91,6 +96,8 @@ describe('kvscope run: flags', () => {
     ['greedy and sampling', { ...TINY, greedy: true, 'top-p': '0.5' }, /--greedy picks the most likely token; --top-p only applies to sampling/],
     ['an unknown dequantization path', { ...TINY, dequantize: 'gpu' }, /--dequantize must be one of graph, host, got "gpu"/],
     ['--dequantize on a dynamic cache', { ...TINY, cache: 'dynamic', dequantize: 'graph' }, /--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic/],
+    ['padding to no tokens', { ...TINY, 'pad-prompt-to': '0' }, /--pad-prompt-to must be at least 1 token, got 0/],
+    ['padding to a word', { ...TINY, 'pad-prompt-to': 'eight' }, /--pad-prompt-to must be an integer, got "eight"/],
   ])('refuses %s with a usage error', (_name, options, message) => {
     expect(() => runSettingsFromOptions(options, memoryIo())).toThrow(UsageError);
     expect(() => runSettingsFromOptions(options, memoryIo())).toThrow(message);

@@ -17,6 +17,7 @@ import { settingsFromOptions } from './preflight-command.js';
 import { EXTENSION_FLAGS } from './extension-options.js';
 import { activeExtensions, EXTENSIONS_HEADING, type ActiveExtension } from '../cache/active-extensions.js';
 import { RunProgress } from './run-progress.js';
+import { padPromptToOption } from './pad-prompt-option.js';
 
 /** What `kvscope run` needs beyond files and text: the Node entry runs the generation in a worker thread. */
 export interface RunCommandRuntime {
@@ -123,6 +124,7 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
   if (cacheMode === 'dynamic' && dequantize !== undefined) {
     throw new UsageError('--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic. Drop it or use --cache quantized.');
   }
+  const padPromptTo = padPromptToOption(options);
   return {
     model,
     ...(onnxFile !== undefined ? { onnxFile } : {}),
@@ -132,6 +134,7 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     prompt: optionalString(options, 'prompt') ?? '',
     ...(options['chat'] === true ? { promptFormat: 'chat' as const } : {}),
     ...(promptTokenIds !== undefined ? { promptTokenIds } : {}),
+    ...(padPromptTo !== undefined ? { padPromptTo } : {}),
     maxNewTokens,
     sampling: samplingFromOptions(options),
     reference: options['reference'] === true,

@@ -37,6 +37,6 @@ function missedStructureNote(modelType: string, rule: string, kinds: readonly st
   return (
     `${modelType} keeps its structure in layers_block_type ("attention" where ${rule}, "mamba" elsewhere): ` +
     `attention at ${attention.length > 0 ? attention.join(', ') : 'no layer'}. transformers' get_layer_types_and_kwargs ` +
-    'does not read it and falls back to full_attention for every layer (spec §2.4).'
+    'does not read it and falls back to full_attention for every layer.'
   );
 }

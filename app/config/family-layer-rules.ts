@@ -6,7 +6,7 @@ import type { ConfigObject } from './config-object.js';
 /** What a family's `__post_init__`/`__init__` puts in `layer_types` when config.json has none (spec §2.4). */
 export interface FamilyLayerTypes {
   readonly types: readonly string[];
-  /** the rule, for reports, e.g. `gemma3_text: full where (i+1) % 6 == 0 (spec §2.4)` */
+  /** the rule, for reports (users read it: no document citations), e.g. `gemma3_text: full where (i+1) % 6 == 0` */
   readonly rule: string;
   readonly notes: readonly string[];
 }
@@ -42,35 +42,35 @@ function slidingEveryPattern(modelType: string, fallbackPattern: number): Family
     const pattern = optionalInteger(config, 'sliding_window_pattern', where) ?? fallbackPattern;
     if (pattern === 0) throw zeroPattern(where, modelType);
     return derived(perLayer(numLayers, (i) => ((i + 1) % pattern !== 0 ? SLIDING : FULL)),
-      `${modelType}: full attention where (i+1) % ${pattern} == 0, sliding elsewhere (sliding_window_pattern ${pattern}; spec §2.4)`);
+      `${modelType}: full attention where (i+1) % ${pattern} == 0, sliding elsewhere (sliding_window_pattern ${pattern})`);
   };
 }
 
 function zeroPattern(where: string, modelType: string): ConfigError {
   return new ConfigError(
     `${where}: ${modelType} derives layer_types with \`(i+1) % sliding_window_pattern\`, and the pattern is 0, so ` +
-    "transformers' config raises ZeroDivisionError (spec §2.4). Add an explicit `layer_types` list to config.json.",
+    "transformers' config raises ZeroDivisionError. Add an explicit `layer_types` list to config.json.",
   );
 }
 
 const gemma2: FamilyRule = ({ numLayers }) =>
-  derived(perLayer(numLayers, (i) => ((i + 1) % 2 !== 0 ? SLIDING : FULL)), 'gemma2: sliding at even i, full at odd i (spec §2.4)');
+  derived(perLayer(numLayers, (i) => ((i + 1) % 2 !== 0 ? SLIDING : FULL)), 'gemma2: sliding at even i, full at odd i');
 
 const gemma3n: FamilyRule = ({ numLayers }) =>
-  derived(perLayer(numLayers, (i) => ((i + 1) % 5 === 0 ? FULL : SLIDING)), 'gemma3n_text: full attention where (i+1) % 5 == 0 (spec §2.4)');
+  derived(perLayer(numLayers, (i) => ((i + 1) % 5 === 0 ? FULL : SLIDING)), 'gemma3n_text: full attention where (i+1) % 5 == 0');
 
 const qwen2: FamilyRule = ({ config, numLayers, slidingWindow, where }) => {
   const maxWindowLayers = optionalInteger(config, 'max_window_layers', where) ?? 28;
   return derived(
     perLayer(numLayers, (i) => (slidingWindow !== null && i >= maxWindowLayers ? SLIDING : FULL)),
     slidingWindow === null
-      ? 'qwen2/qwen3: use_sliding_window is false, so sliding_window becomes None and every layer is full attention (spec §2.4)'
-      : `qwen2/qwen3: sliding attention for i >= max_window_layers (${maxWindowLayers}), full below (spec §2.4)`,
+      ? 'qwen2/qwen3: use_sliding_window is false, so sliding_window becomes None and every layer is full attention'
+      : `qwen2/qwen3: sliding attention for i >= max_window_layers (${maxWindowLayers}), full below`,
   );
 };
 
 const gptOss: FamilyRule = ({ numLayers }) =>
-  derived(perLayer(numLayers, (i) => ((i + 1) % 2 !== 0 ? SLIDING : FULL)), 'gpt_oss: sliding at even i, full at odd i (spec §2.4)');
+  derived(perLayer(numLayers, (i) => ((i + 1) % 2 !== 0 ? SLIDING : FULL)), 'gpt_oss: sliding at even i, full at odd i');
 
 const llama4: FamilyRule = ({ config, numLayers, where }) => {
   const given = optionalIntegerList(config, 'no_rope_layers', where);
@@ -79,12 +79,12 @@ const llama4: FamilyRule = ({ config, numLayers, where }) => {
   const noRopeLayers = given !== null && given.length > 0 ? given : range(numLayers).map((i) => ((i + 1) % interval !== 0 ? 1 : 0));
   return derived(noRopeLayers.map((flag) => (flag !== 0 ? 'chunked_attention' : FULL)),
     given !== null && given.length > 0
-      ? 'llama4_text: chunked where no_rope_layers[i] is 1, full (NoPE) where 0 (spec §2.4)'
-      : `llama4_text: full (NoPE) where (i+1) % ${interval} == 0, chunked elsewhere (spec §2.4)`);
+      ? 'llama4_text: chunked where no_rope_layers[i] is 1, full (NoPE) where 0'
+      : `llama4_text: full (NoPE) where (i+1) % ${interval} == 0, chunked elsewhere`);
 };
 
 const olmo3: FamilyRule = ({ numLayers }) =>
-  derived(perLayer(numLayers, (i) => ((i + 1) % 4 !== 0 ? SLIDING : FULL)), 'olmo3: full attention where (i+1) % 4 == 0 (spec §2.4)');
+  derived(perLayer(numLayers, (i) => ((i + 1) % 4 !== 0 ? SLIDING : FULL)), 'olmo3: full attention where (i+1) % 4 == 0');
 
 /**
  * Exaone4Config: the pattern becomes 0 when sliding_window is None, then `(i+1) % pattern`.
@@ -99,45 +99,45 @@ const exaone4: FamilyRule = ({ config, numLayers, slidingWindow, where }) => {
     }
     return derived(perLayer(numLayers, (i) => (raw[i % raw.length] === 'G' ? FULL : SLIDING)),
       `exaone4: sliding_window_pattern "${raw}" read per layer (L sliding, G full)`,
-      [`exaone4's sliding_window_pattern is the string "${raw}"; transformers' Exaone4Config computes (i+1) % pattern, which a string cannot take, so kvscope reads it per character (spec §2.4). Real configs ship layer_types.`]);
+      [`exaone4's sliding_window_pattern is the string "${raw}"; transformers' Exaone4Config computes (i+1) % pattern, which a string cannot take, so kvscope reads it per character. Real configs ship layer_types.`]);
   }
   const pattern = slidingWindow === null ? 0 : optionalInteger(config, 'sliding_window_pattern', where) ?? 4;
   if (pattern === 0) throw zeroPattern(where, 'exaone4 (sliding_window null makes the pattern 0)');
   return derived(perLayer(numLayers, (i) => ((i + 1) % pattern !== 0 ? SLIDING : FULL)),
-    `exaone4: full attention where (i+1) % ${pattern} == 0, sliding elsewhere (spec §2.4)`);
+    `exaone4: full attention where (i+1) % ${pattern} == 0, sliding elsewhere`);
 };
 
 const qwen3Next: FamilyRule = ({ config, numLayers, where }) => {
   const interval = optionalInteger(config, 'full_attention_interval', where) ?? 4;
   return derived(perLayer(numLayers, (i) => ((i + 1) % interval !== 0 ? 'linear_attention' : FULL)),
-    `qwen3_next: full attention where (i+1) % ${interval} == 0, linear attention elsewhere (spec §2.4)`);
+    `qwen3_next: full attention where (i+1) % ${interval} == 0, linear attention elsewhere`);
 };
 
 const minimax: FamilyRule = ({ numLayers }) =>
-  derived(perLayer(numLayers, (i) => ((i + 1) % 2 !== 0 ? FULL : 'linear_attention')), 'minimax: full attention at even i, linear at odd i (spec §2.4)');
+  derived(perLayer(numLayers, (i) => ((i + 1) % 2 !== 0 ? FULL : 'linear_attention')), 'minimax: full attention at even i, linear at odd i');
 
 const lfm2: FamilyRule = ({ config, numLayers, where }) => {
   const given = optionalIntegerList(config, 'full_attn_idxs', where);
   const fullIndices = new Set(given !== null && given.length > 0 ? given : range(numLayers));
   return derived(perLayer(numLayers, (i) => (fullIndices.has(i) ? FULL : 'conv')),
     given !== null && given.length > 0
-      ? `lfm2: full attention at full_attn_idxs [${given.join(', ')}], conv elsewhere (spec §2.4)`
-      : 'lfm2: no full_attn_idxs, so every layer is full attention (spec §2.4)');
+      ? `lfm2: full attention at full_attn_idxs [${given.join(', ')}], conv elsewhere`
+      : 'lfm2: no full_attn_idxs, so every layer is full attention');
 };
 
 const falconH1: FamilyRule = ({ numLayers }) =>
-  derived(perLayer(numLayers, () => 'hybrid'), 'falcon_h1: layers_block_type = ["hybrid"] * N, read through attribute_map (spec §2.4)');
+  derived(perLayer(numLayers, () => 'hybrid'), 'falcon_h1: layers_block_type = ["hybrid"] * N, read through attribute_map');
 
 const zamba: FamilyRule = ({ config, numLayers, where }) => {
   const period = optionalInteger(config, 'attn_layer_period', where) ?? 6;
   const offset = optionalInteger(config, 'attn_layer_offset', where) ?? 4;
   const tail = perLayer(Math.max(0, numLayers - 3), (i) => (i % period === offset ? 'hybrid' : 'linear_attention'));
   return derived(['linear_attention', 'linear_attention', 'hybrid', ...tail],
-    `zamba: two mamba layers, a hybrid at 2, then hybrid where (i-3) % ${period} == ${offset} (spec §2.4)`);
+    `zamba: two mamba layers, a hybrid at 2, then hybrid where (i-3) % ${period} == ${offset}`);
 };
 
 const graniteMoeHybrid: FamilyRule = ({ numLayers }) =>
-  derived(perLayer(numLayers, () => 'mamba'), 'granitemoehybrid: no layer_types, so layers_block_type = ["mamba"] * N (spec §2.4)');
+  derived(perLayer(numLayers, () => 'mamba'), 'granitemoehybrid: no layer_types, so layers_block_type = ["mamba"] * N');
 
 const FAMILY_RULES: Readonly<Record<string, FamilyRule>> = {
   gemma2,

@@ -126,11 +126,11 @@ function transformersList(
     const types = remapsLegacyLayerTypes(modelType) ? remapLegacyLayerTypes(given) : given;
     checkLength(types, numLayers, where);
     const notes = modelType === 'mistral'
-      ? ['config.json gives a Mistral model layer_types; transformers keeps them but warns "Detected Mistral model with layer_types. Consider using AutoModel or Ministral classes instead…" (spec §2.4).']
+      ? ['config.json gives a Mistral model layer_types; transformers keeps them but warns "Detected Mistral model with layer_types. Consider using AutoModel or Ministral classes instead…".']
       : [];
     const rule = /genai_config\.json/.test(where)
-      ? 'layer_types from genai_config.json (model.decoder.layer_types, as config.json would give them; spec §2.2 step 1)'
-      : 'layer_types from config.json (spec §2.2 step 1)';
+      ? 'layer_types from genai_config.json (model.decoder.layer_types, as config.json would give them)'
+      : 'layer_types from config.json';
     return { numLayers, types, source: 'config', rule, notes };
   }
 
@@ -147,18 +147,18 @@ function fallbackLadder(numLayers: number, slidingWindow: number | null, attenti
   if (slidingWindow !== null) {
     return {
       numLayers, types: Array<string>(numLayers).fill('sliding_attention'), source: 'fallback-sliding-window', notes: [],
-      rule: `no layer_types: sliding_window is ${slidingWindow}, so every layer is sliding_attention (spec §2.2)`,
+      rule: `no layer_types: sliding_window is ${slidingWindow}, so every layer is sliding_attention`,
     };
   }
   if (attentionChunkSize !== null) {
     return {
       numLayers, types: Array<string>(numLayers).fill('chunked_attention'), source: 'fallback-attention-chunk-size', notes: [],
-      rule: `no layer_types: attention_chunk_size is ${attentionChunkSize}, so every layer is chunked_attention (spec §2.2)`,
+      rule: `no layer_types: attention_chunk_size is ${attentionChunkSize}, so every layer is chunked_attention`,
     };
   }
   return {
     numLayers, types: Array<string>(numLayers).fill('full_attention'), source: 'fallback-full-attention', notes: [],
-    rule: 'no layer_types, sliding_window or attention_chunk_size: every layer is full_attention (spec §2.2)',
+    rule: 'no layer_types, sliding_window or attention_chunk_size: every layer is full_attention',
   };
 }
 
@@ -166,7 +166,7 @@ function nemotronHList(config: ConfigObject, where: string): TransformersList {
   const derived = nemotronHLayerTypes(config, where);
   const declared = optionalInteger(config, 'num_hidden_layers', where);
   const notes = declared !== null && declared !== derived.types.length
-    ? [`nemotron_h: transformers sets num_hidden_layers = len(layers_block_type) = ${derived.types.length}; config.json says ${declared} (spec §2.4).`]
+    ? [`nemotron_h: transformers sets num_hidden_layers = len(layers_block_type) = ${derived.types.length}; config.json says ${declared}.`]
     : [];
   if (derived.types.length === 0) {
     throw new ConfigError(`${where}: nemotron_h's layer list is empty. ${LAYER_COUNT_FIX}`);
@@ -179,6 +179,6 @@ function checkLength(types: readonly string[], numLayers: number, where: string)
   if (types.length === numLayers) return;
   throw new ConfigError(
     `${where}: layer_types has ${types.length} entries but num_hidden_layers is ${numLayers}; transformers V5 requires ` +
-    'one entry per layer (validate_layer_type, spec §2.3). Make the list as long as num_hidden_layers.',
+    'one entry per layer (validate_layer_type). Make the list as long as num_hidden_layers.',
   );
 }

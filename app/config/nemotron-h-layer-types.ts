@@ -23,11 +23,11 @@ export interface NemotronHLayerTypes {
 export function nemotronHLayerTypes(config: ConfigObject, where: string): NemotronHLayerTypes {
   const given = optionalStringList(config, 'layer_types', where);
   if (given !== null) {
-    return { types: remapLegacyLayerTypes(given), fromConfig: true, rule: 'nemotron_h: layers_block_type from config.json, legacy names remapped (spec §2.3)' };
+    return { types: remapLegacyLayerTypes(given), fromConfig: true, rule: 'nemotron_h: layers_block_type from config.json, legacy names remapped' };
   }
   const pattern = getAttribute(config, 'hybrid_override_pattern');
   if (pattern === undefined || pattern === null) {
-    return { types: DEFAULT_TYPES, fromConfig: false, rule: 'nemotron_h: class default layers_block_type (spec §2.4)' };
+    return { types: DEFAULT_TYPES, fromConfig: false, rule: 'nemotron_h: class default layers_block_type' };
   }
   if (typeof pattern !== 'string') {
     throw new ConfigError(`${where}: \`hybrid_override_pattern\` should be a string of M, E, * and - but is ${JSON.stringify(pattern)}. Fix it in config.json.`);
@@ -37,8 +37,8 @@ export function nemotronHLayerTypes(config: ConfigObject, where: string): Nemotr
     if (type !== undefined) return type;
     throw new ConfigError(
       `${where}: \`hybrid_override_pattern\` has "${char}" at position ${index}; only M (mamba), E (MoE), * (attention) ` +
-      'and - (MLP) are defined (spec §2.4). Fix the pattern or give `layers_block_type` explicitly.',
+      'and - (MLP) are defined. Fix the pattern or give `layers_block_type` explicitly.',
     );
   });
-  return { types, fromConfig: false, rule: `nemotron_h: hybrid_override_pattern "${pattern}" (M linear_attention, E moe, * full_attention, - mlp; spec §2.4)` };
+  return { types, fromConfig: false, rule: `nemotron_h: hybrid_override_pattern "${pattern}" (M linear_attention, E moe, * full_attention, - mlp)` };
 }

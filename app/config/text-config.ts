@@ -40,7 +40,7 @@ function multipleTextConfigsError(valid: readonly string[]): ConfigError {
     'using `get_text_config()` would be ambiguous. Please specify the desired text config directly, e.g. ' +
     '`text_config = config.sub_config_name`';
   return new ConfigError(withExplanation(verbatim,
-    `kvscope: transformers' QuantizedCache calls get_text_config(decoder=True) and raises this (spec §2.1 step 4). ` +
+    `kvscope: transformers' QuantizedCache calls get_text_config(decoder=True) and raises this. ` +
     `Keep only the decoder's sub-config among ${valid.join(', ')} in config.json (set the others to null), ` +
     'or point kvscope at a config.json that holds the text decoder directly.'));
 }
@@ -50,7 +50,7 @@ function subConfig(config: ConfigObject, name: string): ConfigObject {
   if (isConfigObject(value)) return value;
   throw new ConfigError(
     `The model config's \`${name}\` should be the text model's config (an object) but is ${describeValue(value)}. ` +
-    `transformers reads the text config from it (get_text_config, spec §2.1); fix or remove \`${name}\` in config.json.`,
+    `transformers reads the text config from it (get_text_config); fix or remove \`${name}\` in config.json.`,
   );
 }
 

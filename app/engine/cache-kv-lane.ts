@@ -172,6 +172,11 @@ export class CacheKvLane implements KvLane {
     return { flushes, dequantizeMs };
   }
 
+  /** The cache's own layer (a QuantizedLayer's stores, for the lab's per-side accounting); null where the plan keeps none. */
+  cacheLayer(layer: number): CacheLayer | null {
+    return this.#cache.layer(layer);
+  }
+
   memory(): (LayerMemory | null)[] {
     const memory: (LayerMemory | null)[] = new Array<LayerMemory | null>(this.#numLayers).fill(null);
     for (const layer of this.#layers) memory[layer.io.layer] = layer.cacheLayer.memory();

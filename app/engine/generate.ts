@@ -1,24 +1,20 @@
 import { sumLayerMemory } from '../cache/layer-memory.js';
-import { slidingWindows } from '../cache/sliding-window-layer.js';
 import type { ModelConfig } from '../config/model-config.js';
-import { CacheKvLane } from './cache-kv-lane.js';
 import type { DecoderIo } from './decoder-io.js';
 import type { DecoderSession } from './decoder-session.js';
-import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
 import { GenerationError } from './engine-errors.js';
 import type { GenerationObserver } from './generation-observer.js';
 import type { GenerationResult, GenerationTimings } from './generation-result.js';
-import { GraphKvLane } from './graph-kv-lane.js';
-import { sourcePrefill, type InGraphRun } from './in-graph-run.js';
-import type { KvDims } from './kv-present.js';
+import type { InGraphRun } from './in-graph-run.js';
 import type { KvLane } from './kv-lane.js';
-import { LogitsReader } from './logits-row.js';
 import { OutputReleasingSession } from './output-release.js';
 import { ThrottledMemorySampler } from './memory-sampler.js';
 import { planRunCache, type RunCachePlan } from './plan-run-cache.js';
 import { ReferenceLane } from './reference-lane.js';
+import { createRunLane, passThroughLaneOptions } from './run-lane.js';
 import { createSampler } from './sampler.js';
 import { StepInputs } from './step-inputs.js';
+import { StepRunner } from './step-runner.js';
 import { TokenTextStream } from './token-stream.js';
 import type { ProcessMemory, ReferenceStepMetrics, RunSettings, StepMetrics, StopReason } from './types.js';
 
@@ -54,8 +50,9 @@ export type GenerationOutcome = Omit<GenerationResult, 'settings' | 'model' | 'e
 
 /**
  * Prefill, then one token per step until an EOS id or maxNewTokens (transformers' greedy/sample
- * loop with a batch of one). Every step: assemble feeds (token inputs + the lane's past), run the
- * session, read the last logits row, absorb present into the cache, pick the token, then metrics.
+ * loop with a batch of one). Every step (step-runner.ts): assemble feeds (token inputs + the lane's
+ * past), run the session, read the last logits row, absorb present into the cache; then pick the
+ * token, then metrics.
  * Cancellation is polled before each step, so it takes effect within one step.
  */
 export async function generate(request: GenerateRequest): Promise<GenerationOutcome> {
@@ -64,27 +61,14 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   checkRequest(request);
   const promptLength = request.promptTokenIds.length;
   const cachePlan = request.cachePlan ?? planRunCache(config, settings, promptLength);
-  const dims = kvDims(io, config);
-  const numLayers = config.geometry.numLayers;
-  const windows = slidingWindows(config.layers.actualKinds, config.geometry);
-  const laneOptions: PassThroughLaneOptions = { io, numLayers, dims, slidingWindows: windows };
-  const lane: KvLane = cachePlan.plan === null
-    ? new PassThroughKvLane(laneOptions)
-    : request.inGraph !== undefined
-      ? new GraphKvLane({
-        io, kv: request.inGraph.kv, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, quantizer: cachePlan.quantizer!,
-        slidingWindows: windows,
-        ...(request.releaseBuffer === undefined ? {} : { releaseBuffer: request.releaseBuffer }),
-      })
-      : new CacheKvLane({
-        io, numLayers, dims, plan: cachePlan.plan, settings: settings.quantization, now: request.now, slidingWindows: windows,
-        ...(cachePlan.quantizer === undefined ? {} : { quantizer: cachePlan.quantizer }),
-      });
+  const inGraph = request.inGraph === undefined ? undefined
+    : { kv: request.inGraph.kv, ...(request.releaseBuffer === undefined ? {} : { releaseBuffer: request.releaseBuffer }) };
+  const lane: KvLane = createRunLane(io, config, settings.quantization, cachePlan, request.now, inGraph);
   const inputs = new StepInputs(io, session.inputs, request.paddingTokens ?? 0);
+  const runner = new StepRunner({ session, inputs, io, lane, now: request.now });
   // On the in-graph path the reference replays on the source graph (app/engine/in-graph-run.ts).
   const referenceSession = request.inGraph?.referenceSession === undefined ? session : new OutputReleasingSession(request.inGraph.referenceSession);
-  const reference = settings.reference ? new ReferenceLane(referenceSession, inputs, io.logits, laneOptions) : null;
-  const logitsReader = new LogitsReader(io.logits);
+  const reference = settings.reference ? new ReferenceLane(referenceSession, inputs, passThroughLaneOptions(io, config), request.now) : null;
   const sampler = createSampler(settings.sampling);
   // Detokenizing every step costs two tokenizer decodes (and their garbage): only for a listener.
   const stream = observer.onText === undefined ? null : new TokenTextStream(request.decodeText);
@@ -108,23 +92,17 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       }
       const start = now();
       if (step === 1) decodeStart = start;
-      const feeds = inputs.feeds(stepTokens, lane.seqLength);
-      const materializedKvBytes = lane.addFeeds(feeds);
-      const fed = now();
-      const outputs = await session.run(feeds);
-      const ran = now();
-      const logits = logitsReader.read(outputs);
-      const absorbed = lane.absorb(outputs, stepTokens.length);
-      const absorbedAt = now();
+      const { outputs, logits, absorbed, materializedKvBytes, fedAt: fed, ranAt: ran, absorbedAt } = await runner.step(stepTokens);
       const tokenId = sampler.next(logits);
       let referenceStep: ReferenceStepMetrics | undefined;
       let referenceMs = 0;
       if (reference !== null) {
         const referenceStart = now();
-        const shared = step !== 0 || referenceSession === session ? outputs : await sourcePrefill(referenceSession, inputs, laneOptions, stepTokens);
-        referenceStep = step === 0
-          ? reference.sharePrefill(shared, stepTokens.length, logits)
-          : await reference.step(stepTokens[0]!, logits, step);
+        referenceStep = step !== 0
+          ? await reference.step(stepTokens[0]!, logits, step)
+          : referenceSession === session
+            ? reference.sharePrefill(outputs, stepTokens.length, logits)
+            : await reference.prefill(stepTokens, logits);
         referenceMs = now() - referenceStart;
       }
       // Every output this step read is copied or adopted by now: free what no lane still reads.
@@ -215,14 +193,4 @@ function checkRequest(request: GenerateRequest): void {
     throw new GenerationError('the graph has no past_key_values inputs, so there is no KV cache to study.',
       'Use a "with past" export (optimum-cli export onnx --task text-generation-with-past).');
   }
-}
-
-/** Each KV layer's `[kvHeads, headDim]` for keys and values: the graph's declared dims, else config.json's. */
-function kvDims(io: DecoderIo, config: ModelConfig): Map<number, { key: KvDims; value: KvDims }> {
-  const { numKeyValueHeads, headDim } = config.geometry;
-  const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
-  return new Map(io.kvLayers.map((layer) => [layer.layer, {
-    key: { kvHeads: pick(layer.keyShape[1], numKeyValueHeads), headDim: pick(layer.keyShape[3], headDim) },
-    value: { kvHeads: pick(layer.valueShape[1], numKeyValueHeads), headDim: pick(layer.valueShape[3], headDim) },
-  }]));
 }

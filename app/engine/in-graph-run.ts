@@ -8,10 +8,8 @@ import {
 } from '../onnx/rewrite/in-graph-spec.js';
 import type { QuantBackend, QuantParams } from '../quant/types.js';
 import type { DecoderIo } from './decoder-io.js';
-import type { DecoderSession, SessionOutputs } from './decoder-session.js';
+import type { DecoderSession } from './decoder-session.js';
 import type { ExecutionProviderName } from './types.js';
-import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
-import type { StepInputs } from './step-inputs.js';
 
 /**
  * What a run on the in-graph dequantization path (`--dequantize graph`) adds to a GenerateRequest:
@@ -23,22 +21,6 @@ export interface InGraphRun {
   readonly kv: InGraphKvIo;
   /** the source graph's session, for the teacher-forced reference lane; required when `settings.reference` */
   readonly referenceSession?: DecoderSession;
-}
-
-/**
- * The prefill's outputs as the source graph returns them (full present), for the reference lane to
- * share: from an empty past both graphs compute the same logits, but only the source graph returns
- * the full-precision present the reference keeps.
- */
-export async function sourcePrefill(session: DecoderSession, inputs: StepInputs, laneOptions: PassThroughLaneOptions, promptTokenIds: readonly number[]): Promise<SessionOutputs> {
-  const empty = new PassThroughKvLane(laneOptions);
-  try {
-    const feeds = inputs.feeds(promptTokenIds, 0);
-    empty.addFeeds(feeds);
-    return await session.run(feeds);
-  } finally {
-    empty.dispose();
-  }
 }
 
 /**

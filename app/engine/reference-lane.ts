@@ -1,9 +1,9 @@
 import type { DecoderSession, SessionOutputs } from './decoder-session.js';
 import { klDivergence, logSoftmaxInto } from './divergence.js';
 import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
-import { LogitsReader } from './logits-row.js';
 import { argmax } from './sampler.js';
 import type { StepInputs } from './step-inputs.js';
+import { StepRunner } from './step-runner.js';
 import type { ReferenceStepMetrics, ReferenceSummary } from './types.js';
 
 /**
@@ -13,10 +13,8 @@ import type { ReferenceStepMetrics, ReferenceSummary } from './types.js';
  * both lanes compute the very same thing (quantized layers attend to exact K/V at the prefill, §1.3).
  */
 export class ReferenceLane {
-  readonly #session: DecoderSession;
-  readonly #inputs: StepInputs;
   readonly #lane: PassThroughKvLane;
-  readonly #logits: LogitsReader;
+  readonly #runner: StepRunner;
   #logP: Float64Array = new Float64Array(0);
   #logQ: Float64Array = new Float64Array(0);
   #steps = 0;
@@ -25,26 +23,30 @@ export class ReferenceLane {
   #agreements = 0;
   #firstDivergence: number | null = null;
 
-  constructor(session: DecoderSession, inputs: StepInputs, logitsName: string, laneOptions: PassThroughLaneOptions) {
-    this.#session = session;
-    this.#inputs = inputs;
+  constructor(session: DecoderSession, inputs: StepInputs, laneOptions: PassThroughLaneOptions, now: () => number) {
     this.#lane = new PassThroughKvLane(laneOptions);
-    this.#logits = new LogitsReader(logitsName);
+    this.#runner = new StepRunner({ session, inputs, io: laneOptions.io, lane: this.#lane, now });
   }
 
   /** Step 0: takes the prefill's outputs as its own; identical logits by construction. */
   sharePrefill(outputs: SessionOutputs, promptLength: number, logits: Float32Array): ReferenceStepMetrics {
-    this.#lane.absorb(outputs, promptLength);
+    this.#runner.absorbShared(outputs, promptLength);
     return this.#compare(logits, logits, 0);
+  }
+
+  /**
+   * Step 0 on a session of its own (the in-graph path: the rewritten graph returns only the new rows
+   * of its quantized layers, so the source graph computes the prefill whose full present the
+   * reference keeps). From an empty past both graphs compute the same logits; they are compared anyway.
+   */
+  async prefill(promptTokenIds: readonly number[], logits: Float32Array): Promise<ReferenceStepMetrics> {
+    const { logits: reference } = await this.#runner.step(promptTokenIds);
+    return this.#compare(reference, logits, 0);
   }
 
   /** A decode step: feeds `tokenId` after the shared context and compares with the lane under test's `logits`. */
   async step(tokenId: number, logits: Float32Array, step: number): Promise<ReferenceStepMetrics> {
-    const feeds = this.#inputs.feeds([tokenId], this.#lane.seqLength);
-    this.#lane.addFeeds(feeds);
-    const outputs = await this.#session.run(feeds);
-    const reference = this.#logits.read(outputs);
-    this.#lane.absorb(outputs, 1);
+    const { logits: reference } = await this.#runner.step([tokenId]);
     return this.#compare(reference, logits, step);
   }
 

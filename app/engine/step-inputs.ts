@@ -8,7 +8,8 @@ type IndexArray = BigInt64Array | Int32Array;
 /**
  * The non-cache inputs of one run: `input_ids` [1, n], `attention_mask` [1, past + n] of ones,
  * `position_ids` [1, n] = past…past+n-1 (HF's cumsum(mask) - 1 without padding), and
- * `num_logits_to_keep` = 1 so that a graph which supports it computes only the last row, and a merged
+ * `num_logits_to_keep` = the rows the step reads (1 when generating, so that a graph which supports it
+ * computes only the last row; every token's row when scoring a text), and a merged
  * decoder's `use_cache_branch` = false at the prefill (its past is empty), true after (Optimum's
  * ORTModelForCausalLM). Ids, mask and positions take the integer type the graph declares.
  * A prompt left-padded with `paddingTokens` pads (RunSettings.padPromptTo) gets zeros over the
@@ -43,7 +44,7 @@ export class StepInputs {
   }
 
   /** A fresh feeds record holding this run's token inputs (cache inputs are added by the lane). */
-  feeds(tokenIds: readonly number[], pastLength: number): Record<string, HostTensor> {
+  feeds(tokenIds: readonly number[], pastLength: number, logitsToKeep = 1): Record<string, HostTensor> {
     const n = tokenIds.length;
     const feeds: Record<string, HostTensor> = {};
     const ids = n === 1 ? this.#oneId : indexArray(this.#io.inputIdsType, n);
@@ -61,7 +62,10 @@ export class StepInputs {
       }
       feeds[this.#io.positionIds] = indexTensor([1, n], positions);
     }
-    if (this.#io.logitsToKeep !== null) feeds[this.#io.logitsToKeep] = int64Tensor(this.#logitsToKeepDims, this.#keepOne);
+    if (this.#io.logitsToKeep !== null) {
+      const keep = logitsToKeep === 1 ? this.#keepOne : BigInt64Array.of(BigInt(logitsToKeep));
+      feeds[this.#io.logitsToKeep] = int64Tensor(this.#logitsToKeepDims, keep);
+    }
     if (this.#io.useCacheBranch !== null) feeds[this.#io.useCacheBranch] = boolTensor([1], pastLength > 0 ? this.#cacheBranch : this.#noCacheBranch);
     return feeds;
   }

@@ -3,7 +3,7 @@ import { FunctionBuilder, ValType, block, br, brIf, encodeModule, get, i32, loop
 import type { Local } from '../wasm/wasm-encoder.js';
 import { wasmApi } from '../wasm/wasm-runtime.js';
 import type { WasmParallelRunner } from '../wasm/wasm-threads.js';
-import { createWasmThreadPool } from './wasm-thread-pool.js';
+import { claim, createWasmThreadPool, isNewerGeneration } from './wasm-thread-pool.js';
 
 const api = wasmApi()!;
 
@@ -80,5 +80,29 @@ describe('WebAssembly thread pool on worker_threads', () => {
     const { module } = testModule();
     expect(createWasmThreadPool(1).attach(module, { env: { memory: new api.Memory({ initial: 1 }), log: () => undefined } })).toBeNull();
     expect(createWasmThreadPool(0).attach(module, {})).toBeNull();
+  });
+});
+
+describe('claims of a helper\'s call', () => {
+  const SLOT = 16; // SLOT_BASE: slot 0's words; CLAIM is its sixth
+  it('go to one thread per generation and only forward: a helper that slept through g cannot claim it over g+1', () => {
+    const ctl = new Int32Array(new SharedArrayBuffer(1024));
+    expect(claim(ctl, SLOT, 1)).toBe(true); // the helper takes generation 1
+    expect(claim(ctl, SLOT, 1)).toBe(false); // the caller then finds it taken
+    expect(claim(ctl, SLOT, 2)).toBe(true); // the caller takes 2 itself (the helper was late)
+    expect(claim(ctl, SLOT, 3)).toBe(true); // and 3
+    // the late helper wakes with generation 2 read before it slept: the claim must fail, or it would
+    // run generation 3's call beside the caller
+    expect(claim(ctl, SLOT, 2)).toBe(false);
+    expect(claim(ctl, SLOT, 3)).toBe(false);
+    expect(claim(ctl, SLOT, 4)).toBe(true);
+  });
+
+  it('order generations across the wrap back to 1', () => {
+    expect(isNewerGeneration(1, 0)).toBe(true);
+    expect(isNewerGeneration(1, 0x3fffffff)).toBe(true);
+    expect(isNewerGeneration(0x3fffffff, 1)).toBe(false);
+    expect(isNewerGeneration(5, 5)).toBe(false);
+    expect(isNewerGeneration(4, 5)).toBe(false);
   });
 });

@@ -36,10 +36,27 @@ const START_TIMEOUT_MS = 20_000;
 /** A claimed call that takes longer means a lost helper (a step of the largest tensor takes about a second). */
 const CALL_TIMEOUT_MS = 120_000;
 
-/** Claims slot `slot`'s call of `generation`: true for the one thread that gets it. */
-function claim(ctl: Int32Array, slot: number, generation: number): boolean {
-  const previous = Atomics.load(ctl, slot + CLAIM);
-  return previous !== generation && Atomics.compareExchange(ctl, slot + CLAIM, previous, generation) === previous;
+/** Generations wrap from WRAP back to 1 (never 0, the helpers' start). */
+const WRAP = 0x3fffffff;
+
+/** Whether generation `a` comes after `b`, across the wrap (the two are never half a cycle apart). */
+export function isNewerGeneration(a: number, b: number): boolean {
+  const ahead = (a - b + WRAP) % WRAP;
+  return ahead > 0 && ahead < WRAP / 2;
+}
+
+/**
+ * Claims slot `slot`'s call of `generation`: true for the one thread that gets it. Claims only move
+ * forward: a helper that read generation g and then slept through it (the caller ran g itself and went
+ * on to g+1, perhaps claiming that too) must not claim g over g+1, or it would run g+1's call beside
+ * the caller and write into the next step's buffers after the caller has moved on.
+ */
+export function claim(ctl: Int32Array, slot: number, generation: number): boolean {
+  for (;;) {
+    const previous = Atomics.load(ctl, slot + CLAIM);
+    if (!isNewerGeneration(generation, previous)) return false;
+    if (Atomics.compareExchange(ctl, slot + CLAIM, previous, generation) === previous) return true;
+  }
 }
 
 /** The helper thread (CommonJS, evaluated): kept free of imports so it needs no loader. */
@@ -49,9 +66,16 @@ const { module, imports, control, index, argsAt, maxArgs } = workerData;
 const ctl = new Int32Array(control);
 const slot = ${SLOT_BASE} + index * ${SLOT_INTS};
 const args = new Float64Array(control, argsAt + index * maxArgs * 8, maxArgs);
+const isNewer = (a, b) => { // as isNewerGeneration() in wasm-thread-pool.ts
+  const ahead = (a - b + ${WRAP}) % ${WRAP};
+  return ahead > 0 && ahead < ${WRAP / 2};
+};
 const claim = (generation) => { // as claim() in wasm-thread-pool.ts
-  const previous = Atomics.load(ctl, slot + ${CLAIM});
-  return previous !== generation && Atomics.compareExchange(ctl, slot + ${CLAIM}, previous, generation) === previous;
+  for (;;) {
+    const previous = Atomics.load(ctl, slot + ${CLAIM});
+    if (!isNewer(generation, previous)) return false;
+    if (Atomics.compareExchange(ctl, slot + ${CLAIM}, previous, generation) === previous) return true;
+  }
 };
 let functions = [];
 try {
@@ -133,7 +157,7 @@ export function createWasmThreadPool(helpers = 1): WasmThreadPool {
         run(calls: readonly KernelCall[], work: () => void): void {
           if (closed) throw new Error('the thread pool runner is closed');
           if (calls.length > helpers) throw new Error(`${calls.length} calls for ${helpers} helper threads`);
-          generation = generation === 0x3fffffff ? 1 : generation + 1; // never back to 0, the helpers' start
+          generation = generation === WRAP ? 1 : generation + 1; // never back to 0, the helpers' start
           for (let i = 0; i < helpers; i++) {
             const slot = SLOT_BASE + i * SLOT_INTS;
             const call = calls[i];

@@ -10,8 +10,8 @@ export function checkAxisRecommendation(rules: BackendRules, settings: Quantized
   const off = axes.filter(([, axis]) => rules.axes.includes(axis) && axis !== rules.recommendedAxis).map(([name]) => name);
   if (off.length === 0) return [];
   const hqqNote = rules.backend === 'hqq'
-    ? " transformers' defaults are 0/0 and apply whenever the axes are not set, as in the docs' own hqq example; on axis 0 HQQ groups elements strided through the whole tensor, mixing heads and tokens (spec §3.2)."
-    : ' On axis -1 quanto groups g consecutive token rows of one channel, which requires B·H·S to be a multiple of g (spec §3.1).';
+    ? " transformers' defaults are 0/0 and apply whenever the axes are not set, as in the docs' own hqq example; on axis 0 HQQ groups elements strided through the whole tensor, mixing heads and tokens."
+    : ' On axis -1 quanto groups g consecutive token rows of one channel, which requires B·H·S to be a multiple of g.';
   return [{
     code: 'axis-recommendation',
     severity: 'info',

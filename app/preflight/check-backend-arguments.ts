@@ -19,7 +19,7 @@ export function checkBackendArguments(rules: BackendRules, settings: QuantizedCa
     if (rules.axes.includes(axis)) continue;
     diagnostics.push(argumentError(argument === 'axis_key' ? 'invalid-axis-key' : 'invalid-axis-value',
       axisMessage(rules.messageName, argument, rules.axes, axis),
-      `kvscope: ${rules.backend} groups along axis ${rules.axes.join(' or ')} (spec §3).`,
+      `kvscope: ${rules.backend} groups along axis ${rules.axes.join(' or ')}.`,
       `Use ${argument} ${rules.recommendedAxis} (the transformers docs' recommendation for ${rules.backend}).`, layers));
   }
   return diagnostics;

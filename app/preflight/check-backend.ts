@@ -11,8 +11,8 @@ export function checkBackend(settings: QuantizedCacheSettings): Diagnostic[] {
   const caseOnly = lower === 'quanto' || lower === 'hqq';
   const explanation = caseOnly
     ? `kvscope: backend names are lower-case and matched case-sensitively; "${backend}" was the spelling of the old ` +
-      'QuantizedCacheConfig/generate() API (spec §1.2, §1.7), which QuantizedCache refuses.'
-    : 'kvscope: QuantizedCache knows two backends, "quanto" and "hqq" (spec §1.2 step 1).';
+      'QuantizedCacheConfig/generate() API, which QuantizedCache refuses.'
+    : 'kvscope: QuantizedCache knows two backends, "quanto" and "hqq".';
   return [{
     code: 'unknown-backend',
     severity: 'error',

@@ -14,7 +14,7 @@ export function checkCacheArguments(settings: QuantizedCacheSettings, layers: nu
       code: 'invalid-group-size',
       severity: 'error',
       origin: 'kvscope',
-      message: `q_group_size must be a positive integer, got ${groupSize}. transformers does not check it (spec §1.2); the backend fails at the first quantize call.`,
+      message: `q_group_size must be a positive integer, got ${groupSize}. transformers does not check it; the backend fails at the first quantize call.`,
       layers,
       fix: 'Use q_group_size 64 (the default), 32 or 128.',
     });
@@ -24,7 +24,7 @@ export function checkCacheArguments(settings: QuantizedCacheSettings, layers: nu
       code: 'invalid-residual-length',
       severity: 'error',
       origin: 'kvscope',
-      message: `residual_length must be a whole number of tokens, got ${residualLength}. transformers does not check it (spec §1.2).`,
+      message: `residual_length must be a whole number of tokens, got ${residualLength}. transformers does not check it.`,
       layers,
       fix: 'Use residual_length 128 (the default) or another whole number of tokens.',
     });
@@ -33,10 +33,11 @@ export function checkCacheArguments(settings: QuantizedCacheSettings, layers: nu
       code: 'residual-flushes-every-second-step',
       severity: 'warning',
       origin: 'kvscope',
+      // spec §1.3, consequence 2
       message:
         `residual_length ${residualLength}: transformers accepts it, but a flush needs the residual to exist (it is a 1-D empty ` +
-        'tensor after the prefill and after every flush), so residual lengths 0, 1 and 2 all flush every 2nd decode step ' +
-        '(spec §1.3, consequence 2). A residual length of 0 does not mean "no residual".',
+        'tensor after the prefill and after every flush), so residual lengths 0, 1 and 2 all flush every 2nd decode step. ' +
+        'A residual length of 0 does not mean "no residual".',
       layers,
       fix: 'Use residual_length 2 to say what happens, or a larger value (128 is the default).',
     });

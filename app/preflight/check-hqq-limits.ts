@@ -30,7 +30,7 @@ function hqqLimits(groupSize: number, nbits: number, axes: number[], batchTimesH
       message:
         `HQQ 3-bit dequantization slices W_r[: shape[0]*shape[1] // group_size], which is B·H // g = ${batchTimesHeads} // ${groupSize} = ` +
         `${Math.floor(batchTimesHeads / groupSize)} rows for a KV tensor [B, H, S, D] on axis 1, so the reshape after it fails at the first ` +
-        'decode step (spec §3.2, inferred from hqq\'s code).',
+        'decode step (inferred from hqq\'s code).',
       layers,
       fix: 'Use axis 0 with 3 bits, or nbits 4.',
     });
@@ -43,7 +43,7 @@ function hqqLimits(groupSize: number, nbits: number, axes: number[], batchTimesH
       origin: 'backend',
       message:
         `HQQ on axis 0 packs the [g, N/g] grid along its g = ${groupSize} rows; ${nbits}-bit packing needs them to be a multiple of ` +
-        `${planes}, otherwise the packing shapes mismatch and torch raises a RuntimeError (spec §3.2 step 4).`,
+        `${planes}, otherwise the packing shapes mismatch and torch raises a RuntimeError.`,
       layers,
       fix: `Use a q_group_size that is a multiple of ${planes}, such as 64.`,
     });

@@ -23,7 +23,7 @@ export function checkLayersWithoutKvCache(config: ModelConfig, policy: LayerPoli
       `transformers accepts this ${config.modelType ?? 'model'} config because its derived layer types are all full_attention, ` +
       `but ${describeKinds(missed.map((layer) => ({ index: layer.index, kind: layer.actualKind })))} keep no KV cache. ` +
       `QuantizedCache builds a quantized layer for each, and a forward pass fails at layer ${missed[0]?.index ?? 0}; ` +
-      'generate() probably refuses the model earlier (spec §2.4, unverified for V5).',
+      'generate() probably refuses the model earlier (unverified for V5).',
     layers: missed.map((layer) => layer.index),
     fix: attention.length > 0
       ? `Use layer policy "full-attention-only" to quantize only the attention layers (${formatLayerList(attention)}).`

@@ -84,7 +84,7 @@ function anyPromptDiagnostics(ruleFor: (groupSize: number) => ShapeRule, tensors
   const explanation =
     `kvscope: ${rule.label} quantizes the ${tensors} as ${rule.grouping}; with q_group_size ${rule.groupSize} every quantized ` +
     `length must be a multiple of ${multiple} tokens, or the backend raises this (here for a ${examplePrompt}-token prompt: ${example.detail}). ` +
-    'The cache quantizes the prompt at prefill and re-quantizes P + k·max(R, 2) tokens at each flush (spec §1.3), so ' +
+    'The cache quantizes the prompt at prefill and re-quantizes P + k·max(R, 2) tokens at each flush, so ' +
     (flushBreaks
       ? `even prompts of a multiple of ${multiple} tokens fail at the first flush, decode step ${period}, since ${period} is not a multiple of ${multiple}.`
       : `prompts whose ${lengthWord} is a multiple of ${multiple} work for any generation length, and other prompts fail at prefill.`);
@@ -135,11 +135,11 @@ function lengthDiagnostic(rule: ShapeRule, tensors: string, group: readonly Leng
   const what = `the sequence length must be a multiple of ${context.multiple} tokens` +
     (first.failure.code === 'group-larger-than-tensor' ? `; at these lengths one group of ${rule.groupSize} is larger than the whole tensor` : '');
   const explanation =
-    `kvscope: ${rule.label} quantizes the ${tensors} as ${rule.grouping}; with q_group_size ${rule.groupSize} ${what} (spec §3). ` +
+    `kvscope: ${rule.label} quantizes the ${tensors} as ${rule.grouping}; with q_group_size ${rule.groupSize} ${what}. ` +
     (atPrefill
       ? `Prompt lengths that fail at prefill: ${lengths.join(', ')}.`
       : `Prompt lengths that pass the prefill but fail when a flush re-quantizes P + k·${context.period} tokens ` +
-        `(every max(R, 2) = ${context.period} decode steps, spec §1.3), if generation gets that far: ${lengths.join(', ')}.`);
+        `(every max(R, 2) = ${context.period} decode steps), if generation gets that far: ${lengths.join(', ')}.`);
   const fixes = [
     atPrefill ? `pad the prompt to a multiple of ${context.multiple} tokens` : `use a residual_length that is a multiple of ${context.multiple}`,
     context.working.length > 0 ? `use q_group_size ${context.working.join(', ')} (these work for all the given lengths)` : '',

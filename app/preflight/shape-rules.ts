@@ -102,7 +102,7 @@ function hqqRule(axis: number, nbits: number, groupSize: number, { batch, heads,
         code: 'hqq-bitpack-rows',
         origin: 'backend',
         text: `HQQ ${nbits}-bit packing on axis 1 needs the N/g = ${count}/${groupSize} = ${rows} rows of codes to be a multiple of ${planes}; ` +
-          'otherwise the packing shapes mismatch and torch raises a RuntimeError (spec §3.2 step 4).',
+          'otherwise the packing shapes mismatch and torch raises a RuntimeError.',
         detail: `N/g = ${rows}`,
       };
     },

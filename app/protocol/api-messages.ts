@@ -5,6 +5,7 @@ import type { RunCheck } from '../preflight/check-run.js';
 import type { PreflightResult } from '../preflight/run-preflight.js';
 import type { RunRecord } from '../record/run-record.js';
 import type { RequestId, RunErrorPayload } from './messages.js';
+import type { LabApiEvent, LabApiRequest, LabApiResults } from '../lab/lab-api-messages.js';
 import type {
   FolderListing, ModelSource, ModelSummary, RunExport, RunSummary, RunTicket, WorkbenchCommand, WorkbenchEnvironment,
 } from './workbench-api.js';
@@ -44,12 +45,14 @@ export type ApiRequest =
   | { readonly type: 'load-run'; readonly id: RequestId; readonly runId: string }
   | { readonly type: 'delete-run'; readonly id: RequestId; readonly runId: string }
   | { readonly type: 'export-run'; readonly id: RequestId; readonly runId: string; readonly format: 'json' | 'csv' }
-  | { readonly type: 'recent-models'; readonly id: RequestId };
+  | { readonly type: 'recent-models'; readonly id: RequestId }
+  // the Lab view's sweeps (app/lab/lab-api-messages.ts)
+  | LabApiRequest;
 
 export type ApiRequestType = ApiRequest['type'];
 
 /** What each request's `result` carries. */
-export interface ApiResults {
+export interface ApiResults extends LabApiResults {
   readonly 'environment': WorkbenchEnvironment;
   readonly 'open-model': ModelSummary;
   readonly 'pick-model-folder': string | null;
@@ -100,7 +103,7 @@ export interface ApiCommandEvent {
   readonly command: WorkbenchCommand;
 }
 
-export type ApiEvent = ApiRunEvent | ApiCommandEvent;
+export type ApiEvent = ApiRunEvent | ApiCommandEvent | LabApiEvent;
 
 /** Everything a host sends. */
 export type ApiHostMessage = ApiResponse | ApiEvent;

@@ -2,6 +2,7 @@ import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { RunSettings } from '../engine/types.js';
 import type { ApiErrorMessage, ApiRequestType, ApiResultMessage } from './api-messages.js';
 import type { ModelSource, RunEventHandlers, WorkbenchCommand } from './workbench-api.js';
+import type { LabSweepHandlers, LabSweepRequest } from '../lab/lab-api.js';
 
 /**
  * What the Electron preload exposes as `window.kvscope` (contextBridge): one function per capability
@@ -28,6 +29,13 @@ export interface KvscopeBridge {
   recentModels(): Promise<BridgeReply<'recent-models'>>;
   /** menu commands and dropped folders; returns an unsubscribe function */
   onCommand(listener: (command: WorkbenchCommand) => void): () => void;
+  /** the Lab view's sweeps (app/lab/lab-api.ts), one function per capability; a preload without them has no Lab */
+  labStartSweep?(request: LabSweepRequest, handlers: LabSweepHandlers): Promise<BridgeReply<'lab-start-sweep'>>;
+  labCancelSweep?(sweepId: string): Promise<BridgeReply<'lab-cancel-sweep'>>;
+  labListSweeps?(): Promise<BridgeReply<'lab-list-sweeps'>>;
+  labLoadSweep?(sweepId: string): Promise<BridgeReply<'lab-load-sweep'>>;
+  labLoadPoint?(sweepId: string, pointName: string): Promise<BridgeReply<'lab-load-point'>>;
+  labExportSweep?(sweepId: string, format: 'json' | 'csv'): Promise<BridgeReply<'lab-export-sweep'>>;
 }
 
 /** The host's reply to one request of type `T`. */

@@ -12,6 +12,7 @@ import { readGenerationResult } from './read-generation-result.js';
 import { readQuantizedCacheSettings, readRunSettings } from './read-run-settings.js';
 import { readStepMetrics } from './read-step-metrics.js';
 import type { ModelSource, WorkbenchCommand } from './workbench-api.js';
+import { isLabEventType, isLabRequestType, readLabApiEvent, readLabApiRequest } from '../lab/lab-api-messages.js';
 
 /** A message that is not a member of the API protocol, or a member with a malformed field. */
 export class ApiProtocolError extends KvscopeError {
@@ -101,6 +102,8 @@ export function parseApiRequest(value: unknown): ApiRequest {
       case 'export-run':
         return { type, id, runId: fields.get('runId', readRunId), format: fields.get('format', choiceReader(['json', 'csv'] as const)) };
       default:
+        // The Lab's requests (app/lab/lab-api-messages.ts; the host checks a sweep spec against eval's options).
+        if (isLabRequestType(type)) return readLabApiRequest(fields, type, id);
         throw new ApiProtocolError(`Unsupported request type ${describeValue(type)}.`, id);
     }
   });
@@ -135,6 +138,7 @@ export function parseApiHostMessage(value: unknown): ApiHostMessage {
       case 'command':
         return { type, command: fields.get('command', readWorkbenchCommand) };
       default:
+        if (isLabEventType(type)) return readLabApiEvent(fields, type);
         throw new ApiProtocolError(`Unsupported host message type ${describeValue(type)}.`, 0);
     }
   });

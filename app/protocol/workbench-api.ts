@@ -8,6 +8,7 @@ import type { ExecutionProviderName, RunSettings, StepMetrics } from '../engine/
 import type { GenerationResult } from '../engine/generation-result.js';
 import type { RunRecord } from '../record/run-record.js';
 import type { RunErrorPayload } from './messages.js';
+import type { LabApi } from '../lab/lab-api.js';
 
 /**
  * Everything the renderer may ask of the engine. Two implementations: the Electron preload
@@ -46,6 +47,8 @@ export interface WorkbenchApi {
   recentModels(): Promise<ModelSource[]>;
   /** Application menu commands and dropped folders (Electron); a no-op subscription in the browser. Returns an unsubscribe function. */
   onCommand(listener: (command: WorkbenchCommand) => void): () => void;
+  /** the Lab view's evaluations and sweeps (app/lab/lab-api.ts); absent on a host without them */
+  readonly lab?: LabApi;
 }
 
 export type ModelSource =
@@ -107,6 +110,10 @@ export interface ModelSummary {
   readonly layout?: LayoutSummary | null;
   /** where the model's chat template comes from (`tokenizer_config.json`, `chat_template.jinja`); null: none */
   readonly chatTemplate: string | null;
+  /** whether the folder has a tokenizer; without one the prompt is given as token ids (absent: has one) */
+  readonly hasTokenizer?: boolean;
+  /** prompt ids run from 0 to this − 1: the graph's logits width, else config's vocab_size; null: unknown */
+  readonly vocabSize?: number | null;
   /** folder, tokenizer and graph-vs-config findings; errors mean no run can start */
   readonly diagnostics: readonly ModelDiagnostic[];
   readonly ok: boolean;

@@ -49,11 +49,24 @@ describe('CSV export', () => {
     expect(byColumn[2]).toMatchObject({ quantize_events: '2', flushes: '2', key_rel_fro_err_mean: '0.2', key_rel_fro_err_max: '0.3', value_rel_fro_err_mean: String((0.2 + 0.4) / 2), value_rel_fro_err_max: '0.4' });
   });
 
+  it('names the active kvscope extensions on every row, and leaves the column empty for a transformers run', () => {
+    const extensions = [
+      { id: 'kv-bits-apart', label: 'K and V bits apart', detail: 'K 8 bits, V 4 bits' },
+      { id: 'attention-sinks', label: 'attention sinks', detail: 'first 4 tokens of each layer in full precision, never re-quantized' },
+    ] as const;
+    const column = RUN_CSV_COLUMNS.indexOf('kvscope_extensions');
+    const rows = parseCsv(runRecordToCsv({ steps: sampleResult().steps, extensions }));
+    expect(rows[0]![column]).toBe('kvscope_extensions');
+    expect(rows.slice(1).map((row) => row[column])).toEqual(Array(3).fill(
+      'K and V bits apart (K 8 bits, V 4 bits); attention sinks (first 4 tokens of each layer in full precision, never re-quantized)'));
+    expect(parseCsv(runRecordToCsv(sampleResult())).slice(1).map((row) => row[column])).toEqual(['', '', '']);
+  });
+
   it('leaves the reference columns empty without a reference lane', () => {
     const result = sampleResult();
     const steps = result.steps.map(({ reference: _none, ...step }) => step);
     const rows = parseCsv(runRecordToCsv({ steps }));
     const kl = RUN_CSV_COLUMNS.indexOf('kl_divergence');
-    expect(rows.slice(1).map((r) => r.slice(kl))).toEqual([['', '', ''], ['', '', ''], ['', '', '']]);
+    expect(rows.slice(1).map((r) => r.slice(kl, kl + 3))).toEqual([['', '', ''], ['', '', ''], ['', '', '']]);
   });
 });

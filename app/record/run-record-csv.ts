@@ -1,3 +1,4 @@
+import { formatActiveExtensions } from '../cache/active-extensions.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { FlushMetrics, StepMetrics } from '../engine/types.js';
 import { csvText, type CsvCell } from './csv.js';
@@ -16,10 +17,17 @@ export const RUN_CSV_COLUMNS = [
   'kv_working_bytes', 'materialized_kv_bytes', 'rss_bytes',
   'quantize_events', 'flushes', 'key_rel_fro_err_mean', 'key_rel_fro_err_max', 'value_rel_fro_err_mean', 'value_rel_fro_err_max',
   'kl_divergence', 'top1_agrees', 'reference_token_id',
+  'kvscope_extensions',
 ] as const;
 
-export function runRecordToCsv(record: Pick<RunRecord, 'steps'>): string {
-  return csvText([RUN_CSV_COLUMNS, ...record.steps.map(stepRow)]);
+/**
+ * The CSV of a run; `extensions` (the record's, app/cache/active-extensions.ts) fills the last column
+ * on every row, so a table cut from it or joined with other runs still says which rows are not
+ * transformers' QuantizedCache. Empty for a transformers run.
+ */
+export function runRecordToCsv(record: Pick<RunRecord, 'steps'> & Pick<Partial<RunRecord>, 'extensions'>): string {
+  const extensions = formatActiveExtensions(record.extensions ?? []);
+  return csvText([RUN_CSV_COLUMNS, ...record.steps.map((step) => [...stepRow(step), extensions])]);
 }
 
 function stepRow(step: StepMetrics): CsvCell[] {

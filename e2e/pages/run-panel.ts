@@ -33,6 +33,19 @@ export class RunPanel {
   }
 
 
+  /** The prompt as token ids (the field a model without a tokenizer shows in place of text). */
+  get promptIds(): Locator {
+    return this.root.getByTestId('prompt-ids-input');
+  }
+
+  get promptIdsProblem(): Locator {
+    return this.root.getByTestId('prompt-ids-problem');
+  }
+
+  async setPromptIds(ids: string): Promise<void> {
+    await this.promptIds.fill(ids);
+  }
+
   async setMaxNewTokens(tokens: number): Promise<void> {
     await this.root.getByTestId('max-new-tokens-input').fill(String(tokens));
   }

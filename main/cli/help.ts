@@ -14,11 +14,23 @@ Usage:
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
   kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid | synthetic-8b-kv> [cache options]
-              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--max-new-tokens N] [--greedy | --temperature T ...]
+              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--pad-prompt-to N] [--max-new-tokens N] [--greedy | --temperature T ...]
               [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failed run.
+
+  kvscope eval --model <model folder | synthetic> [cache options] [--text FILE|-] [--context N]
+               [--stride N] [--prefill P] [--windows N] [--json] [--out eval.json]
+      Scores a cache configuration on a text, teacher-forced, against the full-precision dynamic
+      cache: PPL, ΔPPL, KLD, top-1 agreement and Δp as llama.cpp's perplexity tool reports them.
+      Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failure.
+
+  kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
+  kvscope sweep --preset layers|kv --model M --out DIR [eval's cache options]
+  kvscope sweep merge DIR... [--out DIR]
+      Evaluates many configurations (one folder per point, results.csv/json derived), resumable;
+      shards fan a sweep over machines and merge builds one table from them.
 
   kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR] [--max-runs N]
       Serves the workbench to a browser on this machine and prints its URL (with a per-launch
@@ -29,6 +41,67 @@ Usage:
 `;
 
 export const COMMAND_HELP: Record<string, string> = {
+  eval: `kvscope eval --model <model folder | synthetic | synthetic-hybrid> [options]
+
+Scores a cache on a text, teacher-forced: every window's tokens pass through the cache exactly as
+token-by-token generation feeds them (the prefill, then one token a step, flushes where \`run\` has them),
+and every prediction is compared with the full-precision dynamic cache's.
+
+Model and cache (as kvscope run):
+  --model M, --onnx FILE, --ep cpu|webgpu|cuda|dml|coreml
+  --cache dynamic|quantized    (default quantized)
+  --backend, --nbits, --axis-key, --axis-value, --group-size, --residual-length, --layer-policy
+                               as kvscope run (defaults are transformers' QuantizedCache defaults)
+
+Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
+  --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text
+  --context N            tokens per window (default 512); each window starts with BOS
+  --stride N             tokens between window starts (default: the context, no overlap)
+  --prefill P            tokens fed at once before the scored part (default context/2); rows
+                         P … context − 2 are scored, one prediction each
+  --windows N            evaluate at most N windows (default: all the text holds)
+  --feed auto|chunked|token-by-token
+                         auto (default): fp32-KV graphs in runs that end at flush steps (same
+                         tensors, far faster), fp16-KV graphs one token per run (exact there)
+
+kvscope extension (lab), off by default:
+  --quantize-layers L,L…|all   quantize only these layers' cache (the others at full precision)
+  --quantize-parts both|key|value
+                               quantize keys and values, keys only or values only
+
+Output:
+  --json                 one object: tokens, ppl, pplReference, deltaPpl, pplRatio (each with …Error),
+                         kld {mean, median, p99, p999, max}, top1Agreement, deltaP {mean, rms},
+                         bitsPerValue, storedBytes, layerErrors, timings (docs/eval-record.md)
+  --out eval.json        the eval record, written atomically
+  --per-token            keep every prediction's NLL, KLD, Δp and top-1 in the record
+
+The reference is computed once per model graph (and its external data), config, tokenizer, text
+and windows, and cached in ~/.cache/kvscope/eval-references (KVSCOPE_CACHE_DIR moves it).
+Exit codes: 0 done, 2 refused by the preflight, 1 bad input, a failure or Ctrl-C (nothing recorded).
+`,
+  sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
+kvscope sweep --preset layers|kv --model M --out DIR [eval's options, fixed for every point]
+kvscope sweep merge DIR... [--out DIR]
+
+The spec: {"model": "…", "text": "file.txt", "fixed": {…}, "grid": {…}, "points": [{…}], "preset": "layers"}.
+Keys in fixed, grid and points are kvscope eval's long option names without the dashes
+("group-size": 32, "nbits": 4, "axis-key": 1): grid is a cartesian product of value lists, points adds
+single configurations, the sweep is their union (duplicates once). "text" is relative to the spec.
+Presets (a kvscope extension, the lab's sensitivity studies): layers = one layer quantized at a time,
+keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both.
+
+  --out DIR        one folder per point (settings.json + eval.json, or failure.json for a refused or
+                   failed point with its reason), results.csv and results.json derived from them
+  --jobs N         points side by side in N worker threads (each keeps its session warm), with the
+                   cores split between them (default 1)
+  --shard i/N      only every N-th point, from the i-th: one shard per machine or array task
+  merge DIR...     joins shard folders into --out (default the first DIR), identical to one unsharded run
+
+A rerun skips complete points and redoes the others; Ctrl-C cancels the running points (nothing of
+them is recorded) and leaves the complete ones. The reference is computed once, before the points.
+Exit codes: 0 done (refused and failed points are results), 1 bad input or interrupted.
+`,
   serve: `kvscope serve [--port N] [--host H] [--data-dir DIR] [--max-runs N]
 
   --port N          the port (default 4310; 0 picks any free port)
@@ -71,6 +144,8 @@ Options (defaults are transformers' QuantizedCache defaults):
                                all: transformers' behaviour (hybrid models are refused);
                                full-attention-only: quantize full-attention layers, keep the others
   --seq-len N[,N...]           prompt lengths to check group-size divisibility for
+  --pad-prompt-to N            check the lengths a run with --pad-prompt-to N quantizes: each --seq-len
+                               shorter than N becomes N; without --seq-len, N
   --batch N                    batch size for those checks (default 1)
   --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
   --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
@@ -166,6 +241,10 @@ Generation:
                          newline; for long prompts, which should not travel on a command line
   --chat                 send the prompt as one user turn through the model's chat template
                          (tokenizer_config.json or chat_template.jinja), as apply_chat_template
+  --pad-prompt-to N      left-pad the encoded prompt to N tokens with the pad token, masked out by
+                         the attention mask (transformers' padding="max_length", padding_side="left");
+                         a prompt of N tokens or more is fed as it is. The workbench offers it when
+                         the prompt's length does not split into groups
   --max-new-tokens N     tokens to generate (default 64)
   --greedy               pick the most likely token (the default without sampling flags)
   --temperature T        sample; transformers' defaults apply to the others:

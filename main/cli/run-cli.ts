@@ -4,30 +4,33 @@ import { KvscopeError, QuantizationError } from '../../app/errors.js';
 import { runQuantize } from '../../app/cli/quantize-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
-import { EXTENSION_OPTION_SPECS } from '../../app/cli/extension-options.js';
+import { runEvalCommand } from '../../app/cli/eval-command.js';
+import { runSweepCommand } from '../../app/cli/sweep-command.js';
+import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
+import { CACHE_OPTION_SPECS, EVAL_OPTION_SPECS } from '../../app/cli/option-specs.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
+import { nodeEvalRuntime, nodeSweepRuntime } from './node-lab-runtime.js';
+import { nodeSweepIo } from './node-sweep-io.js';
 import { resolvePromptFile } from './prompt-file.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
-/** The quantized-cache settings, spelled the same by `preflight` and `run`. */
-const CACHE_OPTIONS: OptionSpecs = {
-  backend: { type: 'string' },
-  nbits: { type: 'string' },
-  'axis-key': { type: 'string' },
-  'axis-value': { type: 'string' },
-  'group-size': { type: 'string' },
-  'residual-length': { type: 'string' },
-  'layer-policy': { type: 'string' },
-  // kvscope extensions beyond transformers (app/cli/extension-options.ts)
-  ...EXTENSION_OPTION_SPECS,
-};
+/** The quantized-cache settings, spelled the same by `preflight`, `run` and `eval` (app/cli/option-specs.ts). */
+const CACHE_OPTIONS: OptionSpecs = { ...CACHE_OPTION_SPECS };
+
+/** `eval`'s options; `kvscope sweep` takes its spec keys from this table (app/cli/option-specs.ts). */
+export const EVAL_OPTIONS: OptionSpecs = { ...EVAL_OPTION_SPECS };
 
 // A command may be asynchronous (`run` waits for its worker thread); the others stay synchronous.
-const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<string, string | boolean | undefined>, io: CliIo) => ExitCode | Promise<ExitCode> }> = {
+// `positionals`: the command takes arguments besides its flags (`sweep merge DIR…`).
+const COMMANDS: Record<string, {
+  options: OptionSpecs;
+  positionals?: boolean;
+  run: (values: Record<string, string | boolean | undefined>, io: CliIo, positionals: readonly string[]) => ExitCode | Promise<ExitCode>;
+}> = {
   preflight: {
     options: {
       config: { type: 'string' },
@@ -36,6 +39,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
       'write-layer-map': { type: 'string' },
+      'pad-prompt-to': { type: 'string' },
       json: { type: 'boolean' },
     },
     // The model checks read a folder's graph header through app/node (imported on demand, like serve).
@@ -72,6 +76,7 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       prompt: { type: 'string' },
       'prompt-ids': { type: 'string' },
       'prompt-file': { type: 'string' },
+      'pad-prompt-to': { type: 'string' },
       chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
       greedy: { type: 'boolean' },
@@ -86,6 +91,22 @@ const COMMANDS: Record<string, { options: OptionSpecs; run: (values: Record<stri
       json: { type: 'boolean' },
     },
     run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, terminalStdin(io)), io, nodeRunRuntime(VERSION)),
+  },
+  eval: {
+    options: EVAL_OPTIONS,
+    run: (values, io) => runEvalCommand(values, io, nodeEvalRuntime(VERSION)),
+  },
+  sweep: {
+    // eval's options are the fixed settings of a --preset sweep; --out is the sweep's folder.
+    options: {
+      ...EVAL_OPTIONS,
+      spec: { type: 'string' },
+      preset: { type: 'string' },
+      jobs: { type: 'string' },
+      shard: { type: 'string' },
+    },
+    positionals: true,
+    run: (values, io, positionals) => runSweepCommand(positionals, values, { ...nodeSweepIo(), ...io }, nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable)),
   },
   serve: {
     options: {
@@ -132,8 +153,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<ExitCo
   }
   try {
     const args = joinNegativeNumbers(rest, spec.options);
-    const { values } = parseArgs({ args, options: spec.options, strict: true, allowPositionals: false });
-    return await spec.run(values as Record<string, string | boolean | undefined>, io);
+    const { values, positionals } = parseArgs({ args, options: spec.options, strict: true, allowPositionals: spec.positionals === true });
+    return await spec.run(values as Record<string, string | boolean | undefined>, io, positionals);
   } catch (error) {
     return reportError(error, command, io);
   }

@@ -91,6 +91,7 @@ export function startWorkbenchApp(layout: BuiltLayout): void {
       kvscopeVersion: KVSCOPE_VERSION,
       // The worker is the tsc build (out/node), not part of this bundle: see worker-launch.ts.
       runOptions: { workerEntry: pathToFileURL(join(layout.mainDir, '..', 'node', 'workers', 'generation-worker.js')) },
+      labWorkerOptions: { workerEntry: pathToFileURL(join(layout.mainDir, '..', 'node', 'workers', 'lab-worker.js')) },
       onRecentModelsChanged: (models) => {
         recent = models;
         installMenu();

@@ -98,8 +98,9 @@ describe('the preload entry', () => {
     expect(exposed.map(([key]) => key)).toEqual(['kvscope']);
     const api = exposed[0]![1];
     expect(Object.keys(api).sort()).toEqual([
-      'cancelRun', 'checkRun', 'deleteRun', 'environment', 'exportRun', 'host', 'listFolder', 'listRuns', 'loadRun', 'onCommand', 'openModel', 'pickModelFolder',
-      'preflight', 'protocolVersion', 'recentModels', 'startRun',
+      'cancelRun', 'checkRun', 'deleteRun', 'environment', 'exportRun', 'host', 'labCancelSweep', 'labExportSweep', 'labListSweeps', 'labLoadPoint',
+      'labLoadSweep', 'labStartSweep', 'listFolder', 'listRuns', 'loadRun', 'onCommand', 'openModel', 'pickModelFolder', 'preflight', 'protocolVersion',
+      'recentModels', 'startRun',
     ]);
     expect(Object.values(api).some((value) => value === ipcRenderer || value === ipcRenderer.invoke || value === ipcRenderer.send)).toBe(false);
     expect(ipcRenderer.on).toHaveBeenCalledWith('kvscope:event', expect.any(Function));

@@ -3,6 +3,9 @@ import { API_PROTOCOL_VERSION } from '../../app/protocol/api-messages.js';
 import type { BridgeReply, KvscopeBridge } from '../../app/protocol/kvscope-bridge.js';
 import type { RunEventHandlers, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
 import { API_EVENT_CHANNEL, API_REQUEST_CHANNEL } from './ipc-channels.js';
+import type { LabSweepHandlers } from '../../app/lab/lab-api.js';
+import { isLabEventType, type LabApiEvent } from '../../app/lab/lab-api-messages.js';
+import { deliverLabEvent } from '../../app/lab/lab-client.js';
 
 /** The part of ipcRenderer the bridge uses; it never leaves this module (STYLE.md §3). */
 export interface BridgeIpc {
@@ -26,6 +29,7 @@ export interface BridgeParts {
 export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
   let nextId = 1;
   const runs = new Map<number, RunEventHandlers>();
+  const sweeps = new Map<number, LabSweepHandlers>();
   const commandListeners = new Set<(command: WorkbenchCommand) => void>();
 
   const dispatchCommand = (command: WorkbenchCommand): void => {
@@ -35,6 +39,7 @@ export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
   ipc.on(API_EVENT_CHANNEL, (_event, message) => {
     const event = message as ApiEvent;
     if (event.type === 'command') return dispatchCommand(event.command);
+    if (isLabEventType(event.type)) return deliverLabEvent(sweeps, event as LabApiEvent);
     const handlers = runs.get(event.id);
     if (handlers === undefined) return;
     switch (event.type) {
@@ -51,17 +56,22 @@ export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
     }
   });
 
-  function request<T extends ApiRequestType>(body: ApiRequestBody<T> & { readonly type: T }, handlers?: RunEventHandlers): Promise<BridgeReply<T>> {
+  function request<T extends ApiRequestType>(body: ApiRequestBody<T> & { readonly type: T }, handlers?: RunEventHandlers, sweep?: LabSweepHandlers): Promise<BridgeReply<T>> {
     const id = nextId++;
     if (handlers !== undefined) runs.set(id, handlers);
+    if (sweep !== undefined) sweeps.set(id, sweep);
     return ipc.invoke(API_REQUEST_CHANNEL, { ...body, id }).then(
       (reply) => {
         const answer = reply as BridgeReply<T>;
-        if (answer.type === 'error') runs.delete(id);
+        if (answer.type === 'error') {
+          runs.delete(id);
+          sweeps.delete(id);
+        }
         return answer;
       },
       (error: unknown) => {
         runs.delete(id);
+        sweeps.delete(id);
         return { type: 'error', id, error: { code: 'internal', message: `The main process did not answer: ${(error as Error).message}` } } as const;
       },
     );
@@ -88,6 +98,12 @@ export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
       commandListeners.add(listener);
       return () => void commandListeners.delete(listener);
     },
+    labStartSweep: (sweepRequest, handlers) => request({ type: 'lab-start-sweep', request: sweepRequest }, undefined, handlers),
+    labCancelSweep: (sweepId) => request({ type: 'lab-cancel-sweep', sweepId }),
+    labListSweeps: () => request({ type: 'lab-list-sweeps' }),
+    labLoadSweep: (sweepId) => request({ type: 'lab-load-sweep', sweepId }),
+    labLoadPoint: (sweepId, pointName) => request({ type: 'lab-load-point', sweepId, pointName }),
+    labExportSweep: (sweepId, format) => request({ type: 'lab-export-sweep', sweepId, format }),
   };
   return { bridge, dispatchCommand };
 }

@@ -25,6 +25,24 @@ export function createBridgeApi(bridge: KvscopeBridge): WorkbenchApi {
     exportRun: (runId, format) => unwrap(bridge.exportRun(runId, format)),
     recentModels: () => unwrap(bridge.recentModels()),
     onCommand: (listener) => bridge.onCommand(listener),
+    ...labOverBridge(bridge),
+  };
+}
+
+/** The Lab's functions, where the preload has them (it always does in this build). */
+function labOverBridge(bridge: KvscopeBridge): Pick<WorkbenchApi, 'lab'> {
+  const { labStartSweep, labCancelSweep, labListSweeps, labLoadSweep, labLoadPoint, labExportSweep } = bridge;
+  if (labStartSweep === undefined || labCancelSweep === undefined || labListSweeps === undefined || labLoadSweep === undefined
+    || labLoadPoint === undefined || labExportSweep === undefined) return {};
+  return {
+    lab: {
+      startSweep: (request, handlers) => unwrap(labStartSweep(request, handlers)),
+      cancelSweep: async (sweepId) => void (await unwrap(labCancelSweep(sweepId))),
+      listSweeps: () => unwrap(labListSweeps()),
+      loadSweep: (sweepId) => unwrap(labLoadSweep(sweepId)),
+      loadPoint: (sweepId, pointName) => unwrap(labLoadPoint(sweepId, pointName)),
+      exportSweep: (sweepId, format) => unwrap(labExportSweep(sweepId, format)),
+    },
   };
 }
 

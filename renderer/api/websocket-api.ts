@@ -8,6 +8,9 @@ import type { RunErrorPayload } from '../../app/protocol/messages.js';
 import { parseApiHostMessage } from '../../app/protocol/parse-api-message.js';
 import type { RunEventHandlers, WorkbenchApi, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
 import { readRunRecord } from '../../app/record/parse-run-record.js';
+import type { LabSweepHandlers } from '../../app/lab/lab-api.js';
+import { isLabRequestType } from '../../app/lab/lab-api-messages.js';
+import { deliverLabEvent, readLabResult } from '../../app/lab/lab-client.js';
 
 /**
  * The part of the browser's WebSocket this client uses. Written out so that the client also runs
@@ -55,6 +58,8 @@ class WebSocketClient {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly runs = new Map<number, RunEventHandlers>();
+  /** the Lab's sweeps, by the id of the request that started them */
+  private readonly sweeps = new Map<number, LabSweepHandlers>();
   private readonly commandListeners = new Set<(command: WorkbenchCommand) => void>();
 
   constructor(private readonly url: string, private readonly token: string, private readonly options: WebSocketApiOptions) {}
@@ -82,20 +87,30 @@ class WebSocketClient {
         return () => void this.commandListeners.delete(listener);
       },
       close: () => void this.socket?.then((socket) => socket.close(1000, 'closed by the page'), () => undefined),
+      lab: {
+        startSweep: (request, handlers) => this.call({ type: 'lab-start-sweep', request }, undefined, handlers),
+        cancelSweep: async (sweepId) => void (await this.call({ type: 'lab-cancel-sweep', sweepId })),
+        listSweeps: () => this.call({ type: 'lab-list-sweeps' }),
+        loadSweep: (sweepId) => this.call({ type: 'lab-load-sweep', sweepId }),
+        loadPoint: (sweepId, pointName) => this.call({ type: 'lab-load-point', sweepId, pointName }),
+        exportSweep: (sweepId, format) => this.call({ type: 'lab-export-sweep', sweepId, format }),
+      },
     };
   }
 
-  private async call<T extends ApiRequestType>(body: ApiRequestBody<T> & { readonly type: T }, handlers?: RunEventHandlers): Promise<ApiResults[T]> {
+  private async call<T extends ApiRequestType>(body: ApiRequestBody<T> & { readonly type: T }, handlers?: RunEventHandlers, sweep?: LabSweepHandlers): Promise<ApiResults[T]> {
     const socket = await this.connect();
     const id = this.nextId++;
     const request = { ...body, id } as ApiRequest;
     // Registered before sending: a run's first event may follow its result immediately.
     if (handlers !== undefined) this.runs.set(id, handlers);
+    if (sweep !== undefined) this.sweeps.set(id, sweep);
     const text = stringifyJson(request);
     // Refused here with the reason, rather than sent and answered by the server closing the socket (1009).
     const bytes = text.length * 3 <= MAX_API_MESSAGE_BYTES ? text.length : new TextEncoder().encode(text).length;
     if (bytes > MAX_API_MESSAGE_BYTES) {
       this.runs.delete(id);
+      this.sweeps.delete(id);
       throw new ApiError({
         code: 'invalid-input',
         message: `This ${body.type} request is ${(bytes / 2 ** 20).toFixed(1)} MiB; the kvscope server takes messages of at most ${MAX_API_MESSAGE_BYTES / 2 ** 20} MiB.`,
@@ -169,6 +184,12 @@ class WebSocketClient {
       case 'run-error':
         this.deliver(message);
         return;
+      case 'lab-sweep-progress':
+      case 'lab-sweep-point':
+      case 'lab-sweep-done':
+      case 'lab-sweep-error':
+        deliverLabEvent(this.sweeps, message);
+        return;
       default: {
         const unknown: never = message;
         throw new Error(`Unhandled host message ${JSON.stringify(unknown)}`);
@@ -182,6 +203,7 @@ class WebSocketClient {
     this.pending.delete(message.id);
     if (message.type === 'error') {
       this.runs.delete(message.id);
+      this.sweeps.delete(message.id);
       pending.reject(new ApiError(message.error));
       return;
     }
@@ -220,11 +242,14 @@ class WebSocketClient {
   private failAll(error: ApiErrorPayload): void {
     const pending = [...this.pending.values()];
     const runs = [...this.runs.values()];
+    const sweeps = [...this.sweeps.values()];
     this.pending.clear();
     this.runs.clear();
+    this.sweeps.clear();
     for (const call of pending) call.reject(new ApiError(error));
     const runError: RunErrorPayload = { code: 'internal', message: error.message, ...(error.fix !== undefined ? { fix: error.fix } : {}) };
     for (const handlers of runs) handlers.onError(runError);
+    for (const handlers of sweeps) handlers.onError(runError);
   }
 }
 
@@ -235,5 +260,6 @@ class WebSocketClient {
  */
 function readResult(type: ApiRequestType, value: unknown): unknown {
   if (type === 'load-run') return readRunRecord(value, 'the run the server sent');
+  if (isLabRequestType(type)) return readLabResult(type, value);
   return value;
 }

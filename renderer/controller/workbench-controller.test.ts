@@ -1,11 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseRunRecord } from '../../app/record/parse-run-record.js';
+import { exportableRunId, notSavedNotice } from '../store/run-slice.js';
 import { createWorkbenchStore } from '../store/workbench-store.js';
 import { createFakeWorkbenchApi } from '../test-support/fake-workbench-api.js';
 import { ManualScheduler } from '../test-support/manual-scheduler.js';
 import { WorkbenchController } from './workbench-controller.js';
 
-async function started(options: { host?: 'browser' | 'electron'; pickedFolder?: string } = {}) {
+async function started(options: { host?: 'browser' | 'electron'; pickedFolder?: string; unwritableDataFolder?: boolean } = {}) {
   const scheduler = new ManualScheduler();
   const api = createFakeWorkbenchApi({ scheduler, stepsPerBatch: 8, ...options });
   api.recentModels = vi.fn(api.recentModels.bind(api));
@@ -141,6 +142,38 @@ describe('WorkbenchController', () => {
     const live = controller.liveBuffers(store.getState().run.serial)!;
     expect(record.flushCounts).toEqual([...live.metrics.flushCounts]);
     void controller;
+  });
+
+  it('exports a run the host could not save (an unwritable data folder) by its live run id, from the menu too', async () => {
+    const { store, controller, scheduler, api, download } = await started({ unwritableDataFolder: true });
+    store.getState().updateForm({ maxNewTokens: 12 });
+    const run = controller.startRun();
+    await scheduler.runAll();
+    await run;
+    const state = store.getState().run;
+    expect(state.status).toBe('done');
+    expect(state.savedRunId).toBeNull();
+    expect(api.savedRecords).toHaveLength(0);
+    expect(notSavedNotice(state.result)).toMatchObject({ code: 'run-not-saved', severity: 'info', message: expect.stringContaining(`can still be exported (run ${state.runId})`) });
+    expect(exportableRunId(state)).toBe(state.runId);
+
+    api.emitCommand({ type: 'export', format: 'csv' });
+    await scheduler.runAll();
+    expect(download).toHaveBeenCalledTimes(1);
+    const [fileName, , content] = download.mock.calls[0]! as [string, string, string];
+    expect(fileName).toBe(`kvscope-run-${state.runId}.csv`);
+    expect((content as string).trim().split('\r\n')).toHaveLength(1 + 12);
+    await controller.exportRun(state.runId!, 'json');
+    const record = parseRunRecord(download.mock.calls[1]![2] as string, 'run.json');
+    expect(record.generatedTokenIds).toEqual(state.result!.generatedTokenIds);
+    expect(store.getState().notices.some((notice) => notice.tone === 'error')).toBe(false);
+  });
+
+  it('has nothing to export while a run goes, or for a failed one', () => {
+    const base = { runId: 'r1', result: null, savedRunId: null };
+    expect(exportableRunId({ ...base, status: 'running' })).toBeNull();
+    expect(exportableRunId({ ...base, status: 'error' })).toBeNull();
+    expect(exportableRunId({ ...base, status: 'done', savedRunId: 's1' })).toBe('s1');
   });
 
   it('opens Electron\'s native picker on the open command', async () => {

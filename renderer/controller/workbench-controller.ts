@@ -2,6 +2,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.j
 import type { ModelConfig } from '../../app/config/model-config.js';
 import type { GenerationResult } from '../../app/engine/generation-result.js';
 import type { RunSettings, StepMetrics } from '../../app/engine/types.js';
+import { parsePromptIds } from '../../app/engine/prompt-token-ids.js';
 import type { RunFix } from '../../app/preflight/check-run.js';
 import type { Diagnostic } from '../../app/preflight/diagnostic.js';
 import { runPreflight } from '../../app/preflight/run-preflight.js';
@@ -11,8 +12,8 @@ import type { RunRecord } from '../../app/record/run-record.js';
 import { downloadText } from '../platform/download.js';
 import { fromRunError, fromThrown, type ErrorInfo } from '../store/error-info.js';
 import { modelArgument, sameSource } from '../store/model-slice.js';
-import { isRunActive } from '../store/run-slice.js';
-import { toRunSettings } from '../store/settings-slice.js';
+import { exportableRunId, isRunActive } from '../store/run-slice.js';
+import { promptIdsFieldProblem, promptTakesIds, toRunSettings } from '../store/settings-slice.js';
 import type { WorkbenchStore } from '../store/workbench-store.js';
 import { buffersForRecord, buffersForRun, type RunBuffers } from './live-buffers.js';
 
@@ -183,7 +184,12 @@ export class WorkbenchController {
       });
       return;
     }
-    const settings = toRunSettings(state.form, modelArgument(state.model.source), summary.onnxFile, summary.chatTemplate !== null);
+    const idsProblem = promptIdsFieldProblem(state.form, summary);
+    if (idsProblem !== null) {
+      this.#notifyError('The prompt ids cannot run', { code: 'invalid-input', message: idsProblem.message, fix: idsProblem.fix });
+      return;
+    }
+    const settings = toRunSettings(state.form, modelArgument(state.model.source), summary.onnxFile, summary.chatTemplate !== null, promptTakesIds(state.form, summary));
     // Never start what the check refuses: a shortcut may come before the check of the last edit did.
     const refusal = await this.#refusalFor(settings);
     if (refusal !== null) {
@@ -320,10 +326,13 @@ export class WorkbenchController {
     }
   }
 
-  /** The menu's Export: the saved run on screen, else the live run once saved. */
+  /**
+   * The menu's Export: the saved run on screen, else the live run once it finished (saved, or kept
+   * by the host for the session when its data folder could not be written).
+   */
   async exportCurrent(format: 'json' | 'csv'): Promise<void> {
     const state = this.store.getState();
-    const runId = state.view === 'saved' ? state.savedRun.runId : state.run.savedRunId;
+    const runId = state.view === 'saved' ? state.savedRun.runId : exportableRunId(state.run);
     if (runId === null) {
       this.#notifyError('Nothing to export', { code: 'invalid-input', message: 'No saved run is on screen.', fix: 'Finish a run, or open one from the history, then export it.' });
       return;
@@ -402,7 +411,10 @@ export class WorkbenchController {
     const state = this.store.getState();
     const summary = state.model.summary;
     if (summary === null || !summary.ok || summary.config === null || state.model.source === null) return null;
-    return toRunSettings(state.form, modelArgument(summary.source), summary.onnxFile, summary.chatTemplate !== null);
+    // text that is not a list of ids is said under its field; ids (empty or outside the vocabulary too)
+    // go to the host's check, which refuses them in the run's own words (app/engine/prompt-token-ids.ts)
+    if (promptTakesIds(state.form, summary) && parsePromptIds(state.form.promptIds) === null) return null;
+    return toRunSettings(state.form, modelArgument(summary.source), summary.onnxFile, summary.chatTemplate !== null, promptTakesIds(state.form, summary));
   }
 
   /** Why these settings may not run, from the check on screen when it is theirs, else asked now. */

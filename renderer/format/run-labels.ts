@@ -1,3 +1,4 @@
+import { activeExtensions, type ActiveExtension } from '../../app/cache/active-extensions.js';
 import type { GenerationResult } from '../../app/engine/generation-result.js';
 import type { RunSettings } from '../../app/engine/types.js';
 import { modelName } from '../../app/record/run-summary.js';
@@ -36,13 +37,29 @@ export function runStatusLabel(run: Pick<LiveRunState, 'status' | 'result' | 'er
   }
 }
 
-/** A run's settings in one line for figures: cache, sampling, prompt format and budget, reference lane. */
-export function describeRunLine(settings: RunSettings): string {
+/**
+ * The kvscope extensions a run used (app/cache/active-extensions.ts): none for a dynamic cache. A
+ * record carries its own list; a live run's comes from its settings and the model's layer count.
+ */
+export function runExtensions(settings: RunSettings, numLayers?: number): ActiveExtension[] {
+  return settings.cacheMode === 'quantized' ? activeExtensions(settings.quantization, numLayers) : [];
+}
+
+export function recordExtensions(record: RunRecord): readonly ActiveExtension[] {
+  return record.extensions ?? runExtensions(record.settings, record.model.numLayers || undefined);
+}
+
+/**
+ * A run's settings in one line for figures: cache, kvscope extensions (named as such), sampling,
+ * prompt format and budget, reference lane.
+ */
+export function describeRunLine(settings: RunSettings, extensions: readonly ActiveExtension[] = runExtensions(settings)): string {
   const padded = settings.padPromptTo !== undefined ? ` · prompt left-padded to ${settings.padPromptTo}` : '';
-  return `${describeSettings(settings)} · ${describeSampling(settings)}${settings.promptFormat === 'chat' ? ' · chat turn' : ''}${padded} · ${settings.maxNewTokens} new tokens${settings.reference ? ' · reference lane' : ''}`;
+  const beyond = extensions.length > 0 ? ` · kvscope extensions: ${extensions.map((item) => item.label).join(', ')}` : '';
+  return `${describeSettings(settings)}${beyond} · ${describeSampling(settings)}${settings.promptFormat === 'chat' ? ' · chat turn' : ''}${padded} · ${settings.maxNewTokens} new tokens${settings.reference ? ' · reference lane' : ''}`;
 }
 
 /** What a saved run's exported charts say they show. */
 export function recordIdentity(record: RunRecord): ChartIdentity {
-  return { runId: record.id, model: `${modelName(record)} (${record.model.onnxFile})`, settings: describeRunLine(record.settings) };
+  return { runId: record.id, model: `${modelName(record)} (${record.model.onnxFile})`, settings: describeRunLine(record.settings, recordExtensions(record)) };
 }

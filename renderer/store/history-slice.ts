@@ -5,7 +5,7 @@ import type { ErrorInfo } from './error-info.js';
 import type { LoadStatus } from './model-slice.js';
 import type { WorkbenchState } from './workbench-state.js';
 
-export type MainView = 'live' | 'saved' | 'compare' | 'history';
+export type MainView = 'live' | 'saved' | 'compare' | 'history' | 'lab';
 
 export interface SavedRunState {
   readonly status: LoadStatus;

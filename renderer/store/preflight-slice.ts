@@ -2,6 +2,7 @@ import type { StateCreator } from 'zustand/vanilla';
 import type { RunCheck } from '../../app/preflight/check-run.js';
 import type { PreflightResult } from '../../app/preflight/run-preflight.js';
 import type { ErrorInfo } from './error-info.js';
+import { promptIdsFieldProblem } from './settings-slice.js';
 import type { WorkbenchState } from './workbench-state.js';
 
 /**
@@ -52,11 +53,12 @@ export const createPreflightSlice: StateCreator<WorkbenchState, [], [], Prefligh
  * Why Run is disabled right now, in a sentence shown next to the button; null when it may start.
  * While a newer check is under way the last one stands (a click is checked again before it starts).
  */
-export function runBlockedReason(state: Pick<WorkbenchState, 'model' | 'preflight'>): string | null {
+export function runBlockedReason(state: Pick<WorkbenchState, 'model' | 'preflight' | 'form'>): string | null {
   const summary = state.model.summary;
   if (state.model.status === 'loading') return 'The model is still opening.';
   if (summary === null || state.model.status !== 'ready') return 'Open a model first.';
   if (!summary.ok) return 'The model checks found errors (see the model panel).';
+  if (promptIdsFieldProblem(state.form, summary) !== null) return 'The prompt ids cannot run: see why under the field.';
   const check = state.preflight.check;
   if (check === null) return state.preflight.status === 'error' ? 'The run check could not run; edit a setting to check again.' : null;
   if (check.refusal !== null) return 'The run check refuses these settings: see why, and a one-click fix, above.';

@@ -1,5 +1,6 @@
 import type { StateCreator } from 'zustand/vanilla';
 import type { GenerationResult } from '../../app/engine/generation-result.js';
+import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import type { RunSettings } from '../../app/engine/types.js';
 import type { ErrorInfo } from './error-info.js';
 import type { WorkbenchState } from './workbench-state.js';
@@ -33,6 +34,24 @@ export interface RunSlice {
 }
 
 export const INITIAL_RUN: LiveRunState = { status: 'idle', serial: 0, runId: null, settings: null, result: null, savedRunId: null, error: null };
+
+/**
+ * The notice of a run that finished but could not be saved to the history (an unwritable data folder):
+ * the host keeps its record for the session under the live run id (workbench-backend.ts).
+ */
+export function notSavedNotice(result: GenerationResult | null): ModelDiagnostic | null {
+  return result?.diagnostics.find((d) => d.code === 'run-not-saved') ?? null;
+}
+
+/**
+ * The id a finished live run is loaded and exported by: its saved record's, else, for a run the host
+ * could not save, the live run id it keeps the record under; null when neither holds.
+ */
+export function exportableRunId(run: Pick<LiveRunState, 'status' | 'runId' | 'result' | 'savedRunId'>): string | null {
+  if (run.status !== 'done') return null;
+  if (run.savedRunId !== null) return run.savedRunId;
+  return notSavedNotice(run.result) !== null ? run.runId : null;
+}
 
 export function isRunActive(status: RunStatus): boolean {
   return status === 'starting' || status === 'running' || status === 'cancelling';

@@ -1,7 +1,9 @@
 import type { StateCreator } from 'zustand/vanilla';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
 import { DEFAULT_DEQUANTIZE_PATH, type CacheMode, type DequantizePath, type ExecutionProviderName, type PromptFormat, type RunSettings, type SamplingSettings } from '../../app/engine/types.js';
+import { parsePromptIds, promptIdsProblem, type PromptIdsProblem } from '../../app/engine/prompt-token-ids.js';
 import type { RunFix } from '../../app/preflight/check-run.js';
+import type { ModelSummary } from '../../app/protocol/workbench-api.js';
 import type { WorkbenchState } from './workbench-state.js';
 
 /** The run panel's fields: RunSettings without the model, which comes from the model panel. */
@@ -10,6 +12,13 @@ export interface RunForm {
   readonly quantization: QuantizedCacheSettings;
   readonly executionProvider: ExecutionProviderName;
   readonly prompt: string;
+  /**
+   * `ids`: the prompt is `promptIds`, token ids fed as they are (RunSettings.promptTokenIds); a model
+   * without a tokenizer always takes ids, whatever this says (promptTakesIds)
+   */
+  readonly promptInput: 'text' | 'ids';
+  /** the ids as typed: `1, 15043, 727` (app/engine/prompt-token-ids.ts reads them) */
+  readonly promptIds: string;
   /** `chat` applies only to a model that has a chat template (toRunSettings) */
   readonly promptFormat: PromptFormat;
   /** left-pad the encoded prompt to this many tokens (RunSettings.padPromptTo); null: no padding */
@@ -32,6 +41,8 @@ export const DEFAULT_RUN_FORM: RunForm = {
   quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS,
   executionProvider: 'cpu',
   prompt: 'Once upon a time',
+  promptInput: 'text',
+  promptIds: '',
   promptFormat: 'text',
   padPromptTo: null,
   maxNewTokens: 128,
@@ -100,19 +111,40 @@ export const createSettingsSlice: StateCreator<WorkbenchState, [], [], SettingsS
   })),
 });
 
+/** Whether the run's prompt is token ids: asked for, or the only way for a model without a tokenizer. */
+export function promptTakesIds(form: Pick<RunForm, 'promptInput'>, summary: Pick<ModelSummary, 'hasTokenizer'> | null): boolean {
+  return form.promptInput === 'ids' || summary?.hasTokenizer === false;
+}
+
+/**
+ * Why the typed prompt ids cannot run (not a list of ids, empty, outside the model's vocabulary),
+ * as the run panel says it next to the field; null when they can, or when the prompt is text.
+ */
+export function promptIdsFieldProblem(form: Pick<RunForm, 'promptInput' | 'promptIds'>, summary: Pick<ModelSummary, 'hasTokenizer' | 'vocabSize'> | null): PromptIdsProblem | null {
+  if (!promptTakesIds(form, summary)) return null;
+  const ids = parsePromptIds(form.promptIds);
+  if (ids === null) {
+    return { message: 'the prompt ids must be token ids (whole numbers from 0) separated by commas or spaces, such as 1, 15043, 727.', fix: 'Type the ids as the model\'s tokenizer gives them.' };
+  }
+  return promptIdsProblem(ids, summary?.vocabSize ?? null);
+}
+
 /**
  * The RunSettings a run starts with: the form plus the model argument and graph file. The chat
- * format is kept only for a model with a chat template (the choice stays in the form for the next one).
+ * format is kept only for a model with a chat template (the choice stays in the form for the next one);
+ * a prompt of ids (`promptAsIds`) goes as RunSettings.promptTokenIds, the text left empty.
  */
-export function toRunSettings(form: RunForm, model: string, onnxFile: string | null, hasChatTemplate = false): RunSettings {
+export function toRunSettings(form: RunForm, model: string, onnxFile: string | null, hasChatTemplate = false, promptAsIds = false): RunSettings {
+  const ids = promptAsIds ? parsePromptIds(form.promptIds) ?? [] : null;
   return {
     model,
     ...(onnxFile !== null ? { onnxFile } : {}),
     executionProvider: form.executionProvider,
     cacheMode: form.cacheMode,
     quantization: form.quantization,
-    prompt: form.prompt,
-    ...(form.promptFormat === 'chat' && hasChatTemplate ? { promptFormat: 'chat' as const } : {}),
+    prompt: ids === null ? form.prompt : '',
+    ...(ids !== null ? { promptTokenIds: ids } : {}),
+    ...(form.promptFormat === 'chat' && hasChatTemplate && ids === null ? { promptFormat: 'chat' as const } : {}),
     ...(form.padPromptTo !== null ? { padPromptTo: form.padPromptTo } : {}),
     maxNewTokens: form.maxNewTokens,
     sampling: form.sampling,

@@ -2,6 +2,7 @@ import { createStore, type StoreApi } from 'zustand/vanilla';
 import { createEnvironmentSlice } from './environment-slice.js';
 import { createFolderBrowserSlice } from './folder-browser-slice.js';
 import { createHistorySlice } from './history-slice.js';
+import { createLabSlice } from './lab-slice.js';
 import { createModelSlice } from './model-slice.js';
 import { createNoticeSlice } from './notice-slice.js';
 import { createPreflightSlice } from './preflight-slice.js';
@@ -27,5 +28,6 @@ export function createWorkbenchStore(host: 'electron' | 'browser'): WorkbenchSto
     ...createHistorySlice(...a),
     ...createNoticeSlice(...a),
     ...createFolderBrowserSlice(...a),
+    ...createLabSlice(...a),
   }));
 }

@@ -10,7 +10,9 @@ declare global {
 
 /**
  * The fake API configured from the URL of a test build: `?fake&host=electron&interval=40&batch=4`
- * (`interval`: ms between metrics batches; `batch`: steps per batch).
+ * (`interval`: ms between metrics batches; `batch`: steps per batch; `webgpu=adapter`: a machine with a
+ * WebGPU adapter, which the fake machine otherwise lacks, as the build machines do; `unwritable`: a data
+ * folder that cannot be written, so finished runs are kept for the session instead of saved).
  */
 export function createFakeApiFromUrl(search: string): WorkbenchApi {
   const params = new URLSearchParams(search);
@@ -24,6 +26,8 @@ export function createFakeApiFromUrl(search: string): WorkbenchApi {
     batchIntervalMs: number('interval', 40),
     stepsPerBatch: number('batch', 4),
     pickedFolder: params.get('picked'),
+    webgpuAdapter: params.get('webgpu') === 'adapter',
+    unwritableDataFolder: params.has('unwritable'),
   });
   window.__kvscopeFake = api;
   return api;

@@ -15,6 +15,8 @@ export interface FakeModel {
   readonly kvDtypes: Readonly<Record<string, KvDtype>>;
   /** where its chat template would come from; null: none (base models, the synthetic ones) */
   readonly chatTemplate: string | null;
+  /** false for a folder without tokenizer.json: prompts are then given as token ids */
+  readonly hasTokenizer: boolean;
 }
 
 /** Where the fake pretends its folder models live; e2e tests type these paths. */
@@ -27,7 +29,17 @@ const STORIES_260K_CONFIG = {
   rope_theta: 10000.0, tie_word_embeddings: true, torch_dtype: 'float32', vocab_size: 512,
 };
 
-const FOLDER_MODELS: Readonly<Record<string, { config: Readonly<Record<string, unknown>>; onnx: readonly string[]; dtype: KvDtype; chat?: true }>> = {
+/**
+ * The config transformers would read for ../shared/models/ort-genai-tiny/lfm2-hybrid-stub (derived from its
+ * genai_config.json): conv layers 0 and 2, attention 1 and 3, 4 KV heads of 8, 1000 ids, no tokenizer.
+ */
+const LFM2_HYBRID_STUB_CONFIG = {
+  model_type: 'lfm2', num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 4, head_dim: 8, hidden_size: 32,
+  layer_types: ['conv', 'full_attention', 'conv', 'full_attention'], vocab_size: 1000, max_position_embeddings: 512,
+  bos_token_id: 98, eos_token_id: 98, pad_token_id: 98,
+};
+
+const FOLDER_MODELS: Readonly<Record<string, { config: Readonly<Record<string, unknown>>; onnx: readonly string[]; dtype: KvDtype; chat?: true; noTokenizer?: true }>> = {
   'stories260k': { config: STORIES_260K_CONFIG, onnx: ['onnx/model.onnx', 'onnx/model_fp16.onnx'], dtype: 'float32' },
   // 32 layers × 8 KV heads × 128: the 10,000-step streaming check uses this one
   'mistral-7b-v0.3': { config: MISTRAL_7B_V0_3.config, onnx: ['onnx/model_fp16.onnx', 'onnx/model_q4.onnx'], dtype: 'float16' },
@@ -36,6 +48,7 @@ const FOLDER_MODELS: Readonly<Record<string, { config: Readonly<Record<string, u
   'jamba-1.5-mini': { config: AI21_JAMBA_1_5_MINI.config, onnx: ['onnx/model_fp16.onnx'], dtype: 'float16' },
   'lfm2-350m': { config: LFM2_350M.config, onnx: ['onnx/model.onnx'], dtype: 'float32' },
   'qwen3-next-80b-a3b': { config: QWEN3_NEXT_80B_A3B.config, onnx: ['onnx/model_q4.onnx'], dtype: 'float16' },
+  'lfm2-hybrid-stub': { config: LFM2_HYBRID_STUB_CONFIG, onnx: ['decoder.onnx'], dtype: 'float32', noTokenizer: true },
 };
 
 export const FAKE_FOLDER_MODEL_NAMES: readonly string[] = Object.keys(FOLDER_MODELS);
@@ -63,6 +76,7 @@ function buildFakeModel(source: ModelSource, key: string): FakeModel | null {
       onnxFiles: ['onnx/model.onnx'],
       kvDtypes: { 'onnx/model.onnx': 'float32' },
       chatTemplate: null,
+      hasTokenizer: true,
     };
   }
   const name = key.startsWith(`${FAKE_MODELS_ROOT}/`) ? key.slice(FAKE_MODELS_ROOT.length + 1) : key.split('/').at(-1) ?? '';
@@ -77,6 +91,7 @@ function buildFakeModel(source: ModelSource, key: string): FakeModel | null {
     onnxFiles: entry.onnx,
     kvDtypes,
     chatTemplate: entry.chat === true ? 'tokenizer_config.json' : null,
+    hasTokenizer: entry.noTokenizer !== true,
   };
 }
 

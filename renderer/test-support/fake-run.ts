@@ -50,14 +50,14 @@ export class FakeRunSimulation {
   #decodeMs = 0;
   #prefillMs = 0;
 
-  constructor(readonly config: ModelConfig, readonly kvDtype: KvDtype, readonly settings: RunSettings, seed: number) {
+  constructor(readonly config: ModelConfig, readonly kvDtype: KvDtype, readonly settings: RunSettings, seed: number, readonly idsAsText = false) {
     const layers = config.layers.layers;
     this.plans = settings.cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.quantization.layerPolicy);
     this.#quantizedLayerCount = this.plans.filter((plan) => plan === 'quantized').length;
     this.#windows = slidingWindows(config.layers.actualKinds, config.geometry);
     this.#geometry = pairGeometry(config, kvDtype);
     this.#random = createPrng(seed ^ 0x5eed);
-    const prompt = fakePromptTokens(settings.prompt, this.vocabSize);
+    const prompt = settings.promptTokenIds !== undefined ? [...settings.promptTokenIds] : fakePromptTokens(settings.prompt, this.vocabSize);
     // left padding, as the engine does for RunSettings.padPromptTo
     this.promptTokenIds = [...new Array<number>(Math.max(0, (settings.padPromptTo ?? 0) - prompt.length)).fill(2), ...prompt];
     this.#eventsPerLayer = layers.map(() => 0);
@@ -86,7 +86,8 @@ export class FakeRunSimulation {
     });
     const wordIndex = Math.floor(this.#random.next() * WORDS.length);
     const tokenId = 3 + ((wordIndex * 7 + 11) % Math.max(1, this.vocabSize - 3));
-    const delta = (step % 23 === 22 ? '.\n' : step === 0 ? ',' : '') + ' ' + WORDS[wordIndex]!;
+    // a folder without a tokenizer shows the ids as its text, as the host does (run-generation.ts idsAsText)
+    const delta = this.idsAsText ? `${step === 0 ? '' : ' '}${tokenId}` : (step % 23 === 22 ? '.\n' : step === 0 ? ',' : '') + ' ' + WORDS[wordIndex]!;
     const timings = this.#timings(step, flushes);
     if (step === 0) this.#prefillMs = timings.totalMs;
     else this.#decodeMs += timings.totalMs;

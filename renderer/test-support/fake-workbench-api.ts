@@ -1,6 +1,8 @@
 import { PreflightRefusedError } from '../../app/engine/engine-errors.js';
 import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import { EXECUTION_PROVIDERS, type RunSettings, type StepMetrics, type StopReason } from '../../app/engine/types.js';
+import { promptIdsProblem } from '../../app/engine/prompt-token-ids.js';
+import { NO_WEBGPU_ADAPTER_MESSAGE, noWebgpuAdapterReason, webgpuAdapterFixFor } from '../../app/engine/webgpu-availability.js';
 import { checkRun, refusedRunCheck } from '../../app/preflight/check-run.js';
 import { runPreflight, type PreflightResult } from '../../app/preflight/run-preflight.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
@@ -8,6 +10,7 @@ import { toRunErrorPayload } from '../../app/protocol/run-error.js';
 import type {
   FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchCommand, WorkbenchEnvironment,
 } from '../../app/protocol/workbench-api.js';
+import { runNotSavedNotice } from '../../app/record/data-folder-notices.js';
 import { createRunRecord, serializeRunRecord, type RunRecord } from '../../app/record/run-record.js';
 import { runRecordToCsv } from '../../app/record/run-record-csv.js';
 import { summarizeRun } from '../../app/record/run-summary.js';
@@ -33,8 +36,18 @@ export interface FakeApiOptions {
   readonly runs?: readonly RunRecord[];
   /** what pickModelFolder answers (Electron host) */
   readonly pickedFolder?: string | null;
-  /** execution providers reported unavailable, with their reason */
+  /** execution providers reported unavailable, with their reason (default: CUDA, DirectML and CoreML) */
   readonly unavailableProviders?: Readonly<Partial<Record<string, string>>>;
+  /**
+   * Whether this fake machine has a WebGPU adapter (default false: the build machines have no GPU,
+   * so WebGPU is reported as the real host's probe reports it there, with its reason and fix)
+   */
+  readonly webgpuAdapter?: boolean;
+  /**
+   * The data folder cannot be written (a full or read-only disk): runs finish but are not saved, and
+   * are kept for the session by their live run id with a `run-not-saved` notice, as the real host does
+   */
+  readonly unwritableDataFolder?: boolean;
 }
 
 /** The fake API plus what tests drive directly. */
@@ -47,6 +60,8 @@ export interface FakeWorkbenchApi extends WorkbenchApi {
 }
 
 const FAKE_KVSCOPE_VERSION = '0.1.0-fake';
+const FAKE_ORT_VERSION = '1.30.0';
+const FAKE_DATA_DIR = '/home/researcher/.config/kvscope';
 const DEFAULT_UNAVAILABLE: Readonly<Record<string, string>> = {
   cuda: 'The CUDA execution provider is not bundled with this onnxruntime-node build. Run `ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js` on a Linux x64 machine with CUDA 12.',
   dml: 'DirectML is available on Windows only.',
@@ -65,8 +80,10 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
   const stepsPerBatch = options.stepsPerBatch ?? 4;
   let clockMs = Date.UTC(2026, 0, 1, 12, 0, 0);
   const now = options.now ?? (() => new Date((clockMs += 1000)));
-  const unavailable: Readonly<Partial<Record<string, string>>> = options.unavailableProviders ?? DEFAULT_UNAVAILABLE;
+  const unavailable = unavailableProviders(options);
   const records: RunRecord[] = [...(options.runs ?? [])];
+  /** runs that could not be saved (unwritableDataFolder), by live run id, for this session */
+  const unsaved = new Map<string, RunRecord>();
   const recent: ModelSource[] = [];
   const listeners = new Set<(command: WorkbenchCommand) => void>();
   const live = new Map<string, { cancel(): void }>();
@@ -74,11 +91,11 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
 
   const environment: WorkbenchEnvironment = {
     kvscopeVersion: FAKE_KVSCOPE_VERSION,
-    ortVersion: '1.30.0',
+    ortVersion: FAKE_ORT_VERSION,
     platform: 'linux-x64 (fake engine)',
     executionProviders: EXECUTION_PROVIDERS.map((name) => {
-      const reason = unavailable[name];
-      return reason === undefined ? { name, available: true } : { name, available: false, reason };
+      const why = unavailable[name];
+      return why === undefined ? { name, available: true } : { name, available: false, reason: why.reason, ...(why.fix !== undefined ? { fix: why.fix } : {}) };
     }),
     defaultModel: { kind: 'synthetic' },
   };
@@ -103,10 +120,18 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
     async checkRun(settings) {
       const model = fakeModel(sourceOf(settings.model));
       if (model === null) return refusedRunCheck(settings.maxNewTokens, { message: `the model path ${settings.model} does not exist.`, fix: 'Open a model folder that has config.json.' });
-      const prompt = fakePromptTokens(settings.prompt, model.config.geometry.vocabSize ?? 512).length;
+      // the prompt as the host encodes it (app/node/model/run-prompt.ts): ids checked against the vocabulary, or text through the tokenizer
+      if (settings.promptTokenIds !== undefined) {
+        const problem = promptIdsProblem(settings.promptTokenIds, model.config.geometry.vocabSize);
+        if (problem !== null) return refusedRunCheck(settings.maxNewTokens, problem);
+      } else if (!model.hasTokenizer) {
+        return refusedRunCheck(settings.maxNewTokens, { message: `${model.folder} has no tokenizer.json, so the prompt cannot be encoded.`, fix: 'Give the prompt as token ids.' });
+      }
+      const prompt = settings.promptTokenIds?.length ?? fakePromptTokens(settings.prompt, model.config.geometry.vocabSize ?? 512).length;
       const check = checkRun(model.config, settings, Math.max(prompt, settings.padPromptTo ?? 0));
-      const reason = unavailable[settings.executionProvider];
-      return reason === undefined || !check.ok ? check : { ...check, ok: false, refusal: { message: `The ${settings.executionProvider} execution provider is not available here.`, fix: reason }, fixes: [] };
+      // the real host refuses with the probe's reason and fix (workbench-backend.ts)
+      const why = unavailable[settings.executionProvider];
+      return why === undefined || !check.ok ? check : { ...check, ok: false, refusal: { message: why.reason, fix: why.fix ?? why.reason }, fixes: [] };
     },
     async listFolder(path) {
       return fakeFolder(path, recent);
@@ -124,7 +149,7 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
       return records.map(summarizeRun);
     },
     async loadRun(runId) {
-      const record = records.find((r) => r.id === runId);
+      const record = records.find((r) => r.id === runId) ?? unsaved.get(runId);
       if (record === undefined) throw Object.assign(new Error(`There is no saved run ${runId}.`), { code: 'not-found', fix: 'Refresh the history; the run may have been deleted.' });
       return record;
     },
@@ -169,14 +194,14 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
         fail({ code: 'invalid-input', message: `the model path ${settings.model} does not exist.`, fix: 'Give the folder of a Hugging Face ONNX model (with config.json and onnx/model.onnx), or synthetic.' });
         return;
       }
-      const reason = unavailable[settings.executionProvider];
+      const reason = unavailable[settings.executionProvider]?.reason;
       if (reason !== undefined) {
         fail({ code: 'refused', message: `The ${settings.executionProvider} execution provider is not available here.`, fix: reason,
           diagnostics: [{ code: 'execution-provider-unavailable', severity: 'error', origin: 'kvscope', message: `The ${settings.executionProvider} execution provider is not available here.`, layers: [], fix: reason }] });
         return;
       }
       const onnxFile = settings.onnxFile ?? model.onnxFiles[0]!;
-      const simulation = new FakeRunSimulation(model.config, model.kvDtypes[onnxFile] ?? 'float32', settings, settings.sampling.seed + runCounter * 0);
+      const simulation = new FakeRunSimulation(model.config, model.kvDtypes[onnxFile] ?? 'float32', settings, settings.sampling.seed + runCounter * 0, !model.hasTokenizer);
       let diagnostics: ModelDiagnostic[] = [];
       if (settings.cacheMode === 'quantized') {
         const preflight = runPreflight(model.config, settings.quantization, { sequenceLengths: [simulation.promptTokenIds.length] });
@@ -192,6 +217,13 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
         const result = simulation.result(stopReason, { folder: model.folder, onnxFile }, diagnostics);
         const createdAt = now();
         const id = `${createdAt.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${(runCounter * 0x1f3a5b).toString(16).slice(-6).padStart(6, '0')}`;
+        if (options.unwritableDataFolder === true) {
+          // the real host's words for a failed save (workbench-backend.ts saveRun)
+          const kept = { ...result, diagnostics: [...result.diagnostics, runNotSavedNotice(runId, `Cannot write ${FAKE_DATA_DIR}/runs/${runId}.json: the disk is full.`)] };
+          unsaved.set(runId, createRunRecord(kept, { id: runId, createdAt, kvscopeVersion: FAKE_KVSCOPE_VERSION }));
+          handlers.onDone(kept, null);
+          return;
+        }
         const record = createRunRecord(result, { id, createdAt, kvscopeVersion: FAKE_KVSCOPE_VERSION });
         records.unshift(record);
         handlers.onDone(result, record.id);
@@ -236,6 +268,17 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
   return api;
 }
 
+/** Why each provider cannot run on this fake machine; WebGPU as the probe finds it without an adapter. */
+function unavailableProviders(options: FakeApiOptions): Readonly<Partial<Record<string, { reason: string; fix?: string }>>> {
+  const given = options.unavailableProviders ?? DEFAULT_UNAVAILABLE;
+  const result: Partial<Record<string, { reason: string; fix?: string }>> = {};
+  for (const [name, reason] of Object.entries(given)) if (reason !== undefined) result[name] = { reason };
+  if (options.webgpuAdapter !== true && result['webgpu'] === undefined) {
+    result['webgpu'] = { reason: noWebgpuAdapterReason(FAKE_ORT_VERSION, NO_WEBGPU_ADAPTER_MESSAGE), fix: webgpuAdapterFixFor('linux', true) };
+  }
+  return result;
+}
+
 function summarize(source: ModelSource, onnxFile: string | undefined, recent: ModelSource[]): ModelSummary {
   const model = fakeModel(source);
   if (model === null) {
@@ -255,7 +298,14 @@ function summarize(source: ModelSource, onnxFile: string | undefined, recent: Mo
   recent.splice(9);
   return {
     source: opened, displayName: model.displayName, folder: model.folder, onnxFiles: model.onnxFiles, onnxFile: chosen,
-    config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', chatTemplate: model.chatTemplate, diagnostics: [], ok: true,
+    config: model.config, kvDtype: model.kvDtypes[chosen] ?? 'float32', chatTemplate: model.chatTemplate,
+    hasTokenizer: model.hasTokenizer, vocabSize: model.config.geometry.vocabSize,
+    diagnostics: model.hasTokenizer ? [] : [{
+      code: 'tokenizer-missing', severity: 'warning', origin: 'kvscope', layers: [],
+      message: `${model.folder} has no tokenizer.json: prompts cannot be encoded, and generated tokens are shown as ids.`,
+      fix: 'Give the prompt as token ids, or copy tokenizer.json and tokenizer_config.json from the model\'s repository.',
+    }],
+    ok: true,
   };
 }
 

@@ -131,7 +131,7 @@ async function checkTokenizer(folder: ModelFolder, diagnostics: ModelDiagnostic[
   if (folder.tokenizerPath === null) {
     diagnostics.push(modelWarning('tokenizer-missing',
       `${folder.folder} has no tokenizer.json: prompts cannot be encoded, and generated tokens are shown as ids.`,
-      'Run with prompt ids (kvscope run --prompt-ids 1,2,3), or copy tokenizer.json and tokenizer_config.json from the model\'s repository.'));
+      'Give the prompt as token ids (the run panel takes them in place of text; kvscope run --prompt-ids 1,2,3), or copy tokenizer.json and tokenizer_config.json from the model\'s repository.'));
     return null;
   }
   try {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
@@ -84,10 +85,14 @@ export function graphContext(files: ModelLayoutFiles): LayoutGraphContext {
   return { layout: files.layout, config: files.config, genai: files.configs.genai?.config ?? null, transformersJs: files.configs.transformersJs };
 }
 
-/** Creates the session(s) for files read by `readModelFiles` and checks the graph's I/O again on the session's metadata. */
-export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName): Promise<OpenedModel> {
+/**
+ * Creates the session(s) for files read by `readModelFiles` and checks the graph's I/O again on the
+ * session's metadata. `maxIntraOpThreads` caps kvscope's choice of ORT threads (a lab sweep with
+ * --jobs splits the cores between its sessions); below the cap the session is the same as without it.
+ */
+export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName, options: { maxIntraOpThreads?: number } = {}): Promise<OpenedModel> {
   const { folder, layout, config, configBytes, tokenizer, specialTokens } = files;
-  const intraOpNumThreads = intraOpThreadsFor(executionProvider, config.geometry.hiddenSize);
+  const intraOpNumThreads = cappedThreads(intraOpThreadsFor(executionProvider, config.geometry.hiddenSize), options.maxIntraOpThreads);
   const graphs = [...(layout.prefillGraph === null ? [] : [layout.prefillGraph]), layout.graph];
   const lease = await leaseDecoderSessions(graphs.map((file) => ({ path: join(folder.folder, file), displayName: file })), {
     executionProvider, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
@@ -124,6 +129,13 @@ export async function openModelSession(files: ModelFiles, executionProvider: Exe
     await lease.release();
     throw error;
   }
+}
+
+/** ORT's default is one thread per core: a cap below this machine's cores sets the count, one above it changes nothing. */
+function cappedThreads(chosen: number | undefined, cap: number | undefined): number | undefined {
+  if (cap === undefined) return chosen;
+  if (chosen !== undefined) return Math.min(chosen, cap);
+  return cap < availableParallelism() ? cap : undefined;
 }
 
 function readOptionalJson(path: string | null): unknown {

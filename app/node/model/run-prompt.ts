@@ -1,4 +1,5 @@
 import { GenerationError, TokenizerError } from '../../engine/engine-errors.js';
+import { promptIdsProblem, vocabularySize } from '../../engine/prompt-token-ids.js';
 import type { RunSettings } from '../../engine/types.js';
 import { encodePrompt, type ModelTokenizer } from './load-tokenizer.js';
 import type { ModelFiles } from './open-model.js';
@@ -35,17 +36,13 @@ function promptIdsFor(settings: PromptSettings, tokenizer: ModelTokenizer | null
   const vocab = logitsShape?.[logitsShape.length - 1];
   const lastId = typeof vocab === 'number' ? vocab - 1 : null;
   if (settings.promptTokenIds !== undefined) {
-    const outside = settings.promptTokenIds.filter((id) => !Number.isInteger(id) || id < 0 || (lastId !== null && id > lastId));
-    if (outside.length > 0 || settings.promptTokenIds.length === 0) {
-      throw new GenerationError(
-        settings.promptTokenIds.length === 0 ? 'the prompt ids are empty.' : `prompt ids ${outside.slice(0, 5).join(', ')} are not token ids of this model (its logits have ${String(vocab)} entries).`,
-        `Give at least one id, each from 0 to ${lastId ?? 'the vocabulary size - 1'}.`);
-    }
+    const problem = promptIdsProblem(settings.promptTokenIds, vocabularySize(logitsShape, null));
+    if (problem !== null) throw new GenerationError(problem.message, problem.fix);
     return [...settings.promptTokenIds];
   }
   if (tokenizer === null) {
     throw new TokenizerError('this model folder has no tokenizer.json, so the prompt cannot be encoded.',
-      'Give the prompt as token ids (kvscope run --prompt-ids 1,2,3), or copy tokenizer.json from the model\'s repository into the folder.');
+      'Give the prompt as token ids (the run panel\'s "Prompt (token ids)" field; kvscope run --prompt-ids 1,2,3), or copy tokenizer.json from the model\'s repository into the folder.');
   }
   const ids = encodePrompt(tokenizer, settings.prompt, bosTokenId, settings.promptFormat);
   const outside = lastId === null ? [] : ids.filter((id) => id > lastId);
@@ -54,7 +51,7 @@ function promptIdsFor(settings: PromptSettings, tokenizer: ModelTokenizer | null
     throw new TokenizerError(
       `the tokenizer encodes the prompt to ids the graph does not have (${outside.slice(0, 5).join(', ')}; the graph's logits have ${String(vocab)} entries): ` +
       'the tokenizer and the graph do not belong together (test exports with a cut vocabulary are like this).',
-      `Give the prompt as token ids from 0 to ${lastId} (kvscope run --prompt-ids 1,2,3), or use the tokenizer exported with the graph.`);
+      `Give the prompt as token ids from 0 to ${lastId} (the run panel's token ids; kvscope run --prompt-ids 1,2,3), or use the tokenizer exported with the graph.`);
   }
   return ids;
 }

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { ExecutionProviderRefusedError } from '../../engine/engine-errors.js';
 import { EXECUTION_PROVIDERS, type ExecutionProviderName } from '../../engine/types.js';
+import { noWebgpuAdapterReason, SWIFTSHADER_ICD, webgpuAdapterFixFor } from '../../engine/webgpu-availability.js';
 import { probeExecutionProvider, type ProbeOutcome } from './execution-provider-probe.js';
 
 /** onnxruntime-node's backend names → kvscope's (tensorrt and others have no kvscope name). */
@@ -66,12 +67,7 @@ export function ensureExecutionProvider(name: ExecutionProviderName): void {
 
 /** The fix for a WebGPU session that found no adapter (no GPU, or no Vulkan driver Dawn accepts). */
 export function webgpuAdapterFix(): string {
-  const swiftShader = '/usr/lib/chromium/vk_swiftshader_icd.json';
-  if (process.platform !== 'linux') return 'Check that a GPU and its driver are available, or run on cpu.';
-  return existsSync(swiftShader)
-    ? `Without a GPU, point Vulkan at SwiftShader: set VK_ICD_FILENAMES=${swiftShader} before starting kvscope (slow; for correctness checks), or run on cpu.`
-    : 'Without a GPU, install Debian\'s chromium package (it ships SwiftShader) and set ' +
-      `VK_ICD_FILENAMES=${swiftShader} before starting kvscope (slow; for correctness checks), or run on cpu.`;
+  return webgpuAdapterFixFor(process.platform, existsSync(SWIFTSHADER_ICD));
 }
 
 function providerLibraryInstalled(backend: string): boolean {
@@ -125,7 +121,7 @@ async function computeStatuses(probe: (name: ExecutionProviderName) => Promise<P
     const outcome = await probe(name);
     if (outcome.ok) return { name, available: true };
     return name === 'webgpu'
-      ? { name, available: false, reason: `onnxruntime-node ${ortVersion()} has WebGPU, but no adapter was found here: ${outcome.message}`, fix: webgpuAdapterFix() }
+      ? { name, available: false, reason: noWebgpuAdapterReason(ortVersion(), outcome.message), fix: webgpuAdapterFix() }
       : { name, available: false, reason: `The CUDA provider library is installed, but a CUDA session could not be created: ${outcome.message}`, fix: 'Install the CUDA 12 runtime and cuDNN 9 that onnxruntime-node expects (LD_LIBRARY_PATH must find them), or run on cpu.' };
   }));
 }

@@ -4,6 +4,7 @@ import { NO_REQUEST } from '../../protocol/messages.js';
 import { ApiProtocolError, parseApiRequest } from '../../protocol/parse-api-message.js';
 import type { RunEventHandlers, RunExport } from '../../protocol/workbench-api.js';
 import type { WorkbenchBackend } from './workbench-backend.js';
+import { dispatchLab } from '../lab/lab-dispatch.js';
 
 /** What only a host can do: Electron has native dialogs; the serve host answers without them. */
 export interface HostCapabilities {
@@ -32,6 +33,7 @@ export interface ApiSession {
 export function createApiSession(backend: WorkbenchBackend, host: HostCapabilities, emit: (event: ApiEvent) => void): ApiSession {
   let disposed = false;
   const runs = new Set<string>();
+  const sweeps = new Set<string>();
   const send = (event: ApiEvent): void => {
     if (disposed) return;
     try {
@@ -90,6 +92,13 @@ export function createApiSession(backend: WorkbenchBackend, host: HostCapabiliti
       }
       case 'recent-models':
         return backend.recentModels();
+      case 'lab-start-sweep':
+      case 'lab-cancel-sweep':
+      case 'lab-list-sweeps':
+      case 'lab-load-sweep':
+      case 'lab-load-point':
+      case 'lab-export-sweep':
+        return dispatchLab(backend.lab, request, send, sweeps);
       default: {
         const unknown: never = request;
         throw new ApiError({ code: 'invalid-request', message: `Unhandled request ${JSON.stringify(unknown)}` });
@@ -118,6 +127,9 @@ export function createApiSession(backend: WorkbenchBackend, host: HostCapabiliti
       disposed = true;
       for (const runId of runs) void backend.cancelRun(runId);
       runs.clear();
+      // A sweep the page started stops with it; its complete points stay, and it can be resumed.
+      for (const sweepId of sweeps) void backend.lab.cancelSweep(sweepId);
+      sweeps.clear();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
 import type { ModelDiagnostic } from '../../engine/model-diagnostic.js';
+import { vocabularySize } from '../../engine/prompt-token-ids.js';
 import type { ModelSource, ModelSummary } from '../../protocol/workbench-api.js';
 import type { ModelInspection } from '../model/inspect-model.js';
 
@@ -16,6 +17,8 @@ export function toModelSummary(source: ModelSource, inspection: ModelInspection)
     kvDtype: inspection.io?.kvDtype ?? null,
     layout: inspection.layoutSummary,
     chatTemplate: inspection.chatTemplate,
+    hasTokenizer: inspection.hasTokenizer,
+    vocabSize: vocabularySize(inspection.io?.logitsShape, inspection.config?.geometry.vocabSize ?? null),
     diagnostics: inspection.diagnostics,
     ok: inspection.ok,
   };

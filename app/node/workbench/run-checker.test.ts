@@ -56,3 +56,27 @@ describe('RunChecker on stories260k', () => {
     expect((await strict.check(quantized({ groupSize: 32 }))).ok).toBe(true);
   });
 });
+
+/** ../shared/models/ort-genai-tiny/lfm2-hybrid-stub: no tokenizer, 1000 ids, attention layers 1 and 3 (4 KV heads of 8). */
+describe('RunChecker on a folder without a tokenizer (prompt ids)', () => {
+  const stub = join(storiesDir(), '..', 'ort-genai-tiny', 'lfm2-hybrid-stub');
+  const ids = (promptTokenIds: number[] | undefined, patch: Partial<typeof DEFAULT_QUANTIZED_CACHE_SETTINGS> = {}) =>
+    quantized({ layerPolicy: 'full-attention-only', ...patch }, { model: stub, prompt: '', ...(promptTokenIds !== undefined ? { promptTokenIds } : {}), maxNewTokens: 8 });
+
+  it('checks exactly the ids given: their count is the prompt length the cache quantizes', async () => {
+    expect(await checker.check(ids([5, 6, 7, 8]))).toMatchObject({ ok: true, promptTokens: 4, refusal: null });
+    // 3 ids: 4·3·8 = 96 values, which quanto's group of 64 does not divide
+    const odd = await checker.check(ids([5, 6, 7]));
+    expect(odd).toMatchObject({ ok: false, promptTokens: 3 });
+    expect(odd.refusal?.message).toMatch(/^Group size \(64\) must be a divisor of \(96\)/);
+    expect(await checker.check(ids([5, 6, 7], { groupSize: 32 }))).toMatchObject({ ok: true, promptTokens: 3 });
+  });
+
+  it('refuses ids outside the graph\'s vocabulary, and a text prompt, with what to do', async () => {
+    expect((await checker.check(ids([5, 1000]))).refusal).toEqual({
+      message: 'prompt ids 1000 are not token ids of this model (its logits have 1000 entries).', fix: 'Give at least one id, each from 0 to 999.',
+    });
+    const text = await checker.check(ids(undefined));
+    expect(text.refusal?.message).toContain('has no tokenizer.json');
+  });
+});

@@ -57,6 +57,13 @@ describe('workbench backend', () => {
     expect(summary.onnxFiles).toEqual(expect.arrayContaining(['onnx/model.onnx', 'onnx/model_fp16.onnx']));
     expect(summary.config?.layers.numLayers).toBe(5);
     expect(summary.config?.geometry.kvCacheLayers).toHaveLength(5);
+    expect(summary).toMatchObject({ hasTokenizer: true, vocabSize: 512 });
+  });
+
+  it('says which folder has no tokenizer and how many ids its graph takes, so the run panel asks for ids', async () => {
+    const summary = await backend.openModel({ kind: 'folder', path: join(sharedDir(), 'models', 'ort-genai-tiny', 'lfm2-hybrid-stub') });
+    expect(summary).toMatchObject({ ok: true, hasTokenizer: false, vocabSize: 1000 });
+    expect(summary.diagnostics).toContainEqual(expect.objectContaining({ code: 'tokenizer-missing', fix: expect.stringContaining('the run panel takes them in place of text') }));
   });
 
   it('opens a chosen graph variant', async () => {

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { QuantizedCacheSettings } from '../../cache/cache-config.js';
 import type { ModelConfig } from '../../config/model-config.js';
 import { ConfigError } from '../../errors.js';
-import { modelError, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
+import { modelError } from '../../engine/model-diagnostic.js';
 import type { GenerationResult } from '../../engine/generation-result.js';
 import type { ExecutionProviderName, RunSettings } from '../../engine/types.js';
 import type { RunCheck } from '../../preflight/check-run.js';
@@ -15,6 +15,7 @@ import type {
   FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment,
 } from '../../protocol/workbench-api.js';
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
+import { dataFolderNotice, runNotSavedNotice } from '../../record/data-folder-notices.js';
 import { KVSCOPE_VERSION } from '../../version.js';
 import { inspectModel } from '../model/inspect-model.js';
 import { readModelConfigAt } from '../model/read-model-config.js';
@@ -29,6 +30,8 @@ import { exportRunRecord } from './run-export.js';
 import { defaultRunLimits, limitConcurrentRuns, type RunLimits } from './run-limit.js';
 import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
+import { LabBackend } from '../lab/lab-backend.js';
+import type { LabWorkerOptions } from '../lab/lab-worker-client.js';
 import { listFolder } from './folder-listing.js';
 import { RunChecker } from './run-checker.js';
 import type { ProbeOutcome } from '../ort/execution-provider-probe.js';
@@ -45,6 +48,8 @@ export interface WorkbenchBackendOptions {
   /** where the synthetic models are built (default: ensureSyntheticModel's cache) */
   readonly syntheticCacheDir?: string;
   readonly now?: () => Date;
+  /** the lab worker's location (Electron's bundle) and test engines */
+  readonly labWorkerOptions?: LabWorkerOptions;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
   /** tries an execution provider for real (default: a session in a child process, execution-provider-probe.ts) */
@@ -68,7 +73,9 @@ export type RunHandlersFactory = (runId: string) => RunEventHandlers;
  * host (the host-specific ones, a native folder picker and menu commands, stay with the hosts).
  * Every operation answers the way the API promises; disposing stops the runs still going.
  */
-export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModelFolder' | 'onCommand' | 'startRun'> {
+export interface WorkbenchBackend extends Omit<WorkbenchApi, 'host' | 'pickModelFolder' | 'onCommand' | 'startRun' | 'lab'> {
+  /** the Lab view's sweeps, saved in `<dataDir>/sweeps/` (app/node/lab/lab-backend.ts) */
+  readonly lab: LabBackend;
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
   /**
    * Starts a run synchronously and returns its ticket: its events (worker messages) cannot arrive
@@ -90,6 +97,7 @@ export function createWorkbenchBackend(options: WorkbenchBackendOptions): Workbe
 
 class NodeWorkbenchBackend implements WorkbenchBackend {
   readonly dataDir: string;
+  readonly lab: LabBackend;
   private readonly store: RunStore;
   private readonly recent: RecentModels;
   private readonly kvscopeVersion: string;
@@ -114,6 +122,11 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.store = new RunStore(join(this.dataDir, 'runs'));
     this.recent = new RecentModels(join(this.dataDir, 'recent.json'), options.onRecentModelsChanged);
     this.kvscopeVersion = options.kvscopeVersion ?? KVSCOPE_VERSION;
+    this.lab = new LabBackend({
+      dataDir: this.dataDir, kvscopeVersion: this.kvscopeVersion,
+      ...(options.labWorkerOptions === undefined ? {} : { workerOptions: options.labWorkerOptions }),
+      ...(options.now === undefined ? {} : { now: options.now }),
+    });
     this.warm = options.startRun === undefined && options.warmWorker !== false ? new WarmGenerationWorker(options.runOptions) : null;
     // One limit per host on the runs going at once (run-limit.ts); the rest wait or are refused. A run
     // goes to the warm worker while it is free, else to a worker of its own.
@@ -272,7 +285,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.disposed = true;
     const runs = [...this.live.values()];
     for (const run of runs) run.handle.dispose();
-    await Promise.allSettled(runs.map((run) => run.settled));
+    await Promise.allSettled([...runs.map((run) => run.settled), this.lab.dispose()]);
     await this.warm?.dispose();
   }
 
@@ -311,10 +324,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     } catch (error) {
       const reason = (error as Error).message;
       console.error(`kvscope: the run finished but could not be saved: ${reason}`);
-      const notice: ModelDiagnostic = {
-        ...dataFolderNotice(`This run could not be saved to the history: ${reason} Its result is shown here and can still be exported (run ${runId}) until the workbench closes.`),
-        code: 'run-not-saved',
-      };
+      const notice = runNotSavedNotice(runId, reason);
       const kept = { ...result, diagnostics: [...result.diagnostics, notice] };
       if (record !== undefined) this.unsaved.set(runId, { ...record, diagnostics: kept.diagnostics });
       return { result: kept, savedRunId: null };
@@ -330,12 +340,4 @@ function asModelFolder(source: ModelSource): ModelSource {
   if (source.kind !== 'folder' || !/\.json$/i.test(source.path)) return source;
   const stats = statSync(source.path, { throwIfNoEntry: false });
   return stats?.isFile() === true ? { kind: 'folder', path: dirname(resolve(source.path)) } : source;
-}
-
-/** A convenience that failed (recent models, a saved run): said, never an error of the model or the run. */
-function dataFolderNotice(message: string): ModelDiagnostic {
-  return {
-    code: 'data-folder-unwritable', severity: 'info', origin: 'kvscope', message, layers: [],
-    fix: 'Make the data folder writable, or choose another with KVSCOPE_DATA_DIR (kvscope serve: --data-dir).',
-  };
 }

@@ -47,7 +47,7 @@ export function validateHqqParams(shape: KvShape, params: QuantParams): HqqGrid 
     throw new QuantizationError(
       'HQQ 3-bit quantization with axis 1 cannot be dequantized: hqq slices the unpacked rows to ' +
       `shape[0]·shape[1] / group_size = ${Math.floor((shape[0] * shape[1]) / groupSize)} instead of N / group_size = ${grid.groups} ` +
-      'for a 4-D KV tensor, and the reshape fails (spec §3.2). Use axis 0 with 3 bits, or 2 or 4 bits with axis 1.',
+      'for a 4-D KV tensor, and the reshape fails. Use axis 0 with 3 bits, or 2 or 4 bits with axis 1.',
     );
   }
   const planes = nbits === 3 || nbits === 8 ? 1 : 8 / nbits;
@@ -56,7 +56,7 @@ export function validateHqqParams(shape: KvShape, params: QuantParams): HqqGrid 
     throw new QuantizationError(
       `HQQ ${nbits}-bit packing stacks ${planes} blocks of rows into each byte, so the code grid needs a row count ` +
       `divisible by ${planes}; axis ${axis} gives ${rowsText} rows. hqq would silently broadcast while packing and then ` +
-      `fail in dequantize (spec §3.2 step 4). Choose group size ${suggestGroupSizes(count, axis, nbits, groupSize)}` +
+      `fail in dequantize. Choose group size ${suggestGroupSizes(count, axis, nbits, groupSize)}` +
       (axis === 1 ? ', or axis 0.' : '.'),
     );
   }

@@ -98,7 +98,7 @@ function groupSizeMessage(shape: KvShape, axis: QuantoAxis, groupSize: number, a
     `keep the group size and make seq a multiple of ${seqMultiple}`,
     axis === -1 ? 'or quantize along axis 0, which only needs kv_heads·seq·head_dim to be a multiple' : '',
   ].filter((s) => s.length > 0);
-  return `${library}. ${what} must be a multiple of the group size (spec §3.1). Fix: ${fixes.join('; ')}.`;
+  return `${library}. ${what} must be a multiple of the group size. Fix: ${fixes.join('; ')}.`;
 }
 
 function gcd(a: number, b: number): number {

@@ -7,6 +7,8 @@ interface TextPanelProps {
   readonly referenceOn: boolean;
   /** the run has ended (or is a saved one): the text's tail, held back by the detokenizer, can be shown */
   readonly finished: boolean;
+  /** the prompt, when it was given as token ids (RunSettings.promptTokenIds): shown as the ids it was */
+  readonly promptIds?: readonly number[] | undefined;
 }
 
 /**
@@ -16,7 +18,7 @@ interface TextPanelProps {
  * the step and both tokens. A record from before per-token text shows the text whole, with the
  * differing steps listed.
  */
-export function TextPanel({ buffers, referenceOn, finished }: TextPanelProps): ReactNode {
+export function TextPanel({ buffers, referenceOn, finished, promptIds }: TextPanelProps): ReactNode {
   /** the text; its scroller stays pinned to the bottom by CSS (column-reverse), so no layout is read here */
   const container = useRef<HTMLDivElement>(null);
   const count = useRef<HTMLSpanElement>(null);
@@ -95,6 +97,9 @@ export function TextPanel({ buffers, referenceOn, finished }: TextPanelProps): R
           </span>
         )}
       </header>
+      {promptIds !== undefined && (
+        <p className="muted text-prompt-ids" data-testid="text-prompt-ids">Prompt (token ids): <code>{promptIds.join(' ')}</code></p>
+      )}
       <p className="muted text-differs" ref={differs} data-testid="text-differs" />
       <div className="generated-text-scroller" tabIndex={0} role="log" aria-live="off" aria-label="Generated text">
         <div ref={container} className="generated-text" data-testid="generated-text" />

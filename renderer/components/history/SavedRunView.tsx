@@ -1,8 +1,9 @@
 import type { ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
-import { describeSampling, describeSettings, recordIdentity, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describeSampling, describeSettings, recordExtensions, recordIdentity, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
+import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
 import { TextPanel } from '../dashboard/TextPanel.js';
 
@@ -28,6 +29,7 @@ function SavedRun({ record }: { record: RunRecord }): ReactNode {
           <p className="muted">
             {record.model.folder} · {record.model.onnxFile} · {describeSettings(record.settings)} · {describeSampling(record.settings)} · {STOP_REASON_LABEL[record.stopReason]} · {new Date(record.createdAt).toLocaleString()} · kvscope {record.kvscopeVersion}, onnxruntime {record.ortVersion}
           </p>
+          <ExtensionsBadge extensions={recordExtensions(record)} testId="saved-extensions" />
         </div>
         <div className="button-row">
           <button type="button" onClick={() => void controller.exportRun(record.id, 'json')} data-testid="saved-export-json">Export JSON</button>
@@ -35,7 +37,7 @@ function SavedRun({ record }: { record: RunRecord }): ReactNode {
         </div>
       </header>
       <RunDashboard buffers={buffers} referenceOn={record.settings.reference} quantized={record.settings.cacheMode === 'quantized'} identity={recordIdentity(record)} />
-      <TextPanel buffers={buffers} referenceOn={record.settings.reference} finished />
+      <TextPanel buffers={buffers} referenceOn={record.settings.reference} finished promptIds={record.settings.promptTokenIds} />
     </div>
   );
 }

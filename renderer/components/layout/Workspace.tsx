@@ -5,6 +5,7 @@ import { CompareView } from '../compare/CompareView.js';
 import { HistoryView } from '../history/HistoryView.js';
 import { SavedRunView } from '../history/SavedRunView.js';
 import { LiveView } from '../live/LiveView.js';
+import { LabView } from '../lab/LabView.js';
 
 /** The results area: live run, a saved run, a comparison, the history; tabs with arrow-key navigation. */
 export function Workspace(): ReactNode {
@@ -17,6 +18,7 @@ export function Workspace(): ReactNode {
     ...(savedId !== null ? [{ id: 'saved' as const, label: `Saved run` }] : []),
     ...(compareOpen ? [{ id: 'compare' as const, label: 'Compare' }] : []),
     { id: 'history', label: `History (${runCount})` },
+    { id: 'lab', label: 'Lab' },
   ];
   const buttons = useRef<(HTMLButtonElement | null)[]>([]);
   const onKeyDown = (event: KeyboardEvent<HTMLDivElement>): void => {
@@ -54,6 +56,7 @@ export function Workspace(): ReactNode {
         {view === 'saved' && <SavedRunView />}
         {view === 'compare' && <CompareView />}
         {view === 'history' && <HistoryView />}
+        {view === 'lab' && <LabView />}
       </section>
     </main>
   );

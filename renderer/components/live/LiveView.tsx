@@ -1,13 +1,15 @@
 import { useRef, type ReactNode } from 'react';
 import type { GenerationResult } from '../../../app/engine/generation-result.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { describeRunLine, describeSampling, describeSettings, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describeRunLine, describeSampling, describeSettings, runExtensions, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useServices, useWorkbench } from '../../services.js';
-import { isRunActive } from '../../store/run-slice.js';
+import { exportableRunId, isRunActive, notSavedNotice } from '../../store/run-slice.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 import { compactList } from '../common/DiagnosticList.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
+import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
 import { TextPanel } from '../dashboard/TextPanel.js';
 
@@ -17,6 +19,9 @@ export function LiveView(): ReactNode {
   const run = useWorkbench((s) => s.run);
   const buffers = controller.liveBuffers(run.serial);
   const settings = run.settings;
+  // the layer map resolves against the model's layers: the run's own count once it ended, else the open model's
+  const numLayers = run.result?.model.numLayers ?? (buffers !== null && buffers.layerKinds.length > 0 ? buffers.layerKinds.length : undefined);
+  const extensions = settings === null ? [] : runExtensions(settings, numLayers);
 
   if (run.status === 'idle' || settings === null) {
     return (
@@ -36,6 +41,7 @@ export function LiveView(): ReactNode {
             {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
           </h2>
           <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.promptFormat === 'chat' ? 'chat turn · ' : ''}{settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
+          <ExtensionsBadge extensions={extensions} testId="live-extensions" />
         </div>
         {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && <RunProgress buffers={buffers} active={isRunActive(run.status)} />}
       </header>
@@ -46,11 +52,11 @@ export function LiveView(): ReactNode {
           <p className="muted">The workbench keeps working: change the settings and run again.</p>
         </section>
       )}
-      {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} />}
+      {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} exportId={exportableRunId(run)} />}
       {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
         <>
-          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings) }} />
-          <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} />
+          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings, extensions) }} />
+          <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} promptIds={settings.promptTokenIds} />
         </>
       )}
     </div>
@@ -79,9 +85,13 @@ function RunProgress({ buffers, active }: { buffers: RunBuffers; active: boolean
   );
 }
 
-/** What the finished run returned: where it was saved, flushes per layer, bytes, speed, fidelity. */
-function ResultSummary({ result, savedRunId }: { result: GenerationResult; savedRunId: string | null }): ReactNode {
+/**
+ * What the finished run returned: where it was saved (or why not, with the exports still offered by the
+ * id the host keeps it under), flushes per layer, bytes, speed, fidelity.
+ */
+function ResultSummary({ result, savedRunId, exportId }: { result: GenerationResult; savedRunId: string | null; exportId: string | null }): ReactNode {
   const { controller } = useServices();
+  const notSaved = savedRunId === null ? notSavedNotice(result) : null;
   const flushCounts = result.flushCounts.filter((count): count is number => count !== null);
   const uniform = flushCounts.length > 0 && flushCounts.every((count) => count === flushCounts[0]);
   const total = result.kvBytesTotal;
@@ -91,6 +101,12 @@ function ResultSummary({ result, savedRunId }: { result: GenerationResult; saved
         <strong>{STOP_REASON_LABEL[result.stopReason]}</strong> after {result.generatedTokenIds.length} tokens
         {savedRunId !== null ? <> · saved as <code data-testid="result-run-id">{savedRunId}</code></> : ' · not saved'}
       </p>
+      {notSaved !== null && (
+        <div className="callout callout-warning" role="status" data-testid="run-not-saved">
+          <p data-testid="run-not-saved-message">{plain(notSaved.message)}</p>
+          {notSaved.fix !== undefined && <p className="fix" data-testid="run-not-saved-fix"><span className="muted">What to do:</span> {plain(notSaved.fix)}</p>}
+        </div>
+      )}
       <dl className="facts compact">
         <div className="fact"><dt>Flushes per layer</dt><dd data-testid="result-flushes">{flushCounts.length === 0 ? 'none (no quantized layer)' : uniform ? String(flushCounts[0]) : flushCounts.join(' ')}</dd></div>
         <div className="fact"><dt>Layers with flushes</dt><dd>{compactList(result.flushCounts.flatMap((count, layer) => (count !== null && count > 0 ? [layer] : []))) || '—'}</dd></div>
@@ -100,10 +116,10 @@ function ResultSummary({ result, savedRunId }: { result: GenerationResult; saved
           <div className="fact"><dt>Reference</dt><dd>mean KL {formatError(result.reference.meanKl)} nats · top-1 {formatPercent(result.reference.top1Agreement)}</dd></div>
         )}
       </dl>
-      {savedRunId !== null && (
+      {exportId !== null && (
         <div className="button-row">
-          <button type="button" onClick={() => void controller.exportRun(savedRunId, 'json')} data-testid="export-json">Export JSON</button>
-          <button type="button" onClick={() => void controller.exportRun(savedRunId, 'csv')} data-testid="export-csv">Export CSV</button>
+          <button type="button" onClick={() => void controller.exportRun(exportId, 'json')} data-testid="export-json">Export JSON</button>
+          <button type="button" onClick={() => void controller.exportRun(exportId, 'csv')} data-testid="export-csv">Export CSV</button>
         </div>
       )}
     </section>

@@ -5,6 +5,8 @@ import { DiagnosticList } from '../common/DiagnosticList.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { MessageText } from '../common/MessageText.js';
 import { withoutDocumentReferences as plain } from '../../format/user-text.js';
+import { parsePromptIds } from '../../../app/engine/prompt-token-ids.js';
+import { promptIdsFieldProblem, promptTakesIds } from '../../store/settings-slice.js';
 
 /**
  * The run check, on every edit: the prompt as the run tokenizes it, the lengths the cache will
@@ -14,9 +16,11 @@ import { withoutDocumentReferences as plain } from '../../format/user-text.js';
  */
 export function PreflightView(): ReactNode {
   const { controller } = useServices();
-  const { preflight, cacheMode, hasModel, modelOk, layers } = useWorkbench((s) => ({
+  const { preflight, cacheMode, hasModel, modelOk, layers, idsProblem } = useWorkbench((s) => ({
     preflight: s.preflight, cacheMode: s.form.cacheMode, hasModel: s.model.summary?.config != null, modelOk: s.model.summary?.ok === true,
     layers: s.model.summary?.config?.layers.numLayers ?? 0,
+    // only text that is not a list of ids goes unchecked; the host checks every list of ids
+    idsProblem: promptTakesIds(s.form, s.model.summary) && parsePromptIds(s.form.promptIds) === null ? promptIdsFieldProblem(s.form, s.model.summary)?.message ?? null : null,
   }));
   const check = preflight.check;
   const stale = preflight.status === 'checking';
@@ -27,6 +31,10 @@ export function PreflightView(): ReactNode {
     tone = 'idle';
   } else if (!modelOk) {
     headline = 'The model checks found errors (see the model panel): no run can start.';
+    tone = 'error';
+  } else if (idsProblem !== null) {
+    // the text is not a list of ids: said under the field; no check runs on it
+    headline = `Not checked: ${idsProblem.charAt(0).toUpperCase()}${idsProblem.slice(1)}`;
     tone = 'error';
   } else if (check === null) {
     headline = preflight.status === 'error' ? 'The run check could not run.' : 'Checking…';

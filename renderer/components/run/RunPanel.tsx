@@ -3,6 +3,7 @@ import type { ExecutionProviderName } from '../../../app/engine/types.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { runBlockedReason } from '../../store/preflight-slice.js';
 import { isRunActive } from '../../store/run-slice.js';
+import { promptIdsFieldProblem, promptTakesIds } from '../../store/settings-slice.js';
 import { shortcutLabel } from '../../use-shortcuts.js';
 import { NumberField } from '../common/NumberField.js';
 import { PreflightView } from './PreflightView.js';
@@ -14,9 +15,10 @@ import { SamplingFields } from './SamplingFields.js';
 /** Everything a run is asked to do, checked inline by the preflight as it is edited. */
 export function RunPanel(): ReactNode {
   const { store, controller } = useServices();
-  const { form, environment, blocked, active, chatTemplate, host } = useWorkbench((s) => ({
+  const { form, environment, blocked, active, chatTemplate, host, takesIds, hasTokenizer } = useWorkbench((s) => ({
     form: s.form, environment: s.environment, blocked: runBlockedReason(s), active: isRunActive(s.run.status),
     chatTemplate: s.model.summary?.chatTemplate ?? null, host: s.host,
+    takesIds: promptTakesIds(s.form, s.model.summary), hasTokenizer: s.model.summary?.hasTokenizer !== false,
   }));
   const ids = { ep: useId(), prompt: useId(), cache: useId() };
   const update = store.getState().updateForm;
@@ -73,22 +75,25 @@ export function RunPanel(): ReactNode {
           )}
         </div>
 
-        <div className="field">
-          <label htmlFor={ids.prompt}>Prompt</label>
-          <textarea id={ids.prompt} rows={3} value={form.prompt} onChange={(event) => update({ prompt: event.target.value })} data-testid="prompt-input" />
-          <label className="check" title={chatTemplate === null ? 'This model has no chat template (tokenizer_config.json chat_template or chat_template.jinja).' : undefined}>
-            <input
-              type="checkbox" disabled={chatTemplate === null} checked={chatTemplate !== null && form.promptFormat === 'chat'}
-              onChange={(event) => update({ promptFormat: event.target.checked ? 'chat' : 'text' })} data-testid="chat-format-toggle"
-            />
-            <span>
-              As a chat turn{' '}
-              <span className="muted" data-testid="chat-format-hint">
-                {chatTemplate === null ? '(this model has no chat template)' : `(the model's chat template, from ${chatTemplate})`}
+        {takesIds ? <PromptIdsField value={form.promptIds} onChange={(promptIds) => update({ promptIds })} onText={hasTokenizer ? () => update({ promptInput: 'text' }) : null} /> : (
+          <div className="field">
+            <label htmlFor={ids.prompt}>Prompt</label>
+            <textarea id={ids.prompt} rows={3} value={form.prompt} onChange={(event) => update({ prompt: event.target.value })} data-testid="prompt-input" />
+            <label className="check" title={chatTemplate === null ? 'This model has no chat template (tokenizer_config.json chat_template or chat_template.jinja).' : undefined}>
+              <input
+                type="checkbox" disabled={chatTemplate === null} checked={chatTemplate !== null && form.promptFormat === 'chat'}
+                onChange={(event) => update({ promptFormat: event.target.checked ? 'chat' : 'text' })} data-testid="chat-format-toggle"
+              />
+              <span>
+                As a chat turn{' '}
+                <span className="muted" data-testid="chat-format-hint">
+                  {chatTemplate === null ? '(this model has no chat template)' : `(the model's chat template, from ${chatTemplate})`}
+                </span>
               </span>
-            </span>
-          </label>
-        </div>
+            </label>
+            <button type="button" className="link-button" onClick={() => update({ promptInput: 'ids' })} data-testid="prompt-as-ids">Give the prompt as token ids instead</button>
+          </div>
+        )}
         <div className="grid-2">
           <NumberField label="Max new tokens" value={form.maxNewTokens} min={1} max={1_000_000} onCommit={(maxNewTokens) => update({ maxNewTokens })} testId="max-new-tokens-input" />
           <PaddingField value={form.padPromptTo} onChange={(padPromptTo) => update({ padPromptTo })} />
@@ -112,6 +117,36 @@ export function RunPanel(): ReactNode {
         {blocked !== null && !active && <p className="run-blocked" role="status" data-testid="run-blocked-reason">Run is disabled: {blocked}</p>}
       </form>
     </section>
+  );
+}
+
+/**
+ * The prompt as token ids (RunSettings.promptTokenIds), fed as they are: the only way to prompt a
+ * model folder without a tokenizer, an alternative to text otherwise. The ids are read and checked
+ * against the model's vocabulary as they are typed (app/engine/prompt-token-ids.ts); the host's run
+ * check then works on exactly these ids.
+ */
+function PromptIdsField({ value, onChange, onText }: { value: string; onChange: (value: string) => void; onText: (() => void) | null }): ReactNode {
+  const id = useId();
+  const { problem, vocabSize } = useWorkbench((s) => ({
+    problem: promptIdsFieldProblem(s.form, s.model.summary)?.message ?? null,
+    vocabSize: s.model.summary?.vocabSize ?? null,
+  }));
+  const range = vocabSize === null ? '' : `, each from 0 to ${vocabSize - 1}`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>Prompt <span className="unit">(token ids)</span></label>
+      <textarea
+        id={id} rows={2} value={value} placeholder="1, 15043, 727" spellCheck={false} aria-invalid={problem !== null} aria-describedby={`${id}-hint`}
+        onChange={(event) => onChange(event.target.value)} data-testid="prompt-ids-input"
+      />
+      <small id={`${id}-hint`} className="hint block" data-testid="prompt-ids-hint">
+        {onText === null ? 'This model has no tokenizer.json, so the prompt is given as token ids' : 'Fed as they are (no BOS added)'}
+        {range}, separated by commas or spaces.{onText === null ? ' The generated text is shown as ids.' : ''}
+      </small>
+      {problem !== null && value.trim() !== '' && <p className="field-problem" role="alert" data-testid="prompt-ids-problem">{problem.charAt(0).toUpperCase()}{problem.slice(1)}</p>}
+      {onText !== null && <button type="button" className="link-button" onClick={onText} data-testid="prompt-as-text">Give the prompt as text instead</button>}
+    </div>
   );
 }
 

@@ -1,0 +1,168 @@
+import { EvalInputError } from '../lab/lab-errors.js';
+import { SENSITIVITY_PRESETS, type SensitivityPreset } from '../lab/sensitivity.js';
+import { expandSweep, parseShard, shardPoints } from '../lab/sweep-points.js';
+import { checkSweepSpec, parseSweepSpec, type EvalOptionTable, type SweepSpec } from '../lab/sweep-spec.js';
+import type { SweepResults } from '../lab/sweep-results.js';
+import { stringifyJson } from '../protocol/json-numbers.js';
+import { encodeUtf8 } from '../record/utf8.js';
+import { ExitCode, UsageError } from './io.js';
+import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
+import { SweepRun, type SweepWorker } from '../lab/sweep-run.js';
+import { parentFolder, readSweepText, settingsForPoint } from './sweep-point-settings.js';
+import { isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest } from '../lab/sweep-folder.js';
+import type { SweepIo } from './sweep-io.js';
+import { SweepProgress } from './sweep-progress.js';
+
+export interface SweepRuntime {
+  /** eval's option table (main/cli's EVAL_OPTIONS): the spec's keys are checked against it */
+  readonly evalOptions: EvalOptionTable;
+  /** cores of this machine (os.availableParallelism) */
+  readonly cores: number;
+  startWorker(): SweepWorker;
+  /** the model's decoder layer count (for the `layers` preset) */
+  modelLayerCount(model: string): Promise<number>;
+  sha256(text: string): string;
+  randomSuffix(): string;
+  readonly stderrIsTty: boolean;
+  readonly kvscopeVersion: string;
+  now(): Date;
+  onInterrupt(onInterrupt: () => void): () => void;
+}
+
+/**
+ * `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N]` (or `--preset layers|kv --model M`
+ * with eval's flags as the fixed settings), and `kvscope sweep merge DIR… [--out DIR]`. Points run in
+ * lab worker threads, the reference once first; complete points are skipped on a rerun; Ctrl-C stops
+ * the running points (nothing of them is recorded) and leaves the complete ones. Exit 0 when every
+ * point of this run completed (refused and failed points are results), 1 on bad input or Ctrl-C.
+ */
+export async function runSweepCommand(positionals: readonly string[], options: RawOptions, io: SweepIo, runtime: SweepRuntime): Promise<ExitCode> {
+  if (positionals[0] === 'merge') return runMerge(positionals.slice(1), options, io, runtime);
+  if (positionals.length > 0) throw new UsageError(`kvscope sweep takes no arguments besides "merge DIR…", got ${JSON.stringify(positionals[0])}.`);
+  const out = requireString(options, 'out');
+  const spec = sweepSpecFromOptions(options, io, runtime);
+  const specDir = optionalString(options, 'spec') === undefined ? '.' : parentFolder(requireString(options, 'spec'));
+  const text = readSweepText(io, spec, specDir);
+  const layerCount = spec.preset === 'layers' ? await runtime.modelLayerCount(spec.model) : 0;
+  const points = expandSweep(spec, layerCount);
+  const shardOption = optionalString(options, 'shard');
+  const shard = shardOption === undefined ? null : parseShard(shardOption);
+  const manifest: SweepManifest = { format: 'kvscope-sweep', version: 1, specSha256: runtime.sha256(stringifyJson(spec)), spec, points, shard };
+  openSweepFolder(io, out, manifest);
+  const mine = shardPoints(points, shard);
+  const todo = mine.filter((point) => !isSettled(readPointState(io, out, point, manifest.specSha256)));
+  const jobs = Math.max(1, Math.min(integerOption(options, 'jobs', 1), Math.max(1, todo.length)));
+  // Threads per session so that jobs × threads ≤ cores: N sessions each with every core would fight.
+  const threads = Math.max(1, Math.floor(runtime.cores / jobs));
+  if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
+  io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
+    `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);
+
+  const progress = runtime.stderrIsTty ? new SweepProgress(io.stderr, mine.length, mine.length - todo.length) : undefined;
+  const run = new SweepRun({
+    io, dir: out, manifest, points: todo, jobs,
+    settingsForPoint: (point) => settingsForPoint(point, spec, text, io),
+    startWorker: runtime.startWorker,
+    ...(jobs > 1 ? { threadsPerJob: threads } : {}),
+    kvscopeVersion: runtime.kvscopeVersion, now: () => runtime.now(), randomSuffix: runtime.randomSuffix,
+    onPointStart: (point) => progress?.start(point.name),
+    onPointDone: (point, row) => progress?.finish(point.name, row.status),
+  });
+  let interrupts = 0;
+  const stopListening = runtime.onInterrupt(() => {
+    interrupts++;
+    progress?.clear();
+    if (interrupts === 1) {
+      io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded (Ctrl-C again to stop at once)…\n');
+      run.stop();
+    } else {
+      run.abort();
+    }
+  });
+  let outcome;
+  try {
+    outcome = await run.done;
+  } finally {
+    stopListening();
+    progress?.clear();
+  }
+  const results = writeResults(io, out, manifest);
+  if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
+  else io.stdout(formatResultsTable(results));
+  for (const line of outcome.failures) io.stderr(`kvscope sweep: ${line}\n`);
+  if (outcome.interrupted) {
+    io.stderr(`kvscope sweep: interrupted with ${results.rows.length} of ${mine.length} points complete; run the same command again to resume.\n`);
+    return ExitCode.badInput;
+  }
+  return ExitCode.ok;
+}
+
+/** The spec from `--spec FILE`, or from `--preset` with `--model` and eval's flags as the fixed settings. */
+function sweepSpecFromOptions(options: RawOptions, io: SweepIo, runtime: SweepRuntime): SweepSpec {
+  const specPath = optionalString(options, 'spec');
+  const presetFlag = options['preset'] === undefined ? undefined : choiceOption<SensitivityPreset>(options, 'preset', SENSITIVITY_PRESETS);
+  if (specPath !== undefined) {
+    const spec = parseSweepSpec(io.readTextFile(specPath), runtime.evalOptions, specPath);
+    return presetFlag === undefined ? spec : { ...spec, preset: presetFlag };
+  }
+  if (presetFlag === undefined) throw new UsageError('kvscope sweep needs --spec sweep.json, or --preset layers|kv with --model.');
+  const fixed: Record<string, string | boolean> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined || ['spec', 'preset', 'out', 'jobs', 'shard', 'json', 'model', 'text'].includes(key)) continue;
+    fixed[key] = value;
+  }
+  const text = optionalString(options, 'text');
+  return checkSweepSpec({ model: requireString(options, 'model'), ...(text === undefined ? {} : { text }), fixed, preset: presetFlag }, runtime.evalOptions, '--preset');
+}
+
+/** `kvscope sweep merge DIR… [--out DIR]`: one table from shard folders, identical to the unsharded sweep's. */
+function runMerge(dirs: readonly string[], options: RawOptions, io: SweepIo, runtime: SweepRuntime): ExitCode {
+  if (dirs.length === 0) throw new UsageError('kvscope sweep merge needs the shard folders: kvscope sweep merge DIR1 DIR2 … [--out DIR].');
+  const manifests = dirs.map((dir) => readManifest(io, dir));
+  const first = manifests[0]!;
+  for (const [i, manifest] of manifests.entries()) {
+    if (manifest.specSha256 !== first.specSha256) {
+      throw new EvalInputError(`${dirs[i]} holds another sweep than ${dirs[0]} (their specs differ); only shards of one sweep can be merged.`);
+    }
+  }
+  const out = optionalString(options, 'out') ?? dirs[0]!;
+  const merged: SweepManifest = { ...first, shard: null };
+  io.makeDirectory(out);
+  const outManifest = io.joinPath(out, 'sweep.json');
+  if (io.exists(outManifest) && readManifest(io, out).specSha256 !== merged.specSha256) {
+    throw new EvalInputError(`${out} holds another sweep.`, 'Merge into a new --out folder.');
+  }
+  io.writeFileAtomic(outManifest, encodeUtf8(stringifyJson(merged, 1) + '\n'));
+  let copied = 0;
+  for (const point of merged.points) {
+    if (readPointState(io, out, point, merged.specSha256).kind !== 'missing') continue;
+    const source = dirs.find((dir) => readPointState(io, dir, point, merged.specSha256).kind !== 'missing');
+    if (source === undefined) continue;
+    io.copyDirectory(io.joinPath(source, point.name), io.joinPath(out, point.name));
+    copied++;
+  }
+  const results = writeResults(io, out, merged);
+  const missing = merged.points.length - results.rows.length;
+  io.stderr(`kvscope sweep merge: ${results.rows.length} of ${merged.points.length} points in ${out} (${copied} copied)${missing > 0 ? `; ${missing} missing: run their shards` : ''}\n`);
+  if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
+  else io.stdout(formatResultsTable(results));
+  void runtime;
+  return ExitCode.ok;
+}
+
+/** The results as a terminal table, llama.cpp's columns. */
+export function formatResultsTable(results: SweepResults): string {
+  const header = ['#', 'point', 'status', 'bits/value', 'PPL', 'ΔPPL', 'KLD mean', 'KLD p99', 'same top p', 'RMS Δp'];
+  const rows = results.rows.map((row) => {
+    const r = row.result;
+    if (r === null) return [String(row.index), row.name, row.status, '', '', '', '', '', '', (row.reason ?? '').split('\n')[0]!.slice(0, 60)];
+    return [
+      String(row.index), row.name, row.status, r.bitsPerValue.toFixed(2), `${r.ppl.toFixed(4)} ± ${r.pplError.toFixed(4)}`,
+      `${r.deltaPpl >= 0 ? '+' : ''}${r.deltaPpl.toFixed(4)} ± ${r.deltaPplError.toFixed(4)}`, `${r.kldMean.toFixed(6)} ± ${r.kldMeanError.toFixed(6)}`,
+      r.kldP99.toFixed(5), `${(100 * r.top1Agreement).toFixed(2)} %`, `${(100 * r.deltaPRms).toFixed(3)} %`,
+    ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}

@@ -1,0 +1,185 @@
+import { sumLayerMemory, bitsPerValue, type LayerMemory } from '../cache/layer-memory.js';
+import type { ModelConfig } from '../config/model-config.js';
+import type { DecoderIo } from '../engine/decoder-io.js';
+import type { DecoderSession } from '../engine/decoder-session.js';
+import type { KvLane } from '../engine/kv-lane.js';
+import { OutputReleasingSession } from '../engine/output-release.js';
+import { PassThroughKvLane } from '../engine/dynamic-kv-lane.js';
+import type { RunCachePlan } from '../engine/plan-run-cache.js';
+import { passThroughLaneOptions } from '../engine/run-lane.js';
+import { StepInputs } from '../engine/step-inputs.js';
+import { planWindowChunks, type FeedMode } from './chunk-plan.js';
+import { createEvalLane, quantizedSides } from './eval-lane.js';
+import type { EvalSettings } from './eval-settings.js';
+import { summarizeScores, type EvalSummary } from './eval-summary.js';
+import { LayerErrorAccumulator, type LayerErrorSummary } from './layer-errors.js';
+import type { ReferenceSource, WindowReference } from './reference-source.js';
+import { concatTokenScores, emptyTokenScores, TokenScorer, type TokenScores } from './token-scores.js';
+import { scoredRows, type EvalWindow } from './windows.js';
+import { feedWindow, type WindowFeed } from './window-feed.js';
+
+export interface EvalModel {
+  readonly session: DecoderSession;
+  readonly io: DecoderIo;
+  readonly config: ModelConfig;
+}
+
+export interface EvalProgress {
+  readonly phase: 'reference' | 'eval';
+  readonly windowsDone: number;
+  readonly windows: number;
+}
+
+export interface EvalHooks {
+  /** a monotonic clock in milliseconds */
+  readonly now: () => number;
+  readonly isCancelled?: () => boolean;
+  readonly onProgress?: (progress: EvalProgress) => void;
+  /** `chunked` (default) or `token-by-token` (the equivalence tests and the bench's peer) */
+  readonly feedMode?: FeedMode;
+}
+
+/**
+ * The full-precision reference of every window: the dynamic cache (transformers' DynamicCache, the
+ * pass-through lane) fed as token-by-token generation would, which for a dynamic cache is one
+ * teacher-forced pass of the whole window (chunk-plan.ts). Keeps the scored rows, prefill … length − 2.
+ */
+export async function computeReference(model: EvalModel, windows: readonly EvalWindow[], hooks: EvalHooks): Promise<WindowReference[]> {
+  const feed = windowFeed(model, hooks);
+  const references: WindowReference[] = [];
+  try {
+    for (const window of windows) {
+      const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
+      try {
+        const count = scoredRows(window);
+        let logits = new Float32Array(0);
+        let vocab = 0;
+        const chunks = planWindowChunks(window.tokens.length, window.prefill, 'dynamic', 0, hooks.feedMode);
+        await feedWindow(feed, lane, window, chunks, (rows) => {
+          if (vocab === 0) {
+            vocab = rows.vocab;
+            logits = new Float32Array(count * vocab);
+          }
+          copyScoredRows(rows, window, logits, vocab);
+        });
+        references.push({ logits, vocab });
+      } finally {
+        lane.dispose();
+        feed.session.releaseAll();
+      }
+      hooks.onProgress?.({ phase: 'reference', windowsDone: references.length, windows: windows.length });
+    }
+  } finally {
+    feed.session.releaseAll();
+  }
+  return references;
+}
+
+/** What one window of an evaluation measured. */
+export interface WindowOutcome {
+  readonly index: number;
+  readonly start: number;
+  readonly summary: EvalSummary;
+}
+
+export interface EvalOutcome {
+  readonly windows: readonly WindowOutcome[];
+  readonly summary: EvalSummary;
+  /** every scored prediction, windows in order */
+  readonly scores: TokenScores;
+  /** per decoder layer at the end of the last window (a full context): stored bytes by component; null without a KV cache */
+  readonly kvBytes: readonly (LayerMemory | null)[];
+  readonly kvBytesTotal: LayerMemory;
+  /** stored bits per cached value at the end of a window: codes, scale/zero and the full-precision residual */
+  readonly bitsPerValue: number;
+  /** per decoder layer: flushes in one window (the prefill's quantize is not one) */
+  readonly flushCounts: readonly (number | null)[];
+  readonly layerErrors: readonly LayerErrorSummary[];
+  /** session runs and tokens fed, over all windows */
+  readonly runs: number;
+  readonly tokensFed: number;
+}
+
+/**
+ * Scores the cache of `settings` on every window against the reference: each window gets a fresh
+ * lane (a run's cache), fed as token-by-token generation would feed it (chunk-plan.ts), and every
+ * scored row is compared with the reference's (token-scores.ts).
+ */
+export async function evaluateCache(
+  model: EvalModel, settings: EvalSettings, cachePlan: RunCachePlan, windows: readonly EvalWindow[], reference: ReferenceSource, hooks: EvalHooks,
+): Promise<EvalOutcome> {
+  const feed = windowFeed(model, hooks);
+  const scorer = new TokenScorer();
+  const errors = new LayerErrorAccumulator();
+  const parts: TokenScores[] = [];
+  const outcomes: WindowOutcome[] = [];
+  let kvBytes: (LayerMemory | null)[] = [];
+  let flushCounts: (number | null)[] = [];
+  let runs = 0;
+  let tokensFed = 0;
+  try {
+    for (const window of windows) {
+      const expected = await reference.window(window.index);
+      const count = scoredRows(window);
+      const scores = emptyTokenScores(count);
+      const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now);
+      try {
+        const chunks = planWindowChunks(window.tokens.length, window.prefill, settings.cacheMode, settings.quantization.residualLength, hooks.feedMode);
+        const fed = await feedWindow(feed, lane, window, chunks, (rows) => {
+          for (let r = 0; r < rows.rows; r++) {
+            const position = rows.first + r;
+            const scored = position - window.prefill;
+            if (scored < 0 || scored >= count) continue;
+            const row = rows.logits.subarray(r * rows.vocab, (r + 1) * rows.vocab);
+            const referenceRow = expected.logits.subarray(scored * expected.vocab, (scored + 1) * expected.vocab);
+            scorer.score(referenceRow, row, window.tokens[position + 1]!, scores, scored);
+          }
+        }, (events) => errors.add(events));
+        runs += fed.runs;
+        tokensFed += window.tokens.length;
+        kvBytes = lane.memory();
+        flushCounts = lane.flushCounts();
+      } finally {
+        lane.dispose();
+        feed.session.releaseAll();
+      }
+      parts.push(scores);
+      outcomes.push({ index: window.index, start: window.start, summary: summarizeScores(scores) });
+      hooks.onProgress?.({ phase: 'eval', windowsDone: outcomes.length, windows: windows.length });
+    }
+  } finally {
+    feed.session.releaseAll();
+  }
+  const all = concatTokenScores(parts);
+  const kvBytesTotal = sumLayerMemory(kvBytes);
+  return {
+    windows: outcomes,
+    summary: summarizeScores(all),
+    scores: all,
+    kvBytes,
+    kvBytesTotal,
+    bitsPerValue: bitsPerValue(kvBytesTotal),
+    flushCounts,
+    layerErrors: errors.summary((layer) => quantizedSides(settings, layer)),
+    runs,
+    tokensFed,
+  };
+}
+
+function windowFeed(model: EvalModel, hooks: EvalHooks): WindowFeed & { session: OutputReleasingSession } {
+  const session = new OutputReleasingSession(model.session);
+  return {
+    session, inputs: new StepInputs(model.io, session.inputs), io: model.io, now: hooks.now,
+    ...(hooks.isCancelled === undefined ? {} : { isCancelled: hooks.isCancelled }),
+  };
+}
+
+/** Copies the fed rows that a window scores (positions prefill … length − 2) into `out` ([scoredRows, vocab]). */
+function copyScoredRows(rows: { logits: Float32Array; first: number; rows: number; vocab: number }, window: EvalWindow, out: Float32Array, vocab: number): void {
+  const count = scoredRows(window);
+  for (let r = 0; r < rows.rows; r++) {
+    const scored = rows.first + r - window.prefill;
+    if (scored < 0 || scored >= count) continue;
+    out.set(rows.logits.subarray(r * vocab, (r + 1) * vocab), scored * vocab);
+  }
+}

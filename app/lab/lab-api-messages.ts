@@ -1,0 +1,170 @@
+import type { RunErrorPayload } from '../protocol/messages.js';
+import type { RunExport } from '../protocol/workbench-api.js';
+import {
+  arrayReader, choiceReader, integerReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, type ObjectFields, type Read,
+} from '../protocol/field-readers.js';
+import type { EvalRecord } from './eval-record.js';
+import { POINT_NAME_PATTERN, SWEEP_ID_PATTERN, type LabSweepProgress, type LabSweepRequest, type LabSweepSummary, type LabSweepTicket, type LabSweepView } from './lab-api.js';
+import type { SweepResults, SweepRow } from './sweep-results.js';
+import type { SweepSpec } from './sweep-spec.js';
+
+/**
+ * The Lab's part of the workbench API transport (app/protocol/api-messages.ts includes these in its
+ * unions): requests, the results they carry, and a sweep's events, tagged with the id of the
+ * `lab-start-sweep` request that began it.
+ */
+export type LabApiRequest =
+  | { readonly type: 'lab-start-sweep'; readonly id: number; readonly request: LabSweepRequest }
+  | { readonly type: 'lab-cancel-sweep'; readonly id: number; readonly sweepId: string }
+  | { readonly type: 'lab-list-sweeps'; readonly id: number }
+  | { readonly type: 'lab-load-sweep'; readonly id: number; readonly sweepId: string }
+  | { readonly type: 'lab-load-point'; readonly id: number; readonly sweepId: string; readonly pointName: string }
+  | { readonly type: 'lab-export-sweep'; readonly id: number; readonly sweepId: string; readonly format: 'json' | 'csv' };
+
+export const LAB_REQUEST_TYPES = ['lab-start-sweep', 'lab-cancel-sweep', 'lab-list-sweeps', 'lab-load-sweep', 'lab-load-point', 'lab-export-sweep'] as const;
+
+export interface LabApiResults {
+  readonly 'lab-start-sweep': LabSweepTicket;
+  readonly 'lab-cancel-sweep': null;
+  readonly 'lab-list-sweeps': LabSweepSummary[];
+  readonly 'lab-load-sweep': LabSweepView;
+  readonly 'lab-load-point': EvalRecord;
+  readonly 'lab-export-sweep': RunExport;
+}
+
+export type LabApiEvent =
+  | { readonly type: 'lab-sweep-progress'; readonly id: number; readonly sweepId: string; readonly progress: LabSweepProgress }
+  | { readonly type: 'lab-sweep-point'; readonly id: number; readonly sweepId: string; readonly row: SweepRow }
+  | { readonly type: 'lab-sweep-done'; readonly id: number; readonly sweepId: string; readonly interrupted: boolean; readonly results: SweepResults }
+  | { readonly type: 'lab-sweep-error'; readonly id: number; readonly sweepId: string; readonly error: RunErrorPayload };
+
+export const LAB_EVENT_TYPES = ['lab-sweep-progress', 'lab-sweep-point', 'lab-sweep-done', 'lab-sweep-error'] as const;
+
+export function isLabRequestType(type: string): type is LabApiRequest['type'] {
+  return (LAB_REQUEST_TYPES as readonly string[]).includes(type);
+}
+
+export function isLabEventType(type: string): type is LabApiEvent['type'] {
+  return (LAB_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+const readSweepId: Read<string> = (value, path) => {
+  const id = readString(value, path);
+  return SWEEP_ID_PATTERN.test(id) ? id : rejectField(path, 'a sweep id (letters, digits, ".", "_" and "-")', value);
+};
+
+const readPointName: Read<string> = (value, path) => {
+  const name = readString(value, path);
+  return POINT_NAME_PATTERN.test(name) ? name : rejectField(path, 'a point name', value);
+};
+
+/**
+ * A lab request's fields. A new sweep's spec is read as a JSON object here; the host checks it
+ * against eval's options (checkSweepSpec) before anything runs, as it checks a spec file.
+ */
+export function readLabApiRequest(fields: ObjectFields, type: LabApiRequest['type'], id: number): LabApiRequest {
+  switch (type) {
+    case 'lab-start-sweep':
+      return { type, id, request: fields.get('request', readSweepRequest) };
+    case 'lab-cancel-sweep':
+    case 'lab-load-sweep':
+      return { type, id, sweepId: fields.get('sweepId', readSweepId) };
+    case 'lab-list-sweeps':
+      return { type, id };
+    case 'lab-load-point':
+      return { type, id, sweepId: fields.get('sweepId', readSweepId), pointName: fields.get('pointName', readPointName) };
+    case 'lab-export-sweep':
+      return { type, id, sweepId: fields.get('sweepId', readSweepId), format: fields.get('format', choiceReader(['json', 'csv'] as const)) };
+    default: {
+      const unknown: never = type;
+      throw new Error(`Unhandled lab request ${String(unknown)}`);
+    }
+  }
+}
+
+const readSweepRequest: Read<LabSweepRequest> = (value, path) => {
+  const fields = readObject(value, path);
+  const kind = fields.get('kind', choiceReader(['new', 'resume'] as const));
+  const jobs = fields.get('jobs', integerReader(1));
+  if (kind === 'resume') return { kind, sweepId: fields.get('sweepId', readSweepId), jobs };
+  const name = fields.get('name', readString);
+  const spec = fields.get('spec', (v, p) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as SweepSpec) : rejectField(p, 'a sweep spec object', v)));
+  return { kind, name, spec, jobs };
+};
+
+/** A lab event from the host (the page checks what the host sends, as for runs). */
+export function readLabApiEvent(fields: ObjectFields, type: LabApiEvent['type']): LabApiEvent {
+  const id = fields.get('id', integerReader(1));
+  const sweepId = fields.get('sweepId', readSweepId);
+  switch (type) {
+    case 'lab-sweep-progress': {
+      const progress = readObject(fields.get('progress', (v) => v), 'progress');
+      return { type, id, sweepId, progress: { done: progress.get('done', readCount), total: progress.get('total', readCount), running: progress.get('running', arrayReader(readString)) } };
+    }
+    case 'lab-sweep-point':
+      return { type, id, sweepId, row: fields.get('row', readSweepRow) };
+    case 'lab-sweep-done':
+      return { type, id, sweepId, interrupted: fields.get('interrupted', (v, p) => (typeof v === 'boolean' ? v : rejectField(p, 'true or false', v))), results: fields.get('results', readSweepResults) };
+    case 'lab-sweep-error': {
+      const error = readObject(fields.get('error', (v) => v), 'error');
+      const fix = error.optional('fix', readString);
+      return { type, id, sweepId, error: { code: error.get('code', readString) as RunErrorPayload['code'], message: error.get('message', readString), ...(fix === undefined ? {} : { fix }) } };
+    }
+    default: {
+      const unknown: never = type;
+      throw new Error(`Unhandled lab event ${String(unknown)}`);
+    }
+  }
+}
+
+export const readSweepRow: Read<SweepRow> = (value, path) => {
+  const f = readObject(value, path);
+  const optionValues = f.get('options', readOptionValues);
+  return {
+    index: f.get('index', readCount),
+    name: f.get('name', readString),
+    status: f.get('status', choiceReader(['ok', 'refused', 'failed'] as const)),
+    reason: f.get('reason', nullableReader(readString)),
+    options: optionValues,
+    settings: f.get('settings', nullableReader((v, p) => {
+      const s = readObject(v, p);
+      return {
+        cacheMode: s.get('cacheMode', readString), backend: s.get('backend', readString), nbits: s.get('nbits', readNumber), axisKey: s.get('axisKey', readNumber),
+        axisValue: s.get('axisValue', readNumber), groupSize: s.get('groupSize', readNumber), residualLength: s.get('residualLength', readNumber),
+        layers: s.get('layers', readString), parts: s.get('parts', readString),
+      };
+    })),
+    result: f.get('result', nullableReader((v, p) => {
+      const r = readObject(v, p);
+      const n = (key: string): number => r.get(key, readNumber);
+      return {
+        tokens: n('tokens'), ppl: n('ppl'), pplError: n('pplError'), pplReference: n('pplReference'), pplReferenceError: n('pplReferenceError'),
+        deltaPpl: n('deltaPpl'), deltaPplError: n('deltaPplError'), pplRatio: n('pplRatio'), pplRatioError: n('pplRatioError'),
+        kldMean: n('kldMean'), kldMeanError: n('kldMeanError'), kldMedian: n('kldMedian'), kldP99: n('kldP99'), kldP999: n('kldP999'), kldMax: n('kldMax'),
+        top1Agreement: n('top1Agreement'), top1AgreementError: n('top1AgreementError'), deltaPMean: n('deltaPMean'), deltaPMeanError: n('deltaPMeanError'),
+        deltaPRms: n('deltaPRms'), deltaPRmsError: n('deltaPRmsError'), bitsPerValue: n('bitsPerValue'), storedBytes: n('storedBytes'), fp16BaselineBytes: n('fp16BaselineBytes'),
+      };
+    })),
+  };
+};
+
+const readOptionValues: Read<Record<string, string | number | boolean>> = (value, path) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return rejectField(path, 'an object', value);
+  const out: Record<string, string | number | boolean> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean') rejectField(`${path}.${key}`, 'a string, number or boolean', item);
+    out[key] = item;
+  }
+  return out;
+};
+
+export const readSweepResults: Read<SweepResults> = (value, path) => {
+  const f = readObject(value, path);
+  return {
+    format: f.get('format', (v, p) => (v === 'kvscope-sweep-results' ? v : rejectField(p, '"kvscope-sweep-results"', v))),
+    version: f.get('version', (v, p) => (v === 1 ? 1 : rejectField(p, '1', v))),
+    specSha256: f.get('specSha256', readString),
+    points: f.get('points', readCount),
+    rows: f.get('rows', arrayReader(readSweepRow)),
+  };
+};

@@ -1,0 +1,123 @@
+import { csvText, type CsvCell } from '../record/csv.js';
+import type { EvalResult } from './eval-result.js';
+import type { SweepValue } from './sweep-spec.js';
+
+/** How a point ended: measured, refused by the preflight or the model checks, or failed. */
+export type PointStatus = 'ok' | 'refused' | 'failed';
+
+/** One row of results.json / results.csv: the point's settings, its summary and its memory. */
+export interface SweepRow {
+  readonly index: number;
+  readonly name: string;
+  readonly status: PointStatus;
+  /** why a point was refused or failed (its message), null when it was measured */
+  readonly reason: string | null;
+  readonly options: Readonly<Record<string, SweepValue>>;
+  readonly settings: {
+    readonly cacheMode: string;
+    readonly backend: string;
+    readonly nbits: number;
+    readonly axisKey: number;
+    readonly axisValue: number;
+    readonly groupSize: number;
+    readonly residualLength: number;
+    readonly layers: string;
+    readonly parts: string;
+  } | null;
+  readonly result: {
+    readonly tokens: number;
+    readonly ppl: number;
+    readonly pplError: number;
+    readonly pplReference: number;
+    readonly pplReferenceError: number;
+    readonly deltaPpl: number;
+    readonly deltaPplError: number;
+    readonly pplRatio: number;
+    readonly pplRatioError: number;
+    readonly kldMean: number;
+    readonly kldMeanError: number;
+    readonly kldMedian: number;
+    readonly kldP99: number;
+    readonly kldP999: number;
+    readonly kldMax: number;
+    readonly top1Agreement: number;
+    readonly top1AgreementError: number;
+    readonly deltaPMean: number;
+    readonly deltaPMeanError: number;
+    readonly deltaPRms: number;
+    readonly deltaPRmsError: number;
+    readonly bitsPerValue: number;
+    readonly storedBytes: number;
+    readonly fp16BaselineBytes: number;
+  } | null;
+}
+
+/** The derived tables of a sweep folder (results.json): never the source of truth, always rebuilt from the point folders. */
+export interface SweepResults {
+  readonly format: 'kvscope-sweep-results';
+  readonly version: 1;
+  /** sha256 of the spec as expanded (sweep-folder.ts): shards of one sweep share it */
+  readonly specSha256: string;
+  /** points of the whole sweep (all shards) */
+  readonly points: number;
+  readonly rows: readonly SweepRow[];
+}
+
+export function rowFromResult(index: number, name: string, options: Readonly<Record<string, SweepValue>>, result: EvalResult): SweepRow {
+  const s = result.summary;
+  const settings = result.settings;
+  const q = settings.quantization;
+  return {
+    index, name, status: 'ok', reason: null, options,
+    settings: {
+      cacheMode: settings.cacheMode, backend: String(q.backend), nbits: q.nbits, axisKey: q.axisKey, axisValue: q.axisValue, groupSize: q.groupSize,
+      residualLength: q.residualLength,
+      layers: settings.targets?.layers === null || settings.targets === undefined ? 'all' : settings.targets.layers.join(' '),
+      parts: settings.targets?.parts ?? 'both',
+    },
+    result: {
+      tokens: s.tokens, ppl: s.ppl, pplError: s.pplError, pplReference: s.pplReference, pplReferenceError: s.pplReferenceError,
+      deltaPpl: s.deltaPpl, deltaPplError: s.deltaPplError, pplRatio: s.pplRatio, pplRatioError: s.pplRatioError,
+      kldMean: s.kld.mean, kldMeanError: s.kld.meanError, kldMedian: s.kld.median, kldP99: s.kld.p99, kldP999: s.kld.p999, kldMax: s.kld.max,
+      top1Agreement: s.top1Agreement, top1AgreementError: s.top1AgreementError,
+      deltaPMean: s.deltaP.mean, deltaPMeanError: s.deltaP.meanError, deltaPRms: s.deltaP.rms, deltaPRmsError: s.deltaP.rmsError,
+      bitsPerValue: result.memory.bitsPerValue, storedBytes: result.memory.storedBytes, fp16BaselineBytes: result.memory.total.fp16BaselineBytes,
+    },
+  };
+}
+
+export function failedRow(index: number, name: string, options: Readonly<Record<string, SweepValue>>, status: Exclude<PointStatus, 'ok'>, reason: string): SweepRow {
+  return { index, name, status, reason, options, settings: null, result: null };
+}
+
+const RESULT_COLUMNS: readonly (readonly [string, (r: NonNullable<SweepRow['result']>) => number])[] = [
+  ['tokens', (r) => r.tokens], ['ppl', (r) => r.ppl], ['ppl_err', (r) => r.pplError], ['ppl_base', (r) => r.pplReference],
+  ['ppl_base_err', (r) => r.pplReferenceError], ['delta_ppl', (r) => r.deltaPpl], ['delta_ppl_err', (r) => r.deltaPplError],
+  ['ppl_ratio', (r) => r.pplRatio], ['ppl_ratio_err', (r) => r.pplRatioError], ['kld_mean', (r) => r.kldMean], ['kld_err', (r) => r.kldMeanError],
+  ['kld_median', (r) => r.kldMedian], ['kld_p99', (r) => r.kldP99], ['kld_p99_9', (r) => r.kldP999], ['kld_max', (r) => r.kldMax],
+  ['same_top_p', (r) => r.top1Agreement], ['same_top_p_err', (r) => r.top1AgreementError], ['mean_dp', (r) => r.deltaPMean],
+  ['mean_dp_err', (r) => r.deltaPMeanError], ['rms_dp', (r) => r.deltaPRms], ['rms_dp_err', (r) => r.deltaPRmsError],
+  ['bits_per_value', (r) => r.bitsPerValue], ['stored_bytes', (r) => r.storedBytes], ['fp16_bytes', (r) => r.fp16BaselineBytes],
+];
+
+const SETTING_COLUMNS: readonly (readonly [string, (s: NonNullable<SweepRow['settings']>) => CsvCell])[] = [
+  ['cache', (s) => s.cacheMode], ['backend', (s) => s.backend], ['nbits', (s) => s.nbits], ['axis_key', (s) => s.axisKey], ['axis_value', (s) => s.axisValue],
+  ['group_size', (s) => s.groupSize], ['residual_length', (s) => s.residualLength], ['quantized_layers', (s) => s.layers], ['quantized_parts', (s) => s.parts],
+];
+
+/**
+ * results.csv: one row per point; the swept keys first (as given, `opt_` + the option name with `_`
+ * for `-`, so they never clash with the resolved settings' columns), then the resolved settings,
+ * then llama.cpp's figures.
+ */
+export function sweepResultsCsv(results: SweepResults): string {
+  const keys = [...new Set(results.rows.flatMap((row) => Object.keys(row.options)))].sort();
+  const header: CsvCell[] = ['index', 'name', 'status', 'reason', ...keys.map((key) => `opt_${key.replace(/-/g, '_')}`), ...SETTING_COLUMNS.map(([name]) => name), ...RESULT_COLUMNS.map(([name]) => name)];
+  const rows: CsvCell[][] = results.rows.map((row) => [
+    row.index, row.name, row.status, row.reason,
+    ...keys.map((key) => row.options[key] ?? null),
+    ...SETTING_COLUMNS.map(([, read]) => (row.settings === null ? null : read(row.settings))),
+    ...RESULT_COLUMNS.map(([, read]) => (row.result === null ? null : read(row.result))),
+  ]);
+  return csvText([header, ...rows]);
+}

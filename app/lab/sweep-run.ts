@@ -1,0 +1,164 @@
+import { createEvalRecord } from './eval-record.js';
+import type { EvalProgress } from './evaluate.js';
+import type { EvalResult } from './eval-result.js';
+import type { EvalSettings } from './eval-settings.js';
+import { readPointState, writePoint, type SweepManifest } from './sweep-folder.js';
+import type { SweepFolderIo } from './sweep-folder-io.js';
+import type { SweepPoint } from './sweep-points.js';
+import { failedRow, rowFromResult, type PointStatus, type SweepRow } from './sweep-results.js';
+import type { RunErrorPayload } from '../protocol/messages.js';
+import { toRunErrorPayload } from '../protocol/run-error.js';
+
+/** A lab worker as a sweep drives it (app/node/lab/lab-worker-client.ts): one job at a time, session kept warm. */
+export interface SweepWorker {
+  evaluate(settings: EvalSettings, options: { intraOpNumThreads?: number; onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
+  reference(settings: EvalSettings, options: { intraOpNumThreads?: number }): { done: Promise<{ key: string; cached: boolean; ms: number }>; cancel(): void };
+  dispose(): Promise<void>;
+}
+
+export interface SweepRunOptions {
+  readonly io: SweepFolderIo;
+  readonly dir: string;
+  readonly manifest: SweepManifest;
+  /** the points to run now (a shard's, minus the complete ones), in order */
+  readonly points: readonly SweepPoint[];
+  /** eval's settings for a point (an Error when its options do not parse: the point is recorded as failed) */
+  readonly settingsForPoint: (point: SweepPoint) => EvalSettings | Error;
+  readonly startWorker: () => SweepWorker;
+  readonly jobs: number;
+  /** at most this many ORT threads per session (jobs × threads ≤ cores); undefined keeps kvscope's choice */
+  readonly threadsPerJob?: number;
+  readonly kvscopeVersion: string;
+  readonly now: () => Date;
+  readonly randomSuffix: () => string;
+  readonly onPointStart?: (point: SweepPoint) => void;
+  /** a point's folder was written (measured, refused or failed) */
+  readonly onPointDone?: (point: SweepPoint, row: SweepRow) => void;
+}
+
+export interface SweepRunOutcome {
+  /** stopped by `stop` before every point ran */
+  readonly interrupted: boolean;
+  /** one line per refused or failed point */
+  readonly failures: readonly string[];
+}
+
+/**
+ * Runs a sweep's points (the CLI's `kvscope sweep` and the Lab view alike): the reference once, on
+ * the first worker, before the points fan out over `jobs` lab workers; each point's folder is
+ * written whole when it ends (sweep-folder.ts). `stop` cancels the running points (nothing of them
+ * is recorded) and starts no more; `abort` also terminates the workers at once.
+ */
+export class SweepRun {
+  readonly done: Promise<SweepRunOutcome>;
+  readonly #options: SweepRunOptions;
+  readonly #running = new Set<{ cancel(): void }>();
+  readonly #workers: SweepWorker[] = [];
+  readonly #failures: string[] = [];
+  #stopped = false;
+
+  constructor(options: SweepRunOptions) {
+    this.#options = options;
+    this.done = this.#run();
+  }
+
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    for (const job of this.#running) job.cancel();
+  }
+
+  abort(): void {
+    this.stop();
+    for (const worker of this.#workers) void worker.dispose();
+  }
+
+  async #run(): Promise<SweepRunOutcome> {
+    const { points, jobs } = this.#options;
+    try {
+      if (points.length > 0) {
+        const queue = [...points];
+        for (let i = 0; i < Math.max(1, Math.min(jobs, points.length)); i++) this.#workers.push(this.#options.startWorker());
+        await this.#reference(queue[0]!);
+        await Promise.all(this.#workers.map(async (worker) => {
+          for (;;) {
+            if (this.#stopped) return;
+            const point = queue.shift();
+            if (point === undefined) return;
+            this.#options.onPointStart?.(point);
+            await this.#point(point, worker);
+          }
+        }));
+      }
+    } finally {
+      await Promise.all(this.#workers.map((worker) => worker.dispose()));
+    }
+    return { interrupted: this.#stopped, failures: this.#failures };
+  }
+
+  #threadOptions(): { intraOpNumThreads?: number } {
+    return this.#options.threadsPerJob === undefined ? {} : { intraOpNumThreads: this.#options.threadsPerJob };
+  }
+
+  /** The reference before the points fan out: no two workers compute it side by side. */
+  async #reference(first: SweepPoint): Promise<void> {
+    const settings = this.#options.settingsForPoint(first);
+    if (settings instanceof Error) return;
+    const job = this.#workers[0]!.reference(settings, this.#threadOptions());
+    this.#running.add(job);
+    try {
+      await job.done;
+    } catch (error) {
+      // A reference that fails (an unreadable model) fails every point the same way: they say why.
+      if (this.#stopped) return;
+      void error;
+    } finally {
+      this.#running.delete(job);
+    }
+  }
+
+  async #point(point: SweepPoint, worker: SweepWorker): Promise<void> {
+    const { io, dir, manifest } = this.#options;
+    const settings = this.#options.settingsForPoint(point);
+    if (settings instanceof Error) {
+      this.#failure(point, null, 'failed', { ...toRunErrorPayload(settings), code: 'invalid-input' });
+      return;
+    }
+    const job = worker.evaluate(settings, this.#threadOptions());
+    this.#running.add(job);
+    try {
+      const result = await job.done;
+      const record = createEvalRecord(result, { createdAt: this.#options.now(), kvscopeVersion: this.#options.kvscopeVersion });
+      writePoint(io, dir, point, manifest.specSha256, record.settings, { record }, this.#options.randomSuffix);
+      this.#options.onPointDone?.(point, rowFromResult(point.index, point.name, point.options, result));
+    } catch (error) {
+      const payload = toRunErrorPayload(error);
+      // A cancelled point leaves nothing behind: the next run does it again.
+      if (payload.code === 'cancelled' || this.#stopped) return;
+      this.#failure(point, recorded(settings), payload.code === 'refused' ? 'refused' : 'failed', payload);
+    } finally {
+      this.#running.delete(job);
+    }
+  }
+
+  #failure(point: SweepPoint, settings: EvalResult['settings'] | null, status: Exclude<PointStatus, 'ok'>, error: RunErrorPayload): void {
+    const { io, dir, manifest } = this.#options;
+    this.#failures.push(`point ${point.name} ${status}: ${error.message.split('\n')[0]}`);
+    writePoint(io, dir, point, manifest.specSha256, settings, { failure: { format: 'kvscope-sweep-failure', version: 1, status, error } }, this.#options.randomSuffix);
+    this.#options.onPointDone?.(point, failedRow(point.index, point.name, point.options, status, error.message));
+  }
+}
+
+/** The points of `manifest` a run still has to do: those whose folder is not complete and settled. */
+export function pointsToRun(io: SweepFolderIo, dir: string, manifest: SweepManifest, points: readonly SweepPoint[], settled: (state: ReturnType<typeof readPointState>) => boolean): SweepPoint[] {
+  return points.filter((point) => !settled(readPointState(io, dir, point, manifest.specSha256)));
+}
+
+function recorded(settings: EvalSettings): EvalResult['settings'] {
+  const { text, ...rest } = settings;
+  return { ...rest, text: { name: text.name } };
+}

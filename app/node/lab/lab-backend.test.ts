@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LabSweepHandlers, LabSweepProgress } from '../../lab/lab-api.js';
+import type { SweepResults, SweepRow } from '../../lab/sweep-results.js';
+import { storiesDir } from '../test-support/stories.js';
+import { LabBackend } from './lab-backend.js';
+import { liveLabWorkers } from './lab-worker-client.js';
+
+let dir: string;
+let lab: LabBackend;
+const previousCache = process.env['KVSCOPE_CACHE_DIR'];
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'kvscope-lab-backend-'));
+  process.env['KVSCOPE_CACHE_DIR'] = join(dir, 'cache');
+  lab = new LabBackend({ dataDir: dir, kvscopeVersion: 'test', cores: 2 });
+});
+afterAll(async () => {
+  await lab.dispose();
+  if (previousCache === undefined) delete process.env['KVSCOPE_CACHE_DIR'];
+  else process.env['KVSCOPE_CACHE_DIR'] = previousCache;
+  rmSync(dir, { recursive: true, force: true });
+  for (let waited = 0; liveLabWorkers() > 0 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+  expect(liveLabWorkers()).toBe(0);
+});
+
+function collect(): { handlers: (id: string) => LabSweepHandlers; rows: SweepRow[]; progress: LabSweepProgress[]; done: Promise<{ interrupted: boolean; results: SweepResults }> } {
+  const rows: SweepRow[] = [];
+  const progress: LabSweepProgress[] = [];
+  let resolve!: (value: { interrupted: boolean; results: SweepResults }) => void;
+  let reject!: (error: Error) => void;
+  const done = new Promise<{ interrupted: boolean; results: SweepResults }>((res, rej) => { resolve = res; reject = rej; });
+  return {
+    rows, progress, done,
+    handlers: () => ({
+      onProgress: (p) => progress.push(p), onPoint: (row) => rows.push(row), onDone: resolve, onError: (error) => reject(new Error(error.message)),
+    }),
+  };
+}
+
+describe('the Lab backend (the workbench\'s sweeps)', () => {
+  it('runs a sweep into the data folder, streams its points, lists, loads, exports and resumes it', async () => {
+    const events = collect();
+    const spec = { model: storiesDir(), fixed: { context: 128, windows: 1 }, grid: { nbits: [2, 4], 'group-size': [32] }, points: [{ cache: 'dynamic' }] };
+    const ticket = await lab.beginSweep({ kind: 'new', name: 'bits', spec: spec as never, jobs: 1 }, events.handlers);
+    expect(ticket).toMatchObject({ points: 3, complete: 0 });
+    const outcome = await events.done;
+    expect(outcome.interrupted).toBe(false);
+    expect(outcome.results.rows.map((row) => row.name)).toEqual(['group-size-32_nbits-2', 'group-size-32_nbits-4', 'cache-dynamic']);
+    expect(events.rows.map((row) => row.status)).toEqual(['ok', 'ok', 'ok']);
+    expect(events.progress.at(-1)).toEqual({ done: 3, total: 3, running: [] });
+    const [summary] = await lab.listSweeps();
+    expect(summary).toMatchObject({ id: ticket.sweepId, name: 'bits', model: 'stories260k', points: 3, complete: 3, status: 'complete', backends: ['quanto'], nbits: [2, 4] });
+    expect(summary!.bestKld).toBe(0);
+    const view = await lab.loadSweep(ticket.sweepId);
+    expect(view.results).toEqual(outcome.results);
+    const record = await lab.loadPoint(ticket.sweepId, 'group-size-32_nbits-4');
+    expect(record.summary.kld.mean).toBe(outcome.results.rows[1]!.result!.kldMean);
+    const csv = await lab.exportSweep(ticket.sweepId, 'csv');
+    expect(csv.content.split('\r\n')[0]).toMatch(/^index,name,status,reason,opt_cache,opt_context/);
+    // A resumed complete sweep has nothing left to run.
+    const again = collect();
+    expect(await lab.beginSweep({ kind: 'resume', sweepId: ticket.sweepId, jobs: 2 }, again.handlers)).toMatchObject({ points: 3, complete: 3 });
+    expect((await again.done).results).toEqual(outcome.results);
+  });
+
+  it('refuses a spec with a key eval does not have, and an unknown sweep', async () => {
+    const events = collect();
+    await expect(lab.beginSweep({ kind: 'new', name: 'x', spec: { model: storiesDir(), grid: { bits: [2] } } as never, jobs: 1 }, events.handlers))
+      .rejects.toThrow(/"bits" is not an option of kvscope eval/);
+    await expect(lab.loadSweep('nope')).rejects.toThrow(/no saved sweep nope/);
+  });
+});

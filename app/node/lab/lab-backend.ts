@@ -1,0 +1,234 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { readSweepText, settingsForPoint } from '../../cli/sweep-point-settings.js';
+import { parseEvalRecord, type EvalRecord } from '../../lab/eval-record.js';
+import type { LabSweepHandlers, LabSweepRequest, LabSweepSummary, LabSweepTicket, LabSweepView } from '../../lab/lab-api.js';
+import {
+  collectResults, isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest,
+} from '../../lab/sweep-folder.js';
+import { expandSweep } from '../../lab/sweep-points.js';
+import { sweepResultsCsv, type SweepResults } from '../../lab/sweep-results.js';
+import { SweepRun } from '../../lab/sweep-run.js';
+import { checkSweepSpec, type SweepSpec } from '../../lab/sweep-spec.js';
+import { EVAL_OPTION_SPECS } from '../../cli/option-specs.js';
+import { ApiError } from '../../protocol/api-error.js';
+import { stringifyJson } from '../../protocol/json-numbers.js';
+import { toRunErrorPayload } from '../../protocol/run-error.js';
+import type { RunExport } from '../../protocol/workbench-api.js';
+import { newRunId } from '../../record/run-record.js';
+import { encodeUtf8 } from '../../record/utf8.js';
+import { readModelFiles } from '../model/open-model.js';
+import { resolveModelPath } from '../run-generation.js';
+import { LabWorker, type LabWorkerOptions } from './lab-worker-client.js';
+import { nodeEvalOptionIo, nodeSweepFolderIo } from './node-sweep-folder-io.js';
+
+export interface LabBackendOptions {
+  /** the workbench's data folder: sweeps live in `sweeps/<id>/`, each a sweep folder like the CLI's */
+  readonly dataDir: string;
+  readonly kvscopeVersion: string;
+  /** where the lab worker entry is (Electron's bundle), test engines */
+  readonly workerOptions?: LabWorkerOptions;
+  readonly now?: () => Date;
+  readonly cores?: number;
+}
+
+/** Builds a sweep's handlers once its id is known, so every event can carry it. */
+export type LabHandlersFactory = (sweepId: string) => LabSweepHandlers;
+
+interface SweepMeta {
+  readonly name: string;
+  readonly createdAt: string;
+  readonly model: string;
+}
+
+/**
+ * The Lab's operations on the Node side (LabApi), for the Electron main process and the serve host
+ * alike: sweeps run with the same runner as `kvscope sweep` (app/lab/sweep-run.ts) into
+ * `<data>/sweeps/<id>/` (sweep.json, one folder per point, results derived; lab.json holds the name
+ * the view gave it), so a sweep started in the workbench can be resumed, merged or read by the CLI.
+ */
+export class LabBackend {
+  readonly #dir: string;
+  readonly #options: LabBackendOptions;
+  readonly #io = nodeSweepFolderIo();
+  readonly #running = new Map<string, SweepRun>();
+
+  constructor(options: LabBackendOptions) {
+    this.#options = options;
+    this.#dir = join(resolve(options.dataDir), 'sweeps');
+  }
+
+  async beginSweep(request: LabSweepRequest, handlers: LabHandlersFactory): Promise<LabSweepTicket> {
+    const { sweepId, dir, manifest } = request.kind === 'new' ? await this.#create(request) : this.#reopen(request.sweepId);
+    if (this.#running.has(sweepId)) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} is already running.`, fix: 'Stop it first, or wait for it to finish.' });
+    const text = readSweepText(nodeEvalOptionIo(), manifest.spec, '.');
+    const todo = manifest.points.filter((point) => !isSettled(readPointState(this.#io, dir, point, manifest.specSha256)));
+    const cores = this.#options.cores ?? availableParallelism();
+    const jobs = Math.max(1, Math.min(request.jobs, cores, Math.max(1, todo.length)));
+    const on = handlers(sweepId);
+    let done = manifest.points.length - todo.length;
+    const running = new Set<string>();
+    const progress = (): void => on.onProgress({ done, total: manifest.points.length, running: [...running] });
+    const run = new SweepRun({
+      io: this.#io, dir, manifest, points: todo, jobs,
+      settingsForPoint: (point) => settingsForPoint(point, manifest.spec, text, nodeEvalOptionIo()),
+      startWorker: () => new LabWorker(this.#options.workerOptions),
+      ...(jobs > 1 ? { threadsPerJob: Math.max(1, Math.floor(cores / jobs)) } : {}),
+      kvscopeVersion: this.#options.kvscopeVersion, now: () => this.#now(), randomSuffix: () => randomBytes(4).toString('hex'),
+      onPointStart: (point) => {
+        running.add(point.name);
+        progress();
+      },
+      onPointDone: (point, row) => {
+        running.delete(point.name);
+        done++;
+        on.onPoint(row);
+        progress();
+      },
+    });
+    this.#running.set(sweepId, run);
+    // The sweep leaves the running set before its last event, so a list the page asks for then says so.
+    void run.done.then(
+      (outcome) => {
+        this.#running.delete(sweepId);
+        on.onDone({ interrupted: outcome.interrupted, results: writeResults(this.#io, dir, manifest) });
+      },
+      (error: unknown) => {
+        this.#running.delete(sweepId);
+        on.onError(toRunErrorPayload(error));
+      },
+    );
+    return { sweepId, points: manifest.points.length, complete: manifest.points.length - todo.length };
+  }
+
+  async cancelSweep(sweepId: string): Promise<void> {
+    this.#running.get(sweepId)?.stop();
+  }
+
+  async listSweeps(): Promise<LabSweepSummary[]> {
+    const summaries: LabSweepSummary[] = [];
+    for (const id of this.#io.listDirectory(this.#dir)) {
+      const dir = join(this.#dir, id);
+      if (!this.#io.exists(join(dir, 'sweep.json'))) continue;
+      try {
+        const manifest = readManifest(this.#io, dir);
+        summaries.push(this.#summary(id, dir, manifest, collectResults(this.#io, dir, manifest)));
+      } catch {
+        // a folder that is not (or no longer) a readable sweep is left out of the list
+      }
+    }
+    return summaries.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+  }
+
+  async loadSweep(sweepId: string): Promise<LabSweepView> {
+    const dir = this.#existing(sweepId);
+    const manifest = readManifest(this.#io, dir);
+    const results = collectResults(this.#io, dir, manifest);
+    return { summary: this.#summary(sweepId, dir, manifest, results), spec: manifest.spec, points: manifest.points, results };
+  }
+
+  async loadPoint(sweepId: string, pointName: string): Promise<EvalRecord> {
+    const dir = this.#existing(sweepId);
+    const manifest = readManifest(this.#io, dir);
+    const point = manifest.points.find((p) => p.name === pointName);
+    if (point === undefined) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} has no point ${pointName}.` });
+    const state = readPointState(this.#io, dir, point, manifest.specSha256);
+    if (state.kind === 'ok') return parseEvalRecord(this.#io.readTextFile(join(dir, point.name, 'eval.json')));
+    const reason = state.kind === 'missing' ? 'it has not run yet' : `it was ${state.kind}: ${state.failure.error.message}`;
+    throw new ApiError({ code: 'invalid-input', message: `The point ${pointName} has no measurements: ${reason}.` });
+  }
+
+  async exportSweep(sweepId: string, format: 'json' | 'csv'): Promise<RunExport> {
+    const dir = this.#existing(sweepId);
+    const results = collectResults(this.#io, dir, readManifest(this.#io, dir));
+    return format === 'csv'
+      ? { fileName: `kvscope-sweep-${sweepId}.csv`, mimeType: 'text/csv', content: sweepResultsCsv(results), saved: null }
+      : { fileName: `kvscope-sweep-${sweepId}.json`, mimeType: 'application/json', content: stringifyJson(results, 1) + '\n', saved: null };
+  }
+
+  /** Stops every running sweep and waits for their workers to go. */
+  async dispose(): Promise<void> {
+    const runs = [...this.#running.values()];
+    for (const run of runs) run.abort();
+    await Promise.all(runs.map((run) => run.done.catch(() => undefined)));
+  }
+
+  async #create(request: Extract<LabSweepRequest, { kind: 'new' }>): Promise<{ sweepId: string; dir: string; manifest: SweepManifest }> {
+    // The page is untrusted: its spec is checked against eval's options as a spec file is.
+    const spec = checkSweepSpec(request.spec, EVAL_OPTION_SPECS, 'the sweep');
+    const layerCount = spec.preset === 'layers' ? await modelLayerCount(spec.model) : 0;
+    const points = expandSweep(spec, layerCount);
+    const createdAt = this.#now();
+    const sweepId = newRunId(createdAt);
+    const dir = join(this.#dir, sweepId);
+    const manifest: SweepManifest = { format: 'kvscope-sweep', version: 1, specSha256: sha256(stringifyJson(spec)), spec, points, shard: null };
+    openSweepFolder(this.#io, dir, manifest);
+    const meta: SweepMeta = { name: request.name.trim() || sweepId, createdAt: createdAt.toISOString(), model: modelName(spec) };
+    this.#io.writeFileAtomic(join(dir, 'lab.json'), encodeUtf8(JSON.stringify(meta) + '\n'));
+    return { sweepId, dir, manifest };
+  }
+
+  #reopen(sweepId: string): { sweepId: string; dir: string; manifest: SweepManifest } {
+    const dir = this.#existing(sweepId);
+    const manifest = readManifest(this.#io, dir);
+    openSweepFolder(this.#io, dir, manifest);
+    return { sweepId, dir, manifest };
+  }
+
+  #existing(sweepId: string): string {
+    const dir = join(this.#dir, sweepId);
+    if (!this.#io.exists(join(dir, 'sweep.json'))) throw new ApiError({ code: 'invalid-input', message: `There is no saved sweep ${sweepId}.`, fix: 'Reload the list of sweeps.' });
+    return dir;
+  }
+
+  #summary(id: string, dir: string, manifest: SweepManifest, results: SweepResults): LabSweepSummary {
+    const meta = this.#meta(dir, id, manifest.spec);
+    const values = <T>(read: (row: SweepResults['rows'][number]) => T | null): T[] => [...new Set(results.rows.map(read).filter((v): v is T => v !== null))].sort();
+    const measured = results.rows.filter((row) => row.result !== null);
+    return {
+      id,
+      name: meta.name,
+      createdAt: meta.createdAt,
+      model: meta.model,
+      points: manifest.points.length,
+      complete: results.rows.length,
+      status: this.#running.has(id) ? 'running' : results.rows.length === manifest.points.length ? 'complete' : 'partial',
+      preset: manifest.spec.preset ?? null,
+      backends: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : row.settings.backend)),
+      nbits: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : row.settings.nbits)).sort((a, b) => a - b),
+      groupSizes: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : row.settings.groupSize)).sort((a, b) => a - b),
+      axes: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : `${row.settings.axisKey}/${row.settings.axisValue}`)),
+      residualLengths: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : row.settings.residualLength)).sort((a, b) => a - b),
+      bestKld: measured.length === 0 ? null : Math.min(...measured.map((row) => row.result!.kldMean)),
+      bestTop1: measured.length === 0 ? null : Math.max(...measured.map((row) => row.result!.top1Agreement)),
+    };
+  }
+
+  #meta(dir: string, id: string, spec: SweepSpec): SweepMeta {
+    try {
+      const meta = JSON.parse(this.#io.readTextFile(join(dir, 'lab.json'))) as Partial<SweepMeta>;
+      if (typeof meta.name === 'string' && typeof meta.createdAt === 'string' && typeof meta.model === 'string') return meta as SweepMeta;
+    } catch {
+      // a sweep folder made by the CLI has no lab.json: named by its id
+    }
+    return { name: id, createdAt: '', model: modelName(spec) };
+  }
+
+  #now(): Date {
+    return this.#options.now?.() ?? new Date();
+  }
+}
+
+async function modelLayerCount(model: string): Promise<number> {
+  return (await readModelFiles(await resolveModelPath(model))).config.geometry.numLayers;
+}
+
+function modelName(spec: SweepSpec): string {
+  const parts = spec.model.split(/[\\/]/).filter((part) => part !== '');
+  return parts.at(-1) ?? spec.model;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

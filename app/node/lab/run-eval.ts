@@ -1,0 +1,167 @@
+import { performance } from 'node:perf_hooks';
+import { planRunCache } from '../../engine/plan-run-cache.js';
+import { TokenizerError } from '../../engine/engine-errors.js';
+import type { RunSettings } from '../../engine/types.js';
+import { computeReference, evaluateCache, type EvalHooks, type EvalProgress } from '../../lab/evaluate.js';
+import type { ReferenceSource } from '../../lab/reference-source.js';
+import type { FeedMode } from '../../lab/chunk-plan.js';
+import type { KvDtype } from '../../tensor/kv-tensor.js';
+import { activeExtensions, type EvalResult } from '../../lab/eval-result.js';
+import type { EvalSettings } from '../../lab/eval-settings.js';
+import { planWindows } from '../../lab/windows.js';
+import { useHqqHelperThread } from '../hqq-helper-thread.js';
+import { sha256Text } from '../model/file-digest.js';
+import { openModelSession, readModelFiles, type ModelFiles } from '../model/open-model.js';
+import { ensureExecutionProvider, ortVersion } from '../ort/execution-providers.js';
+import { resolveModelPath } from '../run-generation.js';
+import { modelContentHash } from './model-content-hash.js';
+import { referenceKey } from './reference-key.js';
+import { ReferenceStore } from './reference-store.js';
+
+export interface RunEvalOptions {
+  readonly isCancelled?: () => boolean;
+  readonly onProgress?: (progress: EvalProgress) => void;
+  /** at most this many ORT intra-op threads (sweeps with --jobs split the cores); default: kvscope's choice */
+  readonly intraOpNumThreads?: number;
+  /** where references are cached (default ~/.cache/kvscope/eval-references) */
+  readonly referenceStore?: ReferenceStore;
+  /** keep per-token columns in the result */
+  readonly perToken?: boolean;
+}
+
+/**
+ * One evaluation on this machine: resolve and read the model, tokenize the text and cut the windows,
+ * refuse what the preflight refuses (at the prefill length, before loading the graph), open the
+ * session, take the reference from the cache or compute and store it, then score the cache.
+ */
+export async function runEval(settings: EvalSettings, options: RunEvalOptions = {}): Promise<EvalResult> {
+  return withPreparedEval(settings, options, async (prepared) => {
+    const { model, windows, cachePlan, hooks } = prepared;
+    const evalStart = performance.now();
+    const outcome = await evaluateCache(model, settings, cachePlan, windows, prepared.reference, hooks);
+    const evalMs = performance.now() - evalStart;
+    const { text: _content, ...rest } = settings;
+    return {
+      settings: { ...rest, text: { name: settings.text.name } },
+      model: { ...model.identity, contentSha256: prepared.modelSha256 },
+      text: { name: settings.text.name, sha256: prepared.textSha256, characters: settings.text.content.length, tokens: prepared.textTokens },
+      windows: { ...settings.windows, count: windows.length },
+      executionProvider: model.session.executionProvider,
+      ortVersion: ortVersion(),
+      reference: { key: prepared.key, cached: prepared.cached },
+      summary: outcome.summary,
+      perWindow: outcome.windows,
+      memory: { storedBytes: outcome.kvBytesTotal.totalBytes, bitsPerValue: outcome.bitsPerValue, total: outcome.kvBytesTotal, perLayer: outcome.kvBytes },
+      flushCounts: outcome.flushCounts,
+      layerErrors: outcome.layerErrors,
+      extensions: activeExtensions(settings, model.config.geometry.numLayers),
+      preflightDiagnostics: cachePlan.preflight?.diagnostics ?? [],
+      feed: hooks.feedMode ?? 'chunked',
+      timings: {
+        loadMs: prepared.loadMs, referenceMs: prepared.referenceMs, evalMs, runs: outcome.runs, tokensFed: outcome.tokensFed,
+        tokensPerSecond: evalMs > 0 ? (1000 * outcome.tokensFed) / evalMs : 0,
+      },
+      ...(options.perToken === true ? {
+        perToken: {
+          nll: [...outcome.scores.nll], nllReference: [...outcome.scores.nllReference], kld: [...outcome.scores.kld],
+          deltaP: [...outcome.scores.deltaP], top1: [...outcome.scores.top1],
+        },
+      } : {}),
+    };
+  });
+}
+
+/** Makes sure the reference of these settings' model, text and windows is stored (a sweep does this once, first). */
+export async function ensureReference(settings: EvalSettings, options: RunEvalOptions = {}): Promise<{ key: string; cached: boolean; ms: number }> {
+  return withPreparedEval({ ...settings, cacheMode: 'dynamic' }, options, async (prepared) => ({ key: prepared.key, cached: prepared.cached, ms: prepared.referenceMs }));
+}
+
+interface PreparedEval {
+  readonly model: Awaited<ReturnType<typeof openModelSession>>;
+  readonly windows: ReturnType<typeof planWindows>;
+  readonly cachePlan: ReturnType<typeof planRunCache>;
+  readonly hooks: EvalHooks;
+  readonly reference: ReferenceSource;
+  readonly key: string;
+  readonly cached: boolean;
+  readonly modelSha256: string;
+  readonly textSha256: string;
+  readonly textTokens: number;
+  readonly loadMs: number;
+  readonly referenceMs: number;
+}
+
+async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptions, use: (prepared: PreparedEval) => Promise<T>): Promise<T> {
+  const started = performance.now();
+  ensureExecutionProvider(settings.executionProvider);
+  const folder = await resolveModelPath(settings.model);
+  const files = await readModelFiles(folder, settings.onnxFile);
+  const content = await modelContentHash(files);
+  const textSha256 = sha256Text(settings.text.content);
+  const textTokens = encodeOnce(files, content.sha256, textSha256, settings.text.content);
+  const windows = planWindows(textTokens, files.specialTokens.bosTokenId, settings.windows);
+  // Refuse what the preflight refuses before loading the graph (seconds for a large model).
+  const cachePlan = planRunCache(files.config, asRunSettings(settings), settings.windows.prefill);
+  // HQQ's optimizer takes the second core when the session has it to itself (not in a --jobs sweep).
+  if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
+  const model = await openModelSession(files, settings.executionProvider, options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads });
+  try {
+    const loadMs = performance.now() - started;
+    const feedMode = resolveFeedMode(settings.feed, model.io.kvDtype);
+    const hooks: EvalHooks = {
+      now: () => performance.now(), feedMode,
+      ...(options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled }),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    };
+    const key = referenceKey({
+      modelSha256: content.sha256, textSha256, windows: settings.windows, windowCount: windows.length,
+      executionProvider: model.session.executionProvider, ortVersion: ortVersion(), feedMode,
+    });
+    const store = options.referenceStore ?? new ReferenceStore();
+    const referenceStart = performance.now();
+    let reference = store.open(key);
+    const cached = reference !== null;
+    if (reference === null) reference = store.save(key, await computeReference(model, windows, hooks));
+    const referenceMs = performance.now() - referenceStart;
+    return await use({
+      model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
+      textTokens: textTokens.length, loadMs, referenceMs,
+    });
+  } finally {
+    await model.dispose();
+  }
+}
+
+/** The last text's tokens (a sweep's worker evaluates one text with one tokenizer, point after point). */
+let lastEncoding: { readonly key: string; readonly tokens: number[] } | null = null;
+
+function encodeOnce(files: ModelFiles, modelSha256: string, textSha256: string, text: string): number[] {
+  const tokenizer = files.tokenizer;
+  if (tokenizer === null) {
+    throw new TokenizerError('this model folder has no tokenizer.json, so the evaluation text cannot be encoded.',
+      'Copy tokenizer.json (and tokenizer_config.json) from the model\'s repository into the folder.');
+  }
+  const key = `${modelSha256}:${textSha256}`;
+  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: tokenizer.encode(text) };
+  return lastEncoding.tokens;
+}
+
+/**
+ * `auto`: chunks for float32 KV, token by token for float16 KV. An fp16-KV graph that computes in
+ * float32 (stories260k's model_fp16.onnx) rounds each token's K/V to binary16 only in `present`, so
+ * a token fed in the same run as an earlier one attends to that one's unrounded K/V, where generation,
+ * which feeds it back as past, rounds it: measured on stories260k, HQQ 8-bit, that moves the mean KLD
+ * by 3%. Token by token is what `run` does, so it is the only exact choice there.
+ */
+export function resolveFeedMode(feed: EvalSettings['feed'], kvDtype: KvDtype | null): FeedMode {
+  if (feed !== undefined && feed !== 'auto') return feed;
+  return kvDtype === 'float16' ? 'token-by-token' : 'chunked';
+}
+
+/** The fields of a run that plan its cache (planRunCache reads the mode and the quantization only). */
+function asRunSettings(settings: EvalSettings): RunSettings {
+  return {
+    model: settings.model, executionProvider: settings.executionProvider, cacheMode: settings.cacheMode, quantization: settings.quantization,
+    prompt: '', maxNewTokens: 1, sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 }, reference: false,
+  };
+}

@@ -1,0 +1,56 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { EvalCommandRuntime } from '../../app/cli/eval-command.js';
+import type { SweepRuntime } from '../../app/cli/sweep-command.js';
+import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
+import { LabWorker, type LabWorkerOptions } from '../../app/node/lab/lab-worker-client.js';
+import { readModelFiles } from '../../app/node/model/open-model.js';
+import { resolveModelPath } from '../../app/node/run-generation.js';
+
+/** `kvscope eval` on Node: the evaluation in a lab worker thread, stdin for `--text -`, Ctrl-C. */
+export function nodeEvalRuntime(kvscopeVersion: string, options: LabWorkerOptions = {}): EvalCommandRuntime {
+  return {
+    startEval(settings, jobOptions) {
+      const worker = new LabWorker(options);
+      const job = worker.evaluate(settings, { perToken: jobOptions.perToken, onProgress: jobOptions.onProgress });
+      return { done: job.done, cancel: () => job.cancel(), dispose: () => worker.dispose() };
+    },
+    readStdin: () => readFileSync(0, 'utf8'),
+    stderrIsTty: process.stderr.isTTY === true,
+    kvscopeVersion,
+    now: () => new Date(),
+    onInterrupt(onInterrupt) {
+      const listener = (): void => onInterrupt();
+      process.on('SIGINT', listener);
+      return () => void process.off('SIGINT', listener);
+    },
+  };
+}
+
+/** `kvscope sweep` on Node: lab worker threads, this machine's cores, the model's layer count. */
+export function nodeSweepRuntime(kvscopeVersion: string, evalOptions: EvalOptionTable, options: LabWorkerOptions = {}): SweepRuntime {
+  return {
+    evalOptions,
+    cores: availableParallelism(),
+    startWorker: () => new LabWorker(options),
+    async modelLayerCount(model) {
+      const files = await readModelFiles(await resolveModelPath(model));
+      return files.config.geometry.numLayers;
+    },
+    sha256: (text) => createHash('sha256').update(text).digest('hex'),
+    randomSuffix: () => randomBytes(4).toString('hex'),
+    stderrIsTty: process.stderr.isTTY === true,
+    kvscopeVersion,
+    now: () => new Date(),
+    onInterrupt(onInterrupt) {
+      const listener = (): void => onInterrupt();
+      process.on('SIGINT', listener);
+      process.on('SIGTERM', listener);
+      return () => {
+        process.off('SIGINT', listener);
+        process.off('SIGTERM', listener);
+      };
+    },
+  };
+}

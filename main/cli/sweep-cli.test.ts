@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runCli } from './run-cli.js';
+import { nodeCliIo } from './node-io.js';
+import { hasShared } from '../../app/node/golden.js';
+import { storiesDir } from '../../app/node/test-support/stories.js';
+import { liveLabWorkers } from '../../app/node/lab/lab-worker-client.js';
+import type { SweepResults } from '../../app/lab/sweep-results.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+let dir: string;
+const previousCache = process.env['KVSCOPE_CACHE_DIR'];
+
+/**
+ * 12 points on stories260k: quanto and HQQ at 2 and 4 bits with groups of 32 and 64 (the grid), HQQ
+ * 8-bit at two residual lengths, quanto 4-bit at residual 16, and quanto 3-bit (refused), with one
+ * point listed twice (counted once).
+ */
+function writeSpec(): string {
+  const spec = join(dir, 'sweep.json');
+  writeFileSync(spec, JSON.stringify({
+    model: storiesDir(),
+    fixed: { context: 128, windows: 2, 'residual-length': 32 },
+    grid: { backend: ['quanto', 'hqq'], nbits: [2, 4], 'group-size': [32, 64] },
+    points: [
+      { backend: 'hqq', nbits: 8, 'group-size': 32, 'axis-key': 1, 'axis-value': 1 },
+      { backend: 'hqq', nbits: 8, 'group-size': 32, 'axis-key': 1, 'axis-value': 1, 'residual-length': 16 },
+      { backend: 'hqq', nbits: 8, 'group-size': 32, 'axis-key': 1, 'axis-value': 1, 'residual-length': 16 },
+      { backend: 'quanto', nbits: 3 },
+      { backend: 'quanto', nbits: 4, 'group-size': 32, 'residual-length': 16 },
+    ],
+  }));
+  return spec;
+}
+
+async function sweep(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(['sweep', ...args], { ...nodeCliIo(), stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+  return { code, out, err };
+}
+
+function results(folder: string): SweepResults {
+  return JSON.parse(readFileSync(join(folder, 'results.json'), 'utf8')) as SweepResults;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'kvscope-sweep-cli-'));
+  process.env['KVSCOPE_CACHE_DIR'] = join(dir, 'cache');
+});
+afterAll(async () => {
+  if (previousCache === undefined) delete process.env['KVSCOPE_CACHE_DIR'];
+  else process.env['KVSCOPE_CACHE_DIR'] = previousCache;
+  rmSync(dir, { recursive: true, force: true });
+  for (let waited = 0; liveLabWorkers() > 0 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+  expect(liveLabWorkers()).toBe(0);
+});
+
+describe.skipIf(!hasShared())('kvscope sweep on stories260k', () => {
+  let whole: SweepResults;
+
+  it('runs a 12-point sweep: one folder per point, results derived, a refused point recorded with its reason', async () => {
+    const { code, err } = await sweep(['--spec', writeSpec(), '--out', join(dir, 'whole'), '--jobs', '2']);
+    expect(code).toBe(0);
+    whole = results(join(dir, 'whole'));
+    expect(whole.points).toBe(12);
+    expect(whole.rows).toHaveLength(12);
+    const names = whole.rows.map((row) => row.name);
+    for (const name of names) expect(readdirSync(join(dir, 'whole', name)).sort()).toEqual(expect.arrayContaining(['settings.json']));
+    const refused = whole.rows.find((row) => row.options['nbits'] === 3)!;
+    expect(refused.status).toBe('refused');
+    expect(refused.reason).toMatch(/nbits/);
+    expect(err).toMatch(/refused/);
+    expect(whole.rows.filter((row) => row.status === 'ok')).toHaveLength(11);
+    // More bits, less divergence: quanto 2 > 4, HQQ 2 > 4 > 8.
+    const kld = (backend: string, nbits: number, group: number): number => whole.rows.find((r) => r.options['backend'] === backend && r.options['nbits'] === nbits && r.options['group-size'] === group)!.result!.kldMean;
+    expect(kld('quanto', 2, 32)).toBeGreaterThan(kld('quanto', 4, 32));
+    expect(kld('hqq', 2, 32)).toBeGreaterThan(kld('hqq', 4, 32));
+    expect(kld('hqq', 4, 32)).toBeGreaterThan(kld('hqq', 8, 32));
+    const csv = readFileSync(join(dir, 'whole', 'results.csv'), 'utf8').split('\r\n');
+    expect(csv[0]).toMatch(/^index,name,status,reason,opt_axis_key,/);
+    expect(csv).toHaveLength(14);
+    // A rerun finds every point complete and changes nothing.
+    const again = await sweep(['--spec', join(dir, 'sweep.json'), '--out', join(dir, 'whole')]);
+    expect(again.err).toMatch(/12 complete, 0 to run/);
+    expect(results(join(dir, 'whole'))).toEqual(whole);
+  });
+
+  it('sharded 1/3, 2/3, 3/3 then merged gives the unsharded results', async () => {
+    for (const shard of ['1/3', '2/3', '3/3']) {
+      const { code } = await sweep(['--spec', join(dir, 'sweep.json'), '--out', join(dir, `shard-${shard[0]}`), '--shard', shard]);
+      expect(code).toBe(0);
+    }
+    expect(results(join(dir, 'shard-2')).rows.map((row) => row.index)).toEqual([1, 4, 7, 10]);
+    const merged = await sweep(['merge', join(dir, 'shard-1'), join(dir, 'shard-2'), join(dir, 'shard-3'), '--out', join(dir, 'merged')]);
+    expect(merged.code).toBe(0);
+    expect(results(join(dir, 'merged'))).toEqual(whole);
+    expect(readFileSync(join(dir, 'merged', 'results.csv'), 'utf8')).toBe(readFileSync(join(dir, 'whole', 'results.csv'), 'utf8'));
+    // Another sweep's folder is refused.
+    writeFileSync(join(dir, 'other.json'), JSON.stringify({ model: storiesDir(), grid: { nbits: [2] } }));
+    const other = await sweep(['--spec', join(dir, 'other.json'), '--out', join(dir, 'whole')]);
+    expect(other.code).toBe(1);
+    expect(other.err).toMatch(/holds another sweep/);
+  });
+
+  it('resumes after being killed, leaving only complete points, and ends with the same results', async () => {
+    const out = join(dir, 'killed');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main/cli/kvscope.ts'), 'sweep', '--spec', join(dir, 'sweep.json'), '--out', out], {
+      cwd: ROOT, env: { ...process.env }, stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+    // Kill it (SIGKILL: no cleanup at all) once a few points are done and others are under way.
+    for (let waited = 0; waited < 60_000; waited += 20) {
+      const complete = existsSync(out) ? readdirSync(out).filter((name) => !name.startsWith('.') && !name.endsWith('.json') && !name.endsWith('.csv')) : [];
+      if (complete.length >= 4) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    const left = readdirSync(out).filter((name) => !name.startsWith('.') && !name.endsWith('.json') && !name.endsWith('.csv'));
+    expect(left.length).toBeGreaterThanOrEqual(4);
+    expect(left.length).toBeLessThan(12);
+    // Every point folder left is complete: settings.json and its eval.json or failure.json.
+    for (const name of left) {
+      const files = readdirSync(join(out, name));
+      expect(files).toContain('settings.json');
+      expect(files.some((file) => file === 'eval.json' || file === 'failure.json')).toBe(true);
+    }
+    const resumed = await sweep(['--spec', join(dir, 'sweep.json'), '--out', out]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.err).toMatch(new RegExp(`${left.length} complete, ${12 - left.length} to run`));
+    expect(readdirSync(out).filter((name) => name.startsWith('.'))).toEqual([]);
+    expect(results(out)).toEqual(whole);
+  });
+
+  it('Ctrl-C stops the running points and records none of them', async () => {
+    const out = join(dir, 'interrupted');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'main/cli/kvscope.ts'), 'sweep', '--spec', join(dir, 'sweep.json'), '--out', out], {
+      cwd: ROOT, env: { ...process.env }, stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+    for (let waited = 0; waited < 60_000; waited += 20) {
+      if (existsSync(out) && readdirSync(out).filter((name) => !name.startsWith('.') && !name.endsWith('.json') && !name.endsWith('.csv')).length >= 2) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGINT');
+    expect(await exited).toBe(1);
+    expect(stderr).toMatch(/interrupted with \d+ of 12 points complete; run the same command again to resume/);
+    const rows = results(out).rows;
+    expect(rows.length).toBeLessThan(12);
+    expect(readdirSync(out).filter((name) => name.startsWith('.'))).toEqual([]);
+    for (const row of rows) expect(row).toEqual(whole.rows.find((w) => w.index === row.index));
+  });
+});

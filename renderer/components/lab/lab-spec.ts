@@ -1,0 +1,83 @@
+import type { CacheExtensions } from '../../../app/cache/cache-extensions.js';
+import type { SweepSpec, SweepValue } from '../../../app/lab/sweep-spec.js';
+import type { LabSetup, LabVariedField } from '../../store/lab-slice.js';
+import { LAB_VARIED_FIELDS } from '../../store/lab-slice.js';
+import type { RunForm } from '../../store/settings-slice.js';
+
+/**
+ * The sweep spec a Lab setup makes from the run panel's fields: every run-panel setting is fixed at
+ * its value, except the fields given a list of values, which form the grid (keys are eval's option
+ * names, as in a spec file). No varied field and no preset: a sweep of one point, an evaluation.
+ * The run panel's kvscope extensions go into the fixed settings under their own option names.
+ */
+export function labSpec(setup: LabSetup, form: RunForm, model: string): { spec: SweepSpec; problems: string[] } {
+  const problems: string[] = [];
+  const q = form.quantization;
+  const base: Record<LabVariedField, SweepValue> = {
+    backend: String(q.backend), nbits: q.nbits, 'group-size': q.groupSize, 'residual-length': q.residualLength, 'axis-key': q.axisKey, 'axis-value': q.axisValue,
+  };
+  const fixed: Record<string, SweepValue> = { ep: form.executionProvider, context: setup.context, windows: setup.windows };
+  const grid: Record<string, SweepValue[]> = {};
+  const quantized = form.cacheMode === 'quantized';
+  if (!quantized) fixed['cache'] = 'dynamic';
+  for (const field of LAB_VARIED_FIELDS) {
+    const values = parseValues(field, setup.vary[field], problems);
+    if (!quantized) {
+      if (values.length > 0) problems.push(`--${field} only applies to the quantized cache; the run panel is set to the dynamic cache.`);
+      continue;
+    }
+    if (values.length > 1 || setup.includeDynamic) grid[field] = values.length > 0 ? values : [base[field]];
+    else fixed[field] = values[0] ?? base[field];
+  }
+  if (quantized) {
+    // With the dynamic cache as an extra point, every cache option goes in the grid (single values
+    // included): eval refuses quantization options next to --cache dynamic, and points take `fixed`.
+    const cacheOptions: Record<string, SweepValue> = { ...(q.layerPolicy !== 'all' ? { 'layer-policy': q.layerPolicy } : {}), ...extensionOptions(q.extensions) };
+    for (const [key, value] of Object.entries(cacheOptions)) {
+      if (setup.includeDynamic) grid[key] = [value];
+      else fixed[key] = value;
+    }
+  }
+  const points: Record<string, SweepValue>[] = setup.includeDynamic && quantized ? [{ cache: 'dynamic' }] : [];
+  if (setup.preset !== 'none' && !quantized) problems.push('Sensitivity presets quantize layers one at a time: set the run panel to the quantized cache.');
+  const spec: SweepSpec = {
+    model, fixed, grid, points,
+    ...(setup.textPath.trim() === '' ? {} : { text: setup.textPath.trim() }),
+    ...(setup.preset === 'none' ? {} : { preset: setup.preset }),
+  };
+  return { spec, problems };
+}
+
+/** How many points a spec has before the preset's (which depends on the model's layer count). */
+export function gridSize(spec: SweepSpec): number {
+  const grid = Object.values(spec.grid).reduce((product, values) => product * values.length, 1);
+  return (Object.keys(spec.grid).length > 0 || spec.points.length === 0 ? grid : 0) + spec.points.length;
+}
+
+function parseValues(field: LabVariedField, text: string, problems: string[]): SweepValue[] {
+  const items = text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  if (field === 'backend') {
+    const bad = items.filter((item) => item !== 'quanto' && item !== 'hqq');
+    if (bad.length > 0) problems.push(`backend: ${bad.join(', ')} is not quanto or hqq.`);
+    return [...new Set(items)];
+  }
+  const numbers = items.map(Number);
+  const bad = items.filter((_item, i) => !Number.isInteger(numbers[i]));
+  if (bad.length > 0) problems.push(`${field}: ${bad.join(', ')} is not an integer.`);
+  return [...new Set(numbers.filter(Number.isInteger))];
+}
+
+/** The run panel's extensions as eval's options (the layer map, a file, is not carried over). */
+function extensionOptions(extensions: CacheExtensions | undefined): Record<string, SweepValue> {
+  if (extensions === undefined) return {};
+  const out: Record<string, SweepValue> = {};
+  if (extensions.nbitsKey !== undefined) out['nbits-key'] = extensions.nbitsKey;
+  if (extensions.nbitsValue !== undefined) out['nbits-value'] = extensions.nbitsValue;
+  if (extensions.fullPrecisionFirstLayers !== undefined) out['full-precision-first'] = extensions.fullPrecisionFirstLayers;
+  if (extensions.fullPrecisionLastLayers !== undefined) out['full-precision-last'] = extensions.fullPrecisionLastLayers;
+  if (extensions.sinkTokens !== undefined) out['sink-tokens'] = extensions.sinkTokens;
+  if (extensions.rotation !== undefined) out['rotate'] = extensions.rotation;
+  if (extensions.rotateValues === true) out['rotate-values'] = true;
+  if (extensions.outlierQuantile !== undefined) out['outliers'] = extensions.outlierQuantile;
+  return out;
+}
