@@ -17,6 +17,7 @@ import type { LayerQuantizeError } from './generation-result.js';
 import { floatTensor, uint8Tensor, type FloatHostTensor, type HostTensor } from './host-tensor.js';
 import type { AbsorbResult, KvLane } from './kv-lane.js';
 import { readPresent, type KvDims } from './kv-present.js';
+import { copySlabRows } from './slab-rows.js';
 import type { FlushMetrics } from './types.js';
 
 /**
@@ -83,6 +84,8 @@ export class GraphKvLane implements KvLane {
   readonly #passThrough: PassThroughKvLane;
   readonly #scratch = new FlushScratch();
   #seq = 0;
+  /** the past length the last run was fed with: its new-rows outputs hold positions #runStart … */
+  #runStart = 0;
 
   constructor(options: GraphLaneOptions) {
     const { io, kv, plan, settings, quantizer } = options;
@@ -138,6 +141,7 @@ export class GraphKvLane implements KvLane {
 
   /** Feeds the stores and residuals as they are (no copy); returns the bytes that cross into the graph. */
   addFeeds(feeds: Record<string, HostTensor>): number {
+    this.#runStart = this.#seq;
     let bytes = this.#passThrough.addFeeds(feeds);
     for (const layer of this.#layers) bytes += this.#feedSide(feeds, layer, 'key') + this.#feedSide(feeds, layer, 'value');
     return bytes;
@@ -252,11 +256,26 @@ export class GraphKvLane implements KvLane {
     return codes.data.byteLength + scale.data.byteLength + zero.data.byteLength + residual.data.byteLength;
   }
 
+  /**
+   * This absorb's rows of a side's new-rows output. A run's tokens may reach the cache in several
+   * updates (StepRunner: a chunk that ends at a flush step is absorbed as n − 1 tokens, then 1), and
+   * the output holds all of the run's rows, positions #runStart …: each update takes the rows from
+   * #seq on (a copy when it is not the whole output).
+   */
   #rows(outputs: SessionOutputs, s: QuantizedSide, newTokens: number): KvRows {
-    const tensor = readPresent(outputs, s.io.newRows, this.#dtype === 'float16' ? 'float16' : 'float32', s.dims, newTokens);
-    return { shape: [1, s.dims.kvHeads, newTokens, s.dims.headDim], dtype: this.#dtype, data: tensor.data };
+    const type = this.#dtype === 'float16' ? 'float16' : 'float32';
+    const offset = this.#seq - this.#runStart;
+    const { kvHeads, headDim } = s.dims;
+    const length = outputs[s.io.newRows]?.dims[2];
+    // Anything but a run that holds these rows is readPresent's to report (missing, wrong dtype or shape).
+    const runRows = typeof length === 'number' && offset + newTokens <= length ? length : offset + newTokens;
+    const tensor = readPresent(outputs, s.io.newRows, type, s.dims, runRows);
+    const shape = [1, kvHeads, newTokens, headDim] as const;
+    if (runRows === newTokens) return { shape, dtype: this.#dtype, data: tensor.data };
+    const data = tensor.data instanceof Float32Array ? new Float32Array(kvHeads * newTokens * headDim) : new Uint16Array(kvHeads * newTokens * headDim);
+    copySlabRows(tensor.data, runRows, offset, data, newTokens, 0, newTokens, kvHeads, headDim);
+    return { shape, dtype: this.#dtype, data };
   }
-
 }
 
 function side(io: InGraphSideIo, dims: KvDims, params: QuantParams): QuantizedSide {

@@ -20,8 +20,8 @@ Usage:
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failed run.
 
-  kvscope eval --model <model folder | synthetic> [cache options] [--text FILE|-] [--context N]
-               [--stride N] [--prefill P] [--windows N] [--json] [--out eval.json]
+  kvscope eval --model <model folder | synthetic> [cache options] [--dequantize graph|host] [--text FILE|-]
+               [--context N] [--stride N] [--prefill P] [--windows N] [--json] [--out eval.json]
       Scores a cache configuration on a text, teacher-forced, against the full-precision dynamic
       cache: PPL, ΔPPL, KLD, top-1 agreement and Δp as llama.cpp's perplexity tool reports them.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failure.
@@ -52,6 +52,10 @@ Model and cache (as kvscope run):
   --cache dynamic|quantized    (default quantized)
   --backend, --nbits, --axis-key, --axis-value, --group-size, --residual-length, --layer-policy
                                as kvscope run (defaults are transformers' QuantizedCache defaults)
+  --dequantize graph|host      where the quantized cache is dequantized, as kvscope run (default graph;
+                               the same figures bit for bit; the record's dequantize says which ran,
+                               and the lab's --quantize-layers/--quantize-parts targets run host).
+                               The reference is the source graph's either way (one cached reference)
 
 Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
   --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text
@@ -86,7 +90,7 @@ kvscope sweep merge DIR... [--out DIR]
 
 The spec: {"model": "…", "text": "file.txt", "fixed": {…}, "grid": {…}, "points": [{…}], "preset": "layers"}.
 Keys in fixed, grid and points are kvscope eval's long option names without the dashes
-("group-size": 32, "nbits": 4, "axis-key": 1): grid is a cartesian product of value lists, points adds
+("group-size": 32, "nbits": 4, "axis-key": 1, "dequantize": ["graph", "host"]): grid is a cartesian product of value lists, points adds
 single configurations, the sweep is their union (duplicates once). "text" is relative to the spec.
 Presets (a kvscope extension, the lab's sensitivity studies): layers = one layer quantized at a time,
 keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both.

@@ -149,7 +149,9 @@ export function toRunSettings(form: RunForm, model: string, onnxFile: string | n
     maxNewTokens: form.maxNewTokens,
     sampling: form.sampling,
     reference: form.reference,
-    ...(form.cacheMode === 'quantized' ? { dequantize: form.dequantize } : {}),
+    // The default is sent as no choice, as `kvscope run` without --dequantize: where the graph cannot
+    // express the settings the run goes host and its notes say why (an explicit graph is refused).
+    ...(form.cacheMode === 'quantized' && form.dequantize !== DEFAULT_DEQUANTIZE_PATH ? { dequantize: form.dequantize } : {}),
   };
 }
 

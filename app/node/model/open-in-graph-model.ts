@@ -7,7 +7,7 @@ import { ensureInGraphModel, type InGraphModel } from '../onnx/in-graph-model.js
 import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
 import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
 import { sha256File, sha256Text } from './file-digest.js';
-import type { ModelFiles, OpenedModel } from './open-model.js';
+import { cappedThreads, type ModelFiles, type OpenedModel } from './open-model.js';
 
 /**
  * ORT's transpose optimizer pushes a Transpose through a Concat whenever that removes a node, whatever
@@ -35,7 +35,8 @@ export interface InGraphOpenedModel extends OpenedModel {
  * cannot express these settings or this layout (the caller refuses or runs host).
  */
 export async function openInGraphModel(
-  files: ModelFiles, settings: RunSettings, plan: readonly CacheLayerPlan[],
+  files: ModelFiles, settings: Pick<RunSettings, 'executionProvider' | 'quantization' | 'reference'>, plan: readonly CacheLayerPlan[],
+  options: { readonly maxIntraOpThreads?: number } = {},
 ): Promise<InGraphOpenedModel | { readonly reason: string }> {
   const { folder, layout, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
   const executionProvider = settings.executionProvider;
@@ -46,7 +47,7 @@ export async function openInGraphModel(
   const planned = planInGraph(io, config.geometry, plan, settings.quantization, unpackStrategyFor(executionProvider));
   if (!planned.ok) return { reason: planned.reason };
   const rewrite = await ensureInGraphModel(onnxPath, planned.spec);
-  const intraOpNumThreads = intraOpThreadsFor(executionProvider, config.geometry.hiddenSize);
+  const intraOpNumThreads = cappedThreads(intraOpThreadsFor(executionProvider, config.geometry.hiddenSize), options.maxIntraOpThreads);
   const sessionOptions = { executionProvider, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }) };
   const leases: LeasedSession[] = [];
   const releaseAll = async (): Promise<void> => {
