@@ -51,6 +51,17 @@ describe.skipIf(!hasShared())('--dequantize graph gives the host path\'s logits 
     expectSameLogits(graph, host);
     expect(graph.flushCounts).toEqual(Array(8).fill(1));
   }, 120_000);
+
+  it('synthetic-8b-kv (Llama-3-8B\'s KV geometry: 32 layers, 8 KV heads of 128), quanto 4-bit, R32: 40 steps across a flush', async () => {
+    const settings: RunSettings = {
+      ...storiesSettings(), model: 'synthetic-8b-kv', cacheMode: 'quantized', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, residualLength: 32 },
+      prompt: 'Once upon a time', maxNewTokens: 40,
+    };
+    const graph = await runPath(settings, 'graph');
+    const host = await runPath(settings, 'host');
+    expectSameLogits(graph, host);
+    expect(graph.flushCounts).toEqual(Array(32).fill(1));
+  }, 180_000);
 });
 
 describe.skipIf(!hasShared())('runGeneration on both paths: the record says which ran; the same tokens, flushes and reference', () => {
