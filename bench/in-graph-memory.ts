@@ -33,6 +33,9 @@ import type { CachePath, MemoryJob, MemorySample, StepSample } from './in-graph-
  * - `prefill`: a 2,048-token prompt's prefill and one decode step: ONNX Runtime returns every layer's K/V
  *   of the prompt at once, on every path. Reported apart, with what would bound it.
  *
+ * `--rounds N` sets the speed part's processes per path (default 3), `--up-to N` stops the decode
+ * part's runs at N tokens of context, `--concurrent` runs its three paths' processes side by side.
+ *
  * Every sample is saved as it arrives (bench/_in-graph/, or KVSCOPE_IN_GRAPH_BENCH_DIR); `--resume`
  * reuses the samples found there instead of measuring them again (an interrupted decode part picks up
  * where it stopped).
@@ -138,21 +141,35 @@ interface DecodeFigures {
   readonly run: MemorySample;
 }
 
-async function decodePart(misses: string[]): Promise<string[]> {
-  const figures: DecodeFigures[] = [];
+/**
+ * How the decode part runs: every path to its LAST_CHECKPOINT (or to `upTo`, a shorter run whose
+ * rows stop there: the same steps, so the same peaks as far as they go), one process after another,
+ * or the paths' processes side by side (`concurrent`): each figure is a process's own ru_maxrss, so
+ * running them together changes no memory figure, only the wall time (this part times nothing).
+ */
+export interface DecodeOptions {
+  readonly upTo?: number;
+  readonly concurrent?: boolean;
+}
+
+async function decodePart(misses: string[], options: DecodeOptions = {}): Promise<string[]> {
   // The rewrite is built (or checked) before any measured process, so its memory counts in none.
   progress('decode: building the rewritten graph');
   await runJson<MemorySample>(CHILD, { kind: 'decode', path: 'graph', model: MODEL, promptTokens: PROMPT, newTokens: 2, checkpoints: [] } satisfies MemoryJob);
-  for (const path of PATHS) {
+  const measure = async (path: CachePath): Promise<DecodeFigures> => {
     progress(`decode: ${path}, baseline (16 new tokens)`);
     const baseline = await sample<MemorySample>(`decode-baseline-${path}`, CHILD, { kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: 16, checkpoints: [] } satisfies MemoryJob);
-    const last = LAST_CHECKPOINT[path];
+    const last = Math.min(LAST_CHECKPOINT[path], options.upTo ?? Infinity);
     progress(`decode: ${path}, to ${last} tokens (long)`);
     const run = await sample<MemorySample>(`decode-${path}-${last}`, CHILD, {
       kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: last - PROMPT + 1, checkpoints: CHECKPOINTS.filter((c) => c <= last),
     } satisfies MemoryJob);
-    figures.push({ path, baseline, run });
-  }
+    progress(`decode: ${path} done`);
+    return { path, baseline, run };
+  };
+  const figures: DecodeFigures[] = [];
+  if (options.concurrent === true) figures.push(...(await Promise.all(PATHS.map(measure))));
+  else for (const path of PATHS) figures.push(await measure(path));
   const files = await readModelFiles(await resolveModelPath(MODEL));
   const attributable = (f: DecodeFigures, context: number): number => {
     const point = f.run.checkpoints.find((c) => c.contextTokens === context)!;
@@ -165,6 +182,10 @@ async function decodePart(misses: string[]): Promise<string[]> {
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const context of CHECKPOINTS) {
+    if (options.upTo !== undefined && context > options.upTo) {
+      lines.push(`| ${context} | (not measured in this run: --up-to ${options.upTo}) | | | | | | | | | |`);
+      continue;
+    }
     const peaks = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: context });
     const dynamic = figures.find((f) => f.path === 'dynamic')!;
     for (const f of figures) {
@@ -264,7 +285,7 @@ async function prefillPart(): Promise<string[]> {
   return lines;
 }
 
-export async function benchInGraphMemory(parts: readonly Part[] = PARTS, rounds = 3, resumeSamples = false): Promise<InGraphReport> {
+export async function benchInGraphMemory(parts: readonly Part[] = PARTS, rounds = 3, resumeSamples = false, decode: DecodeOptions = {}): Promise<InGraphReport> {
   resume = resumeSamples;
   const misses: string[] = [];
   const loadBefore = loadavg()[0]!;
@@ -272,20 +293,37 @@ export async function benchInGraphMemory(parts: readonly Part[] = PARTS, rounds 
   if (parts.includes('layers')) lines.push(...(await layersPart(misses)), '');
   if (parts.includes('speed')) lines.push(...(await speedPart(misses, rounds)), '');
   if (parts.includes('prefill')) lines.push(...(await prefillPart()), '');
-  if (parts.includes('decode')) lines.push(...(await decodePart(misses)), '');
+  if (parts.includes('decode')) lines.push(...(await decodePart(misses, decode)), '');
   lines.push(`load ${loadavg()[0]!.toFixed(2)} after; ${((performance.now() - started) / 1e3).toFixed(0)} s.`);
   return { lines, misses };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const args = process.argv.slice(2).filter((arg) => arg !== '--resume');
+  // --resume, --concurrent (the decode part's paths side by side), --rounds N (speed), --up-to N (decode)
+  const argv = process.argv.slice(2);
+  const valueOf = (flag: string): number | undefined => {
+    const at = argv.indexOf(flag);
+    if (at < 0) return undefined;
+    const value = Number(argv[at + 1]);
+    if (!Number.isInteger(value) || value < 1) {
+      console.error(`${flag} takes a positive integer, got ${JSON.stringify(argv[at + 1])}`);
+      process.exit(1);
+    }
+    argv.splice(at, 2);
+    return value;
+  };
+  const rounds = valueOf('--rounds') ?? 3;
+  const upTo = valueOf('--up-to');
+  const args = argv.filter((arg) => arg !== '--resume' && arg !== '--concurrent');
   const asked = args.filter((arg): arg is Part => (PARTS as readonly string[]).includes(arg));
   const unknown = args.filter((arg) => !(PARTS as readonly string[]).includes(arg));
   if (unknown.length > 0) {
     console.error(`unknown part(s) ${unknown.join(', ')}: choose from ${PARTS.join(', ')}`);
     process.exit(1);
   }
-  const report = await benchInGraphMemory(asked.length > 0 ? asked : PARTS, 3, process.argv.includes('--resume'));
+  const report = await benchInGraphMemory(asked.length > 0 ? asked : PARTS, rounds, process.argv.includes('--resume'), {
+    ...(upTo === undefined ? {} : { upTo }), concurrent: process.argv.includes('--concurrent'),
+  });
   console.log(report.lines.join('\n'));
   console.log(report.misses.length === 0 ? 'all in-graph targets met' : `targets missed:\n  ${report.misses.join('\n  ')}`);
 }
