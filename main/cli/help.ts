@@ -15,7 +15,7 @@ Usage:
 
   kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid | synthetic-8b-kv> [cache options]
               [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--pad-prompt-to N] [--max-new-tokens N] [--greedy | --temperature T ...]
-              [--reference] [--out run.json | run.csv] [--json]
+              [--dequantize graph|host] [--ignore-eos] [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failed run.
