@@ -52,6 +52,9 @@ Model and cache (as kvscope run):
   --cache dynamic|quantized    (default quantized)
   --backend, --nbits, --axis-key, --axis-value, --group-size, --residual-length, --layer-policy
                                as kvscope run (defaults are transformers' QuantizedCache defaults)
+  kvscope extensions beyond transformers, off by default, as kvscope run --help describes them:
+  --nbits-key, --nbits-value, --layer-map, --full-precision-first, --full-precision-last,
+  --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q (the record names each active one)
 
 Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
   --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text
