@@ -35,6 +35,7 @@ async function runKvscope(): Promise<GenerationSample> {
     maxNewTokens: job.newTokens,
     sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 },
     reference: false,
+    ...(job.dequantize === undefined ? {} : { dequantize: job.dequantize }),
   };
   await runGeneration({ ...settings, prompt: warmupPrompt, maxNewTokens: job.warmupNewTokens });
   // Only summaries are kept between runs: a result's step metrics would grow the heap the next run collects.

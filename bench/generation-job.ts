@@ -1,4 +1,5 @@
 import type { QuantizedCacheSettings } from '../app/cache/cache-config.js';
+import type { DequantizePath } from '../app/engine/types.js';
 
 /**
  * One measurement of bench/generation.ts, run in a process of its own (bench/generation-child.ts):
@@ -21,6 +22,8 @@ export interface GenerationJob {
   readonly timedRuns: number;
   /** kvscope-quantized only */
   readonly quantization?: QuantizedCacheSettings;
+  /** kvscope-quantized only: where the cache is dequantized (default: kvscope's default) */
+  readonly dequantize?: DequantizePath;
 }
 
 export interface GenerationSample {

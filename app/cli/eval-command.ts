@@ -86,6 +86,7 @@ export function evalJson(result: EvalResult): Record<string, unknown> {
     windows: result.windows.count,
     context: result.windows.context,
     feed: result.feed,
+    ...(result.dequantize === undefined ? {} : { dequantize: result.dequantize }),
     extensions: result.extensions,
     flushes: result.flushCounts,
     layerErrors: result.layerErrors,

@@ -37,6 +37,7 @@ export function evalSettingsFromOptions(options: RawOptions, io: CliIo, readStdi
     },
     ...(options['feed'] === undefined ? {} : { feed: choiceOption(options, 'feed', ['auto', 'chunked', 'token-by-token'] as const) }),
     ...(targets === undefined ? {} : { targets }),
+    ...(run.dequantize === undefined ? {} : { dequantize: run.dequantize }),
   };
 }
 

@@ -33,6 +33,7 @@ export const EVAL_OPTION_SPECS = {
   prefill: { type: 'string' },
   windows: { type: 'string' },
   feed: { type: 'string' },
+  dequantize: { type: 'string' },
   'quantize-layers': { type: 'string' },
   'quantize-parts': { type: 'string' },
   'per-token': { type: 'boolean' },

@@ -72,6 +72,14 @@ describe('kvscope run: flags', () => {
     });
   });
 
+  it('--dequantize graph|host and --ignore-eos go into RunSettings; without them the default path runs and EOS stops', () => {
+    expect(runSettingsFromOptions({ ...TINY, dequantize: 'host', 'ignore-eos': true }, memoryIo())).toMatchObject({ dequantize: 'host', ignoreEos: true });
+    expect(runSettingsFromOptions({ ...TINY, dequantize: 'graph' }, memoryIo())).toMatchObject({ dequantize: 'graph' });
+    const plain = runSettingsFromOptions(TINY, memoryIo());
+    expect(plain).not.toHaveProperty('dequantize');
+    expect(plain).not.toHaveProperty('ignoreEos');
+  });
+
   it('--pad-prompt-to N left-pads the prompt as the run panel\'s fix does (RunSettings.padPromptTo)', () => {
     expect(runSettingsFromOptions({ ...TINY, prompt: 'Once', 'pad-prompt-to': '8' }, memoryIo())).toMatchObject({ prompt: 'Once', padPromptTo: 8 });
     expect(runSettingsFromOptions({ ...TINY, prompt: 'Once' }, memoryIo())).not.toHaveProperty('padPromptTo');
@@ -79,13 +87,15 @@ describe('kvscope run: flags', () => {
 
   it.each<[string, RawOptions, RegExp]>([
     ['no model', {}, /^--model is required\.$/],
-    ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is neither a folder nor an \.onnx file\. Pass a model folder .* or synthetic \| synthetic-hybrid\./],
+    ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is neither a folder nor an \.onnx file\. Pass a model folder .* or synthetic \| synthetic-hybrid \| synthetic-8b-kv\./],
     ['an unknown provider', { ...TINY, ep: 'tpu' }, /--ep must be one of cpu, webgpu, cuda, dml, coreml, got "tpu"/],
     ['an unknown cache', { ...TINY, cache: 'static' }, /--cache must be one of dynamic, quantized/],
     ['cache flags on a dynamic cache', { ...TINY, cache: 'dynamic', nbits: '2' }, /--nbits configures the quantized cache; it has no effect with --cache dynamic/],
     ['zero new tokens', { ...TINY, 'max-new-tokens': '0' }, /--max-new-tokens must be at least 1, got 0/],
     ['a word for a number', { ...TINY, temperature: 'warm' }, /--temperature must be a number, got "warm"/],
     ['greedy and sampling', { ...TINY, greedy: true, 'top-p': '0.5' }, /--greedy picks the most likely token; --top-p only applies to sampling/],
+    ['an unknown dequantization path', { ...TINY, dequantize: 'gpu' }, /--dequantize must be one of graph, host, got "gpu"/],
+    ['--dequantize on a dynamic cache', { ...TINY, cache: 'dynamic', dequantize: 'graph' }, /--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic/],
     ['padding to no tokens', { ...TINY, 'pad-prompt-to': '0' }, /--pad-prompt-to must be at least 1 token, got 0/],
     ['padding to a word', { ...TINY, 'pad-prompt-to': 'eight' }, /--pad-prompt-to must be an integer, got "eight"/],
   ])('refuses %s with a usage error', (_name, options, message) => {

@@ -1,7 +1,7 @@
 import type { LayerMemory } from '../cache/layer-memory.js';
 import { checkSamplingSettings } from '../engine/sampler.js';
 import type { GenerationResult, LayerQuantizeError } from '../engine/generation-result.js';
-import { EXECUTION_PROVIDERS, type CacheMode, type ReferenceSummary, type RunSettings, type SamplingSettings } from '../engine/types.js';
+import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS, type CacheMode, type DequantizePath, type ReferenceSummary, type RunSettings, type SamplingSettings } from '../engine/types.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 import type { RunErrorPayload } from '../protocol/messages.js';
 import { RunError } from '../protocol/run-error.js';
@@ -120,6 +120,10 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
   const onnxFile = optionalString(options, 'onnx');
   if (onnxFile !== undefined && isGraph) throw new UsageError(`--onnx ${onnxFile} picks a graph of a folder, but --model already names one (${model}). Drop one of them.`);
   const promptTokenIds = promptIdsOption(options);
+  const dequantize = options['dequantize'] === undefined ? undefined : choiceOption<DequantizePath>(options, 'dequantize', DEQUANTIZE_PATHS);
+  if (cacheMode === 'dynamic' && dequantize !== undefined) {
+    throw new UsageError('--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic. Drop it or use --cache quantized.');
+  }
   const padPromptTo = padPromptToOption(options);
   return {
     model,
@@ -134,6 +138,8 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     maxNewTokens,
     sampling: samplingFromOptions(options),
     reference: options['reference'] === true,
+    ...(dequantize !== undefined ? { dequantize } : {}),
+    ...(options['ignore-eos'] === true ? { ignoreEos: true } : {}),
   };
 }
 
@@ -219,6 +225,8 @@ export interface RunJson {
   readonly reference?: ReferenceSummary | null;
   /** the kvscope extensions that made this run differ from transformers' QuantizedCache; absent when none */
   readonly extensions?: readonly ActiveExtension[];
+  /** quantized runs: where the cache was dequantized (`graph` or `host`) */
+  readonly dequantize?: DequantizePath;
 }
 
 export function runJson(result: GenerationResult): RunJson {
@@ -240,6 +248,7 @@ export function runJson(result: GenerationResult): RunJson {
     timings: result.timings,
     ...(result.settings.reference ? { reference: result.reference } : {}),
     ...withExtensions(result),
+    ...(result.dequantize !== undefined ? { dequantize: result.dequantize } : {}),
   };
 }
 
@@ -259,6 +268,7 @@ function formatSummary(result: GenerationResult, recordPath: string | undefined)
   ];
   for (const item of withExtensions(result).extensions ?? []) lines.push(`   ${EXTENSIONS_HEADING}: ${item.label}: ${item.detail}`);
   if (result.settings.cacheMode === 'quantized') {
+    if (result.dequantize !== undefined) lines.push(`   dequantized ${result.dequantize === 'graph' ? 'inside the graph (only codes, scales, zeros and the residual cross into onnxruntime)' : 'on the host (JavaScript feeds every layer\'s history)'}`);
     lines.push(`   flushes per layer: ${result.flushCounts.map((n) => (n === null ? '-' : String(n))).join(' ')}`);
     const errors = result.layerErrors.flatMap((e) => (e === null ? [] : [`${e.layer}: K ${e.key.relFroErr.toExponential(2)} V ${e.value.relFroErr.toExponential(2)}`]));
     if (errors.length > 0) lines.push(`   rel. error of the last quantize per layer: ${errors.join(', ')}`);

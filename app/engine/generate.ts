@@ -5,6 +5,7 @@ import type { DecoderSession } from './decoder-session.js';
 import { GenerationError } from './engine-errors.js';
 import type { GenerationObserver } from './generation-observer.js';
 import type { GenerationResult, GenerationTimings } from './generation-result.js';
+import type { InGraphRun } from './in-graph-run.js';
 import type { KvLane } from './kv-lane.js';
 import { OutputReleasingSession } from './output-release.js';
 import { ThrottledMemorySampler } from './memory-sampler.js';
@@ -36,6 +37,10 @@ export interface GenerateRequest {
   readonly observer?: GenerationObserver;
   /** planRunCache's result for these settings and this prompt, when the host already has it (else planned here) */
   readonly cachePlan?: RunCachePlan;
+  /** set when `session` runs the in-graph dequantization rewrite of the graph `io` describes (quantized mode only) */
+  readonly inGraph?: InGraphRun;
+  /** frees an ArrayBuffer nothing reads any more, now (Node: app/node/free-array-buffer.ts); optional */
+  readonly releaseBuffer?: (buffer: ArrayBufferLike) => void;
 }
 
 /** What the engine measures; the host adds the model identity, EP, versions and load time. */
@@ -56,10 +61,14 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   checkRequest(request);
   const promptLength = request.promptTokenIds.length;
   const cachePlan = request.cachePlan ?? planRunCache(config, settings, promptLength);
-  const lane: KvLane = createRunLane(io, config, settings.quantization, cachePlan, request.now);
+  const inGraph = request.inGraph === undefined ? undefined
+    : { kv: request.inGraph.kv, ...(request.releaseBuffer === undefined ? {} : { releaseBuffer: request.releaseBuffer }) };
+  const lane: KvLane = createRunLane(io, config, settings.quantization, cachePlan, request.now, inGraph);
   const inputs = new StepInputs(io, session.inputs, request.paddingTokens ?? 0);
   const runner = new StepRunner({ session, inputs, io, lane, now: request.now });
-  const reference = settings.reference ? new ReferenceLane(session, inputs, passThroughLaneOptions(io, config), request.now) : null;
+  // On the in-graph path the reference replays on the source graph (app/engine/in-graph-run.ts).
+  const referenceSession = request.inGraph?.referenceSession === undefined ? session : new OutputReleasingSession(request.inGraph.referenceSession);
+  const reference = settings.reference ? new ReferenceLane(referenceSession, inputs, passThroughLaneOptions(io, config), request.now) : null;
   const sampler = createSampler(settings.sampling);
   // Detokenizing every step costs two tokenizer decodes (and their garbage): only for a listener.
   const stream = observer.onText === undefined ? null : new TokenTextStream(request.decodeText);
@@ -89,13 +98,16 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       let referenceMs = 0;
       if (reference !== null) {
         const referenceStart = now();
-        referenceStep = step === 0
-          ? reference.sharePrefill(outputs, stepTokens.length, logits)
-          : await reference.step(stepTokens[0]!, logits, step);
+        referenceStep = step !== 0
+          ? await reference.step(stepTokens[0]!, logits, step)
+          : referenceSession === session
+            ? reference.sharePrefill(outputs, stepTokens.length, logits)
+            : await reference.prefill(stepTokens, logits);
         referenceMs = now() - referenceStart;
       }
       // Every output this step read is copied or adopted by now: free what no lane still reads.
       session.releaseUnreferenced(inUse);
+      if (referenceSession !== session) referenceSession.releaseUnreferenced(inUse);
       generated.push(tokenId);
       const delta = stream?.push(tokenId) ?? '';
       if (delta !== '') observer.onText?.(delta, tokenId);
@@ -123,7 +135,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
       };
       steps.push(metrics);
       observer.onStep?.(metrics);
-      if (eos.has(tokenId)) {
+      if (eos.has(tokenId) && settings.ignoreEos !== true) {
         stopReason = 'eos';
         break;
       }
@@ -157,6 +169,7 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
     lane.dispose();
     reference?.dispose();
     session.releaseAll();
+    if (referenceSession !== session) referenceSession.releaseAll();
   }
 }
 
@@ -168,6 +181,13 @@ function checkRequest(request: GenerateRequest): void {
   if (promptTokenIds.length === 0) {
     throw new GenerationError('the prompt encodes to no tokens and the model defines no BOS token to start from.',
       'Type a prompt, or add bos_token_id to generation_config.json.');
+  }
+  if (request.inGraph !== undefined && settings.cacheMode !== 'quantized') {
+    throw new GenerationError('the in-graph dequantization path runs quantized caches only.', 'Run a dynamic cache on the source graph.');
+  }
+  if (request.inGraph !== undefined && settings.reference && request.inGraph.referenceSession === undefined) {
+    throw new GenerationError('the reference replay on the in-graph path needs the source graph\'s session, and none was given.',
+      'Pass the source graph\'s session as inGraph.referenceSession, or turn the reference off.');
   }
   if (request.io.kvLayers.length === 0) {
     throw new GenerationError('the graph has no past_key_values inputs, so there is no KV cache to study.',

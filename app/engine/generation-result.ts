@@ -3,7 +3,7 @@ import type { ErrorStats } from '../quant/error-stats.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
 import type { Diagnostic } from '../preflight/diagnostic.js';
 import type { ModelDiagnostic } from './model-diagnostic.js';
-import type { ExecutionProviderName, ReferenceSummary, RunSettings, StepMetrics, StopReason } from './types.js';
+import type { DequantizePath, ExecutionProviderName, ReferenceSummary, RunSettings, StepMetrics, StopReason } from './types.js';
 
 /**
  * What a finished (or cancelled) run returns: the worker sends it as the run's last message, and the
@@ -41,6 +41,8 @@ export interface GenerationResult {
   readonly diagnostics: readonly ModelDiagnostic[];
   /** quantized runs: the preflight's warnings and notes for these settings and this prompt length */
   readonly preflightDiagnostics?: readonly Diagnostic[];
+  /** quantized runs: where the cache was dequantized (settings.dequantize, or the default's choice); absent for dynamic runs */
+  readonly dequantize?: DequantizePath;
 }
 
 /** Which model ran, precisely enough to tell two runs' models apart. */

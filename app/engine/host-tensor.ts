@@ -10,7 +10,9 @@ export type HostTensor =
   /** ids, mask and positions of graphs that declare them int32 (onnxruntime.transformers exports) */
   | { readonly type: 'int32'; readonly dims: readonly number[]; readonly data: Int32Array }
   /** `use_cache_branch` of merged decoders: one byte per element, 0 or 1, as onnxruntime holds bool */
-  | { readonly type: 'bool'; readonly dims: readonly number[]; readonly data: Uint8Array };
+  | { readonly type: 'bool'; readonly dims: readonly number[]; readonly data: Uint8Array }
+  /** packed quantized codes (the in-graph dequantization path feeds them as the store holds them) */
+  | { readonly type: 'uint8'; readonly dims: readonly number[]; readonly data: Uint8Array };
 
 export type HostTensorType = HostTensor['type'];
 
@@ -36,4 +38,8 @@ export function int32Tensor(dims: readonly number[], data: Int32Array): HostTens
 
 export function boolTensor(dims: readonly number[], data: Uint8Array): HostTensor {
   return { type: 'bool', dims, data };
+}
+
+export function uint8Tensor(dims: readonly number[], data: Uint8Array): HostTensor {
+  return { type: 'uint8', dims, data };
 }

@@ -43,7 +43,9 @@ export type ModelDiagnosticCode =
   | 'prompt-ids-invalid'
   // the host's data folder (recent models, saved runs): conveniences, reported as notices
   | 'data-folder-unwritable'
-  | 'run-not-saved';
+  | 'run-not-saved'
+  // where a quantized cache is dequantized (in the graph or on the host)
+  | 'dequantize-path';
 
 /** A preflight-style finding about a model (STYLE.md §9: what is wrong, and `fix`: what to do). */
 export interface ModelDiagnostic {

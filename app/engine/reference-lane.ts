@@ -34,6 +34,16 @@ export class ReferenceLane {
     return this.#compare(logits, logits, 0);
   }
 
+  /**
+   * Step 0 on a session of its own (the in-graph path: the rewritten graph returns only the new rows
+   * of its quantized layers, so the source graph computes the prefill whose full present the
+   * reference keeps). From an empty past both graphs compute the same logits; they are compared anyway.
+   */
+  async prefill(promptTokenIds: readonly number[], logits: Float32Array): Promise<ReferenceStepMetrics> {
+    const { logits: reference } = await this.#runner.step(promptTokenIds);
+    return this.#compare(reference, logits, 0);
+  }
+
   /** A decode step: feeds `tokenId` after the shared context and compares with the lane under test's `logits`. */
   async step(tokenId: number, logits: Float32Array, step: number): Promise<ReferenceStepMetrics> {
     const { logits: reference } = await this.#runner.step([tokenId]);

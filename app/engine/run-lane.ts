@@ -1,20 +1,47 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { ModelConfig } from '../config/model-config.js';
+import type { InGraphKvIo } from '../onnx/rewrite/in-graph-spec.js';
 import { CacheKvLane } from './cache-kv-lane.js';
 import type { DecoderIo } from './decoder-io.js';
 import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
+import { GenerationError } from './engine-errors.js';
+import { GraphKvLane } from './graph-kv-lane.js';
 import type { KvDims } from './kv-present.js';
 import type { KvLane } from './kv-lane.js';
 import type { RunCachePlan } from './plan-run-cache.js';
 import { slidingWindows } from '../cache/sliding-window-layer.js';
 
 /**
- * The lane a run's cache plan asks for: the pass-through lane (DynamicCache) without a plan, else the
- * KvCache lane. generate() and the lab's evaluation build their lanes here, so both get the same cache.
+ * What a lane on the in-graph dequantization path (`--dequantize graph`) needs beside the source
+ * graph's I/O: the rewritten graph's stored-cache inputs and new-rows outputs (app/onnx/rewrite/).
  */
-export function createRunLane(io: DecoderIo, config: ModelConfig, quantization: QuantizedCacheSettings, cachePlan: RunCachePlan, now: () => number): KvLane {
+export interface InGraphLaneOptions {
+  readonly kv: InGraphKvIo;
+  /** frees an ArrayBuffer nothing reads any more, now (Node: app/node/free-array-buffer.ts); optional */
+  readonly releaseBuffer?: (buffer: ArrayBufferLike) => void;
+}
+
+/**
+ * The lane a run's cache plan asks for: the pass-through lane (DynamicCache) without a plan, else the
+ * KvCache lane: dequantized on the host (CacheKvLane), or, given `inGraph`, the stores fed to a
+ * rewritten graph that dequantizes them itself (GraphKvLane). generate() and the lab's evaluation
+ * build their lanes here, so both get the same cache.
+ */
+export function createRunLane(
+  io: DecoderIo, config: ModelConfig, quantization: QuantizedCacheSettings, cachePlan: RunCachePlan, now: () => number, inGraph?: InGraphLaneOptions,
+): KvLane {
   const laneOptions = passThroughLaneOptions(io, config);
-  if (cachePlan.plan === null) return new PassThroughKvLane(laneOptions);
+  if (cachePlan.plan === null) {
+    if (inGraph !== undefined) throw new GenerationError('the in-graph dequantization path runs quantized caches only.', 'Run a dynamic cache on the source graph.');
+    return new PassThroughKvLane(laneOptions);
+  }
+  if (inGraph !== undefined) {
+    if (cachePlan.quantizer === undefined) throw new GenerationError('the in-graph dequantization path needs the run\'s quantizer, and the cache plan has none.', 'Run this cache with --dequantize host.');
+    return new GraphKvLane({
+      ...laneOptions, kv: inGraph.kv, plan: cachePlan.plan, settings: quantization, quantizer: cachePlan.quantizer,
+      ...(inGraph.releaseBuffer === undefined ? {} : { releaseBuffer: inGraph.releaseBuffer }),
+    });
+  }
   return new CacheKvLane({
     ...laneOptions, plan: cachePlan.plan, settings: quantization, now,
     ...(laneOptions.slidingWindows === undefined ? {} : { slidingWindows: laneOptions.slidingWindows }),

@@ -14,6 +14,17 @@ export const EXECUTION_PROVIDERS: readonly ExecutionProviderName[] = ['cpu', 'we
 /** `dynamic`: full precision (transformers' DynamicCache); `quantized`: QuantizedCache semantics. */
 export type CacheMode = 'dynamic' | 'quantized';
 
+/**
+ * Where a quantized cache is dequantized for attention. `graph`: inside the ONNX graph, from the
+ * stored codes, one layer at a time (only codes, scales, zeros and the residual cross into ONNX
+ * Runtime; the memory is the method's); `host`: in JavaScript, every layer's history fed at once.
+ * The two give the same logits bit for bit (app/onnx/rewrite/, app/engine/graph-kv-lane.ts).
+ */
+export type DequantizePath = 'graph' | 'host';
+export const DEQUANTIZE_PATHS: readonly DequantizePath[] = ['graph', 'host'];
+/** The default: the memory a researcher measures is the method's (README "Where the cache is dequantized"). */
+export const DEFAULT_DEQUANTIZE_PATH: DequantizePath = 'graph';
+
 export interface SamplingSettings {
   /** greedy decoding (argmax); the other fields are then ignored */
   readonly greedy: boolean;
@@ -60,6 +71,13 @@ export interface RunSettings {
   readonly sampling: SamplingSettings;
   /** replay the same tokens through a full-precision cache, teacher-forced (KL, top-1 agreement) */
   readonly reference: boolean;
+  /**
+   * quantized mode: where the cache is dequantized; absent means the default, `graph` where the graph
+   * path can express the settings, else `host` (the result's `dequantize` says which ran, and why)
+   */
+  readonly dequantize?: DequantizePath;
+  /** keep decoding past EOS until maxNewTokens (bench runs that must all do the same work) */
+  readonly ignoreEos?: boolean;
 }
 
 /** A quantize event of one layer during one step (prefill or a residual flush), K and V apart. */

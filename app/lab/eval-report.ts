@@ -17,6 +17,7 @@ export function formatEvalReport(result: EvalResult, describe: (bytes: number) =
     `kvscope eval: ${cache} on ${folderName(result.model.folder)}/${result.model.onnxFile}, text ${result.text.name} (${result.text.tokens} tokens)`,
     `  ${w.count} windows of ${w.context} tokens (stride ${w.stride}, prefill ${w.prefill}), ${s.tokens} predictions scored, ${result.executionProvider}, fed ${result.feed}` +
       `${result.reference.cached ? ', reference from the cache' : ''}`,
+    ...(result.dequantize === undefined ? [] : [`  dequantized ${result.dequantize === 'graph' ? 'inside the graph' : 'on the host'}${result.dequantizeReason === undefined ? '' : ` (${result.dequantizeReason})`}`]),
     ...result.extensions.map((e) => `  kvscope extension: ${e}`),
     '',
     'window          PPL           ln(PPL(Q)/PPL(base))        KL divergence              Δp RMS            Same top p',

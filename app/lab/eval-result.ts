@@ -1,7 +1,7 @@
 import { activeExtensions as activeCacheExtensions } from '../cache/active-extensions.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { ModelIdentity } from '../engine/generation-result.js';
-import type { ExecutionProviderName } from '../engine/types.js';
+import type { DequantizePath, ExecutionProviderName } from '../engine/types.js';
 import type { Diagnostic } from '../preflight/diagnostic.js';
 import type { FeedMode } from './chunk-plan.js';
 import type { EvalSettings, WindowSettings } from './eval-settings.js';
@@ -57,6 +57,10 @@ export interface EvalResult {
   readonly preflightDiagnostics: readonly Diagnostic[];
   /** how the windows were fed (the setting resolved for this graph) */
   readonly feed: FeedMode;
+  /** quantized caches: where the cache was dequantized (`graph` or `host`: what ran, the setting resolved); absent for dynamic */
+  readonly dequantize?: DequantizePath;
+  /** why the default ran `host` where `graph` was the default's first choice (the settings or the layout the rewrite does not express) */
+  readonly dequantizeReason?: string;
   readonly timings: {
     /** resolving the model, opening the session, tokenizing */
     readonly loadMs: number;

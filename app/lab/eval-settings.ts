@@ -1,5 +1,5 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import type { CacheMode, ExecutionProviderName } from '../engine/types.js';
+import type { CacheMode, DequantizePath, ExecutionProviderName } from '../engine/types.js';
 import type { FeedMode } from './chunk-plan.js';
 import type { LabTargets } from './lab-targets.js';
 
@@ -23,6 +23,12 @@ export interface EvalSettings {
    * token per run (run-eval.ts says why); `chunked` and `token-by-token` force one.
    */
   readonly feed?: 'auto' | FeedMode;
+  /**
+   * Quantized caches: where the cache is dequantized for attention (`--dequantize`, as `kvscope run`):
+   * absent = the default path (graph where it can express the settings, else host). Both give the same
+   * logits bit for bit; the reference is the full-precision source graph's either way.
+   */
+  readonly dequantize?: DequantizePath;
   /** kvscope extension (lab): which layers and which of K/V the quantized cache quantizes; absent = all, both */
   readonly targets?: LabTargets;
 }

@@ -6,7 +6,7 @@ import type { KvLane } from '../engine/kv-lane.js';
 import { OutputReleasingSession } from '../engine/output-release.js';
 import { PassThroughKvLane } from '../engine/dynamic-kv-lane.js';
 import type { RunCachePlan } from '../engine/plan-run-cache.js';
-import { passThroughLaneOptions } from '../engine/run-lane.js';
+import { passThroughLaneOptions, type InGraphLaneOptions } from '../engine/run-lane.js';
 import { StepInputs } from '../engine/step-inputs.js';
 import { planWindowChunks, type FeedMode } from './chunk-plan.js';
 import { createEvalLane, quantizedSides } from './eval-lane.js';
@@ -22,6 +22,8 @@ export interface EvalModel {
   readonly session: DecoderSession;
   readonly io: DecoderIo;
   readonly config: ModelConfig;
+  /** set when `session` runs the in-graph dequantization rewrite of the graph `io` describes (evaluateCache only, quantized caches) */
+  readonly inGraph?: InGraphLaneOptions;
 }
 
 export interface EvalProgress {
@@ -122,7 +124,7 @@ export async function evaluateCache(
       const expected = await reference.window(window.index);
       const count = scoredRows(window);
       const scores = emptyTokenScores(count);
-      const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now);
+      const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now, model.inGraph);
       try {
         const chunks = planWindowChunks(window.tokens.length, window.prefill, settings.cacheMode, settings.quantization.residualLength, hooks.feedMode);
         const fed = await feedWindow(feed, lane, window, chunks, (rows) => {

@@ -1,7 +1,7 @@
 import type { RunErrorPayload } from '../protocol/messages.js';
 import type { RunExport } from '../protocol/workbench-api.js';
 import {
-  arrayReader, choiceReader, integerReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, type ObjectFields, type Read,
+  arrayReader, choiceReader, integerReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, withOptional, type ObjectFields, type Read,
 } from '../protocol/field-readers.js';
 import type { EvalRecord } from './eval-record.js';
 import { POINT_NAME_PATTERN, SWEEP_ID_PATTERN, type LabSweepProgress, type LabSweepRequest, type LabSweepSummary, type LabSweepTicket, type LabSweepView } from './lab-api.js';
@@ -132,6 +132,7 @@ export const readSweepRow: Read<SweepRow> = (value, path) => {
         cacheMode: s.get('cacheMode', readString), backend: s.get('backend', readString), nbits: s.get('nbits', readNumber), axisKey: s.get('axisKey', readNumber),
         axisValue: s.get('axisValue', readNumber), groupSize: s.get('groupSize', readNumber), residualLength: s.get('residualLength', readNumber),
         layers: s.get('layers', readString), parts: s.get('parts', readString),
+        ...withOptional('dequantize', s.optional('dequantize', readString)),
       };
     })),
     result: f.get('result', nullableReader((v, p) => {

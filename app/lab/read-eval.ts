@@ -1,4 +1,4 @@
-import { EXECUTION_PROVIDERS } from '../engine/types.js';
+import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS } from '../engine/types.js';
 import {
   arrayReader, choiceReader, nullableReader, readBoolean, readCount, readNumber, readObject, readString, withOptional, type Read,
 } from '../protocol/field-readers.js';
@@ -47,6 +47,7 @@ function settingsFields(value: unknown, path: string): Omit<EvalSettings, 'text'
     windows: fields.get('windows', readWindowSettings),
     ...withOptional('feed', fields.optional('feed', choiceReader(FEEDS))),
     ...withOptional('targets', fields.optional('targets', readLabTargets)),
+    ...withOptional('dequantize', fields.optional('dequantize', choiceReader(DEQUANTIZE_PATHS))),
   };
 }
 
@@ -138,6 +139,8 @@ export const readEvalResult: Read<EvalResult> = (value, path) => {
     extensions: f.get('extensions', arrayReader(readString)),
     preflightDiagnostics: f.get('preflightDiagnostics', arrayReader(readDiagnostic)) as Diagnostic[],
     feed: f.get('feed', choiceReader(['chunked', 'token-by-token'] as const)),
+    ...withOptional('dequantize', f.optional('dequantize', choiceReader(DEQUANTIZE_PATHS))),
+    ...withOptional('dequantizeReason', f.optional('dequantizeReason', readString)),
     timings: {
       loadMs: timings.get('loadMs', readNumber), referenceMs: timings.get('referenceMs', readNumber), evalMs: timings.get('evalMs', readNumber),
       runs: timings.get('runs', readCount), tokensFed: timings.get('tokensFed', readCount), tokensPerSecond: timings.get('tokensPerSecond', readNumber),

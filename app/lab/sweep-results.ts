@@ -23,6 +23,8 @@ export interface SweepRow {
     readonly residualLength: number;
     readonly layers: string;
     readonly parts: string;
+    /** quantized caches: where the cache was dequantized (`graph` or `host`, what ran); absent for dynamic */
+    readonly dequantize?: string;
   } | null;
   readonly result: {
     readonly tokens: number;
@@ -74,6 +76,7 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
       residualLength: q.residualLength,
       layers: settings.targets?.layers === null || settings.targets === undefined ? 'all' : settings.targets.layers.join(' '),
       parts: settings.targets?.parts ?? 'both',
+      ...(result.dequantize === undefined ? {} : { dequantize: result.dequantize }),
     },
     result: {
       tokens: s.tokens, ppl: s.ppl, pplError: s.pplError, pplReference: s.pplReference, pplReferenceError: s.pplReferenceError,
@@ -103,6 +106,7 @@ const RESULT_COLUMNS: readonly (readonly [string, (r: NonNullable<SweepRow['resu
 const SETTING_COLUMNS: readonly (readonly [string, (s: NonNullable<SweepRow['settings']>) => CsvCell])[] = [
   ['cache', (s) => s.cacheMode], ['backend', (s) => s.backend], ['nbits', (s) => s.nbits], ['axis_key', (s) => s.axisKey], ['axis_value', (s) => s.axisValue],
   ['group_size', (s) => s.groupSize], ['residual_length', (s) => s.residualLength], ['quantized_layers', (s) => s.layers], ['quantized_parts', (s) => s.parts],
+  ['dequantize', (s) => s.dequantize ?? null],
 ];
 
 /**

@@ -3,11 +3,16 @@ import { generate } from '../engine/generate.js';
 import { planRunCache } from '../engine/plan-run-cache.js';
 import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
-import { modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
-import type { ProcessMemory, RunSettings } from '../engine/types.js';
+import { GenerationError } from '../engine/engine-errors.js';
+import type { InGraphRun } from '../engine/in-graph-run.js';
+import { modelInfo, modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
+import type { RunCachePlan } from '../engine/plan-run-cache.js';
+import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type ProcessMemory, type RunSettings } from '../engine/types.js';
 import type { WarmTarget } from '../protocol/messages.js';
+import { freeArrayBuffer } from './free-array-buffer.js';
 import { ModelFilesCache } from './model/model-files-cache.js';
-import { openModelSession } from './model/open-model.js';
+import { openInGraphModel } from './model/open-in-graph-model.js';
+import { openModelSession, type ModelFiles, type OpenedModel } from './model/open-model.js';
 import { encodeRunPrompt } from './model/run-prompt.js';
 import { checkPrefillMemory } from '../engine/prefill-memory.js';
 import { availableMemoryBytes } from './available-memory.js';
@@ -39,7 +44,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own
   // threads are idle while the cache quantizes, the two never run at once).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq') useHqqHelperThread();
-  const model = await openModelSession(files, settings.executionProvider);
+  const { model, inGraph, dequantize, pathDiagnostics } = await openForPath(files, settings, cachePlan);
   try {
     const loadMs = performance.now() - loadStart;
     const outcome = await generate({
@@ -55,8 +60,10 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       sampleMemory: processMemory,
       cachePlan,
       observer,
+      ...(inGraph === undefined ? {} : { inGraph }),
+      releaseBuffer: freeArrayBuffer,
     });
-    const diagnostics: ModelDiagnostic[] = [...model.diagnostics, ...contextWarnings(model.config.geometry.maxPositionEmbeddings, promptTokenIds.length, settings.maxNewTokens)];
+    const diagnostics: ModelDiagnostic[] = [...model.diagnostics, ...pathDiagnostics, ...contextWarnings(model.config.geometry.maxPositionEmbeddings, promptTokenIds.length, settings.maxNewTokens)];
     return {
       ...outcome,
       settings,
@@ -66,10 +73,50 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       timings: { loadMs, ...outcome.timings },
       diagnostics,
       ...(cachePlan.preflight === null ? {} : { preflightDiagnostics: cachePlan.preflight.diagnostics }),
+      ...(dequantize === undefined ? {} : { dequantize }),
     };
   } finally {
     await model.dispose();
   }
+}
+
+interface OpenedForPath {
+  readonly model: OpenedModel;
+  readonly inGraph: InGraphRun | undefined;
+  /** quantized runs: the path that runs; undefined for dynamic runs */
+  readonly dequantize: DequantizePath | undefined;
+  readonly pathDiagnostics: ModelDiagnostic[];
+}
+
+/**
+ * Opens the model for where its cache is dequantized. `graph` (asked for, or the default) opens the
+ * rewritten graph; when the graph path cannot express the settings or the layout, an explicit
+ * `graph` is refused with the reason, and the default runs `host` and says why in the result's diagnostics.
+ */
+async function openForPath(files: ModelFiles, settings: RunSettings, cachePlan: RunCachePlan): Promise<OpenedForPath> {
+  if (cachePlan.plan === null) {
+    return { model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: undefined, pathDiagnostics: [] };
+  }
+  const wanted = settings.dequantize ?? DEFAULT_DEQUANTIZE_PATH;
+  if (wanted === 'graph') {
+    const opened = await openInGraphModel(files, settings, cachePlan.plan);
+    if (!('reason' in opened)) {
+      const built = opened.rewrite.builtMs === null ? 'taken from the cache' : `rewritten in ${Math.round(opened.rewrite.builtMs)} ms`;
+      return {
+        model: opened, inGraph: opened.inGraph, dequantize: 'graph',
+        pathDiagnostics: [modelInfo('dequantize-path', `Dequantized inside the graph, one layer at a time (the graph was ${built}).`)],
+      };
+    }
+    if (settings.dequantize === 'graph') {
+      throw new GenerationError(`--dequantize graph cannot run these settings: ${opened.reason}.`,
+        'Run with --dequantize host (kvscope dequantizes in JavaScript and feeds every layer\'s history), or change the settings.');
+    }
+    return {
+      model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: 'host',
+      pathDiagnostics: [modelInfo('dequantize-path', `Dequantized on the host (JavaScript), not in the graph: ${opened.reason}.`)],
+    };
+  }
+  return { model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: 'host', pathDiagnostics: [] };
 }
 
 /**

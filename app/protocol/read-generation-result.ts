@@ -1,6 +1,6 @@
 import type { GenerationResult, GenerationTimings, LayerQuantizeError, ModelIdentity } from '../engine/generation-result.js';
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
-import { EXECUTION_PROVIDERS, type ReferenceSummary } from '../engine/types.js';
+import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS, type ReferenceSummary } from '../engine/types.js';
 import {
   arrayReader, choiceReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, withOptional, type Read,
 } from './field-readers.js';
@@ -30,6 +30,7 @@ export const readGenerationResult: Read<GenerationResult> = (value, path) => {
     // The engine owns the list of model diagnostic codes; a code this build does not know is still
     // shown with its message rather than failing the whole result.
     diagnostics: fields.get('diagnostics', arrayReader(readDiagnostic)) as ModelDiagnostic[],
+    ...withOptional('dequantize', fields.optional('dequantize', choiceReader(DEQUANTIZE_PATHS))),
   };
 };
 

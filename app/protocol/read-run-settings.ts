@@ -1,5 +1,5 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { EXECUTION_PROVIDERS, PROMPT_FORMATS, type RunSettings, type SamplingSettings } from '../engine/types.js';
+import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS, PROMPT_FORMATS, type RunSettings, type SamplingSettings } from '../engine/types.js';
 import {
   arrayReader, choiceReader, integerReader, readBoolean, readCount, readFiniteNumber, readObject, readString, withOptional, type Read,
 } from './field-readers.js';
@@ -25,6 +25,8 @@ export const readRunSettings: Read<RunSettings> = (value, path) => {
     maxNewTokens: fields.get('maxNewTokens', integerReader(0)),
     sampling: fields.get('sampling', readSamplingSettings),
     reference: fields.get('reference', readBoolean),
+    ...withOptional('dequantize', fields.optional('dequantize', choiceReader(DEQUANTIZE_PATHS))),
+    ...withOptional('ignoreEos', fields.optional('ignoreEos', readBoolean)),
   };
 };
 

@@ -10,7 +10,7 @@ import { SYNTHETIC_FORMAT_VERSION, type SyntheticModelKind } from './synthetic-s
  * SYNTHETIC_FORMAT_VERSION (cached folders are keyed by it, so users get the new model) and record
  * the new hashes here.
  */
-const PINNED_ONNX_SHA256: Record<number, Record<SyntheticModelKind, string>> = {
+const PINNED_ONNX_SHA256: Record<number, Partial<Record<SyntheticModelKind, string>>> = {
   1: {
     'synthetic': 'a79fc584bb05de2c2838913d8d747faf81de3a97e562c9c45facbefcce7b8f7e',
     'synthetic-hybrid': '086ca66411c9f23747922f624751cae2f47af3113ccd57529d8e8b6eaedbf3da',
@@ -20,6 +20,8 @@ const PINNED_ONNX_SHA256: Record<number, Record<SyntheticModelKind, string>> = {
   2: {
     'synthetic': 'e41891683007b39d2ee2b5ebc912facefd9e2590c2fca213239050affa87cfcc',
     'synthetic-hybrid': 'def77a8254378fb774bacb93896a1764d522c67ced981959f41145e8bb01b398',
+    // added in v2 (the other kinds' bytes unchanged)
+    'synthetic-8b-kv': '26e160409d0cad5fab2d3556e2c6a57dfff9e105ee9c26d4e541758db771a61b',
   },
 };
 
@@ -54,6 +56,20 @@ function decoded(kind: SyntheticModelKind): ModelProto {
 const sha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 describe('buildSyntheticModel', () => {
+  it('synthetic-8b-kv has Llama-3-8B\'s KV geometry on a small body: 32 layers, 8 KV heads of 128, 8,192 positions', () => {
+    const folder = build('synthetic-8b-kv').folder;
+    const config = JSON.parse(folder.files.find((file) => file.path === 'config.json')!.content as string) as Record<string, unknown>;
+    expect(config).toMatchObject({ num_hidden_layers: 32, num_key_value_heads: 8, head_dim: 128, hidden_size: 64, vocab_size: 512, max_position_embeddings: 8192, torch_dtype: 'float32' });
+    expect(config).not.toHaveProperty('layer_types');
+    const graph = decoded('synthetic-8b-kv').graph!;
+    const past = graph.input.filter((input) => input.name.startsWith('past_key_values.'));
+    expect(past).toHaveLength(64);
+    const dims = past[0]!.type?.value.case === 'tensorType' ? past[0]!.type.value.value.shape!.dim.map((d) => (d.value.case === 'dimValue' ? Number(d.value.value) : d.value.value)) : [];
+    expect(dims).toEqual(['batch_size', 8, 'past_sequence_length', 128]);
+    // small enough to build and run here: 9.4M parameters
+    expect(onnxBytes('synthetic-8b-kv').byteLength).toBeLessThan(40e6);
+  });
+
   it('writes the Hugging Face folder layout in a few seconds', () => {
     const { folder, ms } = build('synthetic');
     expect(folder.files.map((file) => file.path)).toEqual([
@@ -69,6 +85,7 @@ describe('buildSyntheticModel', () => {
     expect({
       'synthetic': sha256(onnxBytes('synthetic')),
       'synthetic-hybrid': sha256(onnxBytes('synthetic-hybrid')),
+      'synthetic-8b-kv': sha256(onnxBytes('synthetic-8b-kv')),
     }, 'the generator changed: bump SYNTHETIC_FORMAT_VERSION and pin the new hashes').toEqual(PINNED_ONNX_SHA256[SYNTHETIC_FORMAT_VERSION]);
   });
 

@@ -1,6 +1,10 @@
-/** The two embedded models: plain Llama, and the same weights with gemma2-like sliding-window layers. */
-export type SyntheticModelKind = 'synthetic' | 'synthetic-hybrid';
-export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic', 'synthetic-hybrid'];
+/**
+ * The embedded models: plain Llama, the same weights with gemma2-like sliding-window layers, and a
+ * model with Llama-3-8B's KV geometry (32 layers, 8 KV heads of 128) on a tiny body, whose KV cache
+ * dominates its memory as it does in real long-context runs (the in-graph dequantization bench).
+ */
+export type SyntheticModelKind = 'synthetic' | 'synthetic-hybrid' | 'synthetic-8b-kv';
+export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic', 'synthetic-hybrid', 'synthetic-8b-kv'];
 
 /**
  * Bump whenever anything that ends up in the model folder changes (graph, weights, config,
@@ -45,6 +49,7 @@ const NUM_LAYERS = 8;
  * query heads), 23.5M parameters, 95 MB of float32.
  */
 export function syntheticModelSpec(kind: SyntheticModelKind): SyntheticModelSpec {
+  if (kind === 'synthetic-8b-kv') return llama3KvSpec();
   const hybrid = kind === 'synthetic-hybrid';
   return {
     kind,
@@ -66,6 +71,37 @@ export function syntheticModelSpec(kind: SyntheticModelKind): SyntheticModelSpec
     // and kvscope read the same list whatever the model_type
     layerTypes: Array.from({ length: NUM_LAYERS }, (_, i) => (hybrid && i % 2 === 0 ? 'sliding_attention' : 'full_attention')),
     slidingWindow: hybrid ? 128 : null,
+    outlierKeyPairs: 2,
+    outlierKeyScale: 10,
+  };
+}
+
+/**
+ * Llama-3-8B's KV geometry (32 layers, 8 KV heads, head_dim 128: 256 KiB of float32 K and V per token,
+ * 1 GiB at 4k tokens) on a body small enough for a laptop CPU: hidden 64, 8 query heads (one per KV
+ * head), intermediate 128, the 512-token vocabulary; 9.4M parameters (37 MB). Positions up to 8,192,
+ * Llama-3's context. Its weights are the generator's, from the same seed (its own streams, by name).
+ */
+function llama3KvSpec(): SyntheticModelSpec {
+  const layers = 32;
+  return {
+    kind: 'synthetic-8b-kv',
+    seed: SEED,
+    numLayers: layers,
+    hiddenSize: 64,
+    intermediateSize: 128,
+    numAttentionHeads: 8,
+    numKeyValueHeads: 8,
+    headDim: 128,
+    vocabSize: 512,
+    maxPositionEmbeddings: 8192,
+    ropeTheta: 500_000,
+    rmsNormEps: 1e-5,
+    unkTokenId: 0,
+    bosTokenId: 1,
+    eosTokenId: 2,
+    layerTypes: Array.from({ length: layers }, () => 'full_attention'),
+    slidingWindow: null,
     outlierKeyPairs: 2,
     outlierKeyScale: 10,
   };

@@ -50,6 +50,10 @@ export class RunPanel {
     await this.root.getByTestId('max-new-tokens-input').fill(String(tokens));
   }
 
+  async setDequantize(path: 'graph' | 'host'): Promise<void> {
+    await this.root.getByTestId('dequantize-select').selectOption(path);
+  }
+
   async setReference(on: boolean): Promise<void> {
     await this.root.getByTestId('reference-toggle').setChecked(on);
   }

@@ -52,6 +52,15 @@ describe.skipIf(!hasShared())('kvscope eval on stories260k (through a lab worker
     expect(record.summary.ppl).toBe(json['ppl']);
     expect(record.settings.text.name).toBe('kvscope:default');
     expect(record.perWindow).toHaveLength(2);
+    // Quantized caches say where they were dequantized: the default is the graph path.
+    expect(json['dequantize']).toBe('graph');
+    expect(record.dequantize).toBe('graph');
+    const host = await evalCli(['--model', storiesDir(), '--backend', 'hqq', '--nbits', '8', '--axis-key', '1', '--axis-value', '1',
+      '--group-size', '32', '--residual-length', '32', '--windows', '2', '--json', '--dequantize', 'host']);
+    expect(host.code).toBe(0);
+    const hostJson = JSON.parse(host.out) as Record<string, unknown>;
+    expect(hostJson['dequantize']).toBe('host');
+    for (const key of ['ppl', 'pplReference', 'kld', 'deltaP', 'top1Agreement', 'storedBytes']) expect(hostJson[key]).toEqual(json[key]);
   });
 
   it('prints llama.cpp\'s statistics as text, reads --text FILE, and says what a bad window does', async () => {
@@ -68,6 +77,9 @@ describe.skipIf(!hasShared())('kvscope eval on stories260k (through a lab worker
     const dynamicTargets = await evalCli(['--model', storiesDir(), '--cache', 'dynamic', '--quantize-parts', 'key']);
     expect(dynamicTargets.code).toBe(1);
     expect(dynamicTargets.err).toMatch(/no effect with --cache dynamic/);
+    const dynamicPath = await evalCli(['--model', storiesDir(), '--cache', 'dynamic', '--dequantize', 'graph']);
+    expect(dynamicPath.code).toBe(1);
+    expect(dynamicPath.err).toMatch(/--dequantize says where the quantized cache is dequantized; it has no effect with --cache dynamic/);
   });
 
   it('exits 2 with the preflight\'s refusal', async () => {

@@ -13,15 +13,15 @@ Usage:
       Quantizes a float32/float16 KV tensor [batch, kv_heads, seq, head_dim] exactly as
       optimum-quanto or HQQ do inside transformers, and reports the error.
 
-  kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [cache options]
+  kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid | synthetic-8b-kv> [cache options]
               [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--pad-prompt-to N] [--max-new-tokens N] [--greedy | --temperature T ...]
-              [--reference] [--out run.json | run.csv] [--json]
+              [--dequantize graph|host] [--ignore-eos] [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failed run.
 
-  kvscope eval --model <model folder | synthetic> [cache options] [--text FILE|-] [--context N]
-               [--stride N] [--prefill P] [--windows N] [--json] [--out eval.json]
+  kvscope eval --model <model folder | synthetic> [cache options] [--dequantize graph|host] [--text FILE|-]
+               [--context N] [--stride N] [--prefill P] [--windows N] [--json] [--out eval.json]
       Scores a cache configuration on a text, teacher-forced, against the full-precision dynamic
       cache: PPL, ΔPPL, KLD, top-1 agreement and Δp as llama.cpp's perplexity tool reports them.
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failure.
@@ -52,6 +52,10 @@ Model and cache (as kvscope run):
   --cache dynamic|quantized    (default quantized)
   --backend, --nbits, --axis-key, --axis-value, --group-size, --residual-length, --layer-policy
                                as kvscope run (defaults are transformers' QuantizedCache defaults)
+  --dequantize graph|host      where the quantized cache is dequantized, as kvscope run (default graph;
+                               the same figures bit for bit; the record's dequantize says which ran,
+                               and the lab's --quantize-layers/--quantize-parts targets run host).
+                               The reference is the source graph's either way (one cached reference)
   kvscope extensions beyond transformers, off by default, as kvscope run --help describes them:
   --nbits-key, --nbits-value, --layer-map, --full-precision-first, --full-precision-last,
   --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q (the record names each active one)
@@ -89,7 +93,7 @@ kvscope sweep merge DIR... [--out DIR]
 
 The spec: {"model": "…", "text": "file.txt", "fixed": {…}, "grid": {…}, "points": [{…}], "preset": "layers"}.
 Keys in fixed, grid and points are kvscope eval's long option names without the dashes
-("group-size": 32, "nbits": 4, "axis-key": 1): grid is a cartesian product of value lists, points adds
+("group-size": 32, "nbits": 4, "axis-key": 1, "dequantize": ["graph", "host"]): grid is a cartesian product of value lists, points adds
 single configurations, the sweep is their union (duplicates once). "text" is relative to the spec.
 Presets (a kvscope extension, the lab's sensitivity studies): layers = one layer quantized at a time,
 keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both.
@@ -186,14 +190,15 @@ Exit codes: 0 a run could start, 2 refused (by transformers' verdict or the grap
 Backends: quanto nbits 2|4, axis 0|-1; hqq nbits 1|2|3|4|8, axis 0|1.
 Exit codes: 0 done, 1 bad input (unreadable file, unsupported dtype, a shape the backend refuses).
 `,
-  run: `kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid> [options]
+  run: `kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid | synthetic-8b-kv> [options]
 
 Model and runtime:
   --model M              a model folder (Hugging Face/Optimum or transformers.js: config.json and
                          onnx/model*.onnx; ONNX Runtime GenAI: genai_config.json and its model.onnx;
                          legacy Optimum: decoder_model_merged.onnx, or decoder_model.onnx with
                          decoder_with_past_model.onnx), a graph.onnx with its config beside it,
-                         or a built-in synthetic model (synthetic, synthetic-hybrid)
+                         or a built-in synthetic model (synthetic, synthetic-hybrid; synthetic-8b-kv:
+                         Llama-3-8B's KV geometry, 32 layers of 8 KV heads × 128, on a tiny body)
   --onnx FILE            the graph of the folder (e.g. model_fp16.onnx); default: genai_config.json's,
                          else model.onnx, else transformers.js_config's dtype, else the merged decoder
   --ep cpu|webgpu|cuda|dml|coreml
@@ -210,6 +215,12 @@ Cache (defaults are transformers' QuantizedCache defaults):
   --layer-policy all|full-attention-only
                                all: transformers' behaviour; full-attention-only: quantize only
                                full-attention layers (hybrid models)
+  --dequantize graph|host      where the quantized cache is dequantized for attention (default graph):
+                               graph: inside the ONNX graph, one layer at a time, fed only the codes,
+                               scales, zeros and residual (the process holds what transformers holds);
+                               host: in JavaScript, every layer's history fed at once. The same logits
+                               bit for bit; settings the graph cannot express (HQQ 3-bit, sinks,
+                               rotation, outliers, some layouts) run host, and the run's notes say why
 
 kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
 bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
@@ -247,6 +258,7 @@ Generation:
   --top-k K                temperature 1.0, top-k 50 (0 = off), top-p 1.0, seed 0
   --top-p P
   --seed S               the same seed gives the same tokens
+  --ignore-eos           keep generating past an EOS token until --max-new-tokens (benchmarks)
   --reference            also replay the tokens through a full-precision cache and report
                          KL divergence and top-1 agreement per step
 
@@ -254,7 +266,8 @@ Output:
   --out FILE             write the run record (JSON, see docs/run-record.md) atomically;
                          a name ending in .csv writes the per-step CSV instead
   --json                 print one JSON object: tokens, text, flushes, kvBytes, baselineBytes,
-                         error (per layer, K and V), timings, reference (with --reference)
+                         error (per layer, K and V), timings, reference (with --reference),
+                         dequantize (quantized runs: graph or host, what ran)
 
 The text streams to stdout; a progress bar goes to stderr when it is a terminal. Ctrl-C cancels
 at the next step and still prints the summary (and writes --out); a second Ctrl-C stops at once.

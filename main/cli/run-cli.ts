@@ -85,6 +85,8 @@ const COMMANDS: Record<string, {
       'top-p': { type: 'string' },
       seed: { type: 'string' },
       reference: { type: 'boolean' },
+      dequantize: { type: 'string' },
+      'ignore-eos': { type: 'boolean' },
       out: { type: 'string' },
       json: { type: 'boolean' },
     },

@@ -90,6 +90,27 @@ describe.skipIf(!hasShared())('kvscope sweep on stories260k', () => {
     expect(results(join(dir, 'whole'))).toEqual(whole);
   });
 
+  it('sweeps where the cache is dequantized (--dequantize graph|host as a grid axis): the same figures, the path in each row', async () => {
+    const spec = join(dir, 'paths.json');
+    writeFileSync(spec, JSON.stringify({
+      model: storiesDir(),
+      fixed: { context: 128, windows: 2, 'residual-length': 16 },
+      grid: { dequantize: ['graph', 'host'], nbits: [2, 4] },
+    }));
+    const { code } = await sweep(['--spec', spec, '--out', join(dir, 'paths')]);
+    expect(code).toBe(0);
+    const rows = results(join(dir, 'paths')).rows;
+    expect(rows).toHaveLength(4);
+    for (const row of rows) expect(row.settings?.dequantize).toBe(row.options['dequantize']);
+    for (const nbits of [2, 4]) {
+      const [graph, host] = (['graph', 'host'] as const).map((path) => rows.find((r) => r.options['nbits'] === nbits && r.options['dequantize'] === path)!.result);
+      expect(graph).toEqual(host);
+      expect(graph!.kldMean).toBeGreaterThan(0);
+    }
+    const csv = readFileSync(join(dir, 'paths', 'results.csv'), 'utf8').split('\r\n');
+    expect(csv[0]!.split(',')).toEqual(expect.arrayContaining(['opt_dequantize', 'dequantize']));
+  });
+
   it('sharded 1/3, 2/3, 3/3 then merged gives the unsharded results', async () => {
     for (const shard of ['1/3', '2/3', '3/3']) {
       const { code } = await sweep(['--spec', join(dir, 'sweep.json'), '--out', join(dir, `shard-${shard[0]}`), '--shard', shard]);

@@ -20,6 +20,8 @@ export const STEP_COLUMNS = [
   'flushEvents',
   /** NaN without the reference lane */
   'klDivergence', 'top1Agrees', 'referenceTokenId',
+  /** the process's resident memory when the step was measured (sampled at most every 250 ms) */
+  'rssBytes',
 ] as const;
 export type StepColumn = (typeof STEP_COLUMNS)[number];
 
@@ -248,6 +250,7 @@ export class RunMetrics {
     this.stepTexts[step.step] = step.text;
     if (step.text !== undefined) this.hasStepText = true;
     c.flushEvents[row] = flushEvents;
+    c.rssBytes[row] = step.memory.rssBytes;
     const reference = step.reference;
     if (reference === undefined) {
       c.klDivergence[row] = NaN;

@@ -81,6 +81,11 @@ describe('workbench store', () => {
         model: 'synthetic', onnxFile: 'onnx/model.onnx', executionProvider: 'cpu', cacheMode: 'quantized', quantization: form.quantization,
         prompt: DEFAULT_RUN_FORM.prompt, maxNewTokens: DEFAULT_RUN_FORM.maxNewTokens, sampling: { ...DEFAULT_RUN_FORM.sampling, greedy: false, seed: 7 }, reference: true,
       });
+      // where the cache is dequantized: the default (graph) as no choice, so that settings the graph
+      // cannot express run host, as the CLI's default; host asked for; a quantized run's setting only
+      expect(form.dequantize).toBe('graph');
+      expect(toRunSettings({ ...form, dequantize: 'host' }, '/m', null)).toMatchObject({ dequantize: 'host' });
+      expect(toRunSettings({ ...form, dequantize: 'host', cacheMode: 'dynamic' }, '/m', null)).not.toHaveProperty('dequantize');
       expect(toRunSettings(form, '/m', null)).not.toHaveProperty('onnxFile');
     });
   });

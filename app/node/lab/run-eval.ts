@@ -1,8 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { planRunCache } from '../../engine/plan-run-cache.js';
 import { TokenizerError } from '../../engine/engine-errors.js';
-import type { RunSettings } from '../../engine/types.js';
-import { computeReference, evaluateCache, type EvalHooks, type EvalProgress } from '../../lab/evaluate.js';
+import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type RunSettings } from '../../engine/types.js';
+import { computeReference, evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
+import { IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
+import { isAllTargets } from '../../lab/lab-targets.js';
+import { GenerationError } from '../../engine/engine-errors.js';
+import type { RunCachePlan } from '../../engine/plan-run-cache.js';
+import { freeArrayBuffer } from '../free-array-buffer.js';
+import { openInGraphModel, type InGraphOpenedModel } from '../model/open-in-graph-model.js';
 import type { ReferenceSource } from '../../lab/reference-source.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
 import type { KvDtype } from '../../tensor/kv-tensor.js';
@@ -37,8 +43,18 @@ export interface RunEvalOptions {
 export async function runEval(settings: EvalSettings, options: RunEvalOptions = {}): Promise<EvalResult> {
   return withPreparedEval(settings, options, async (prepared) => {
     const { model, windows, cachePlan, hooks } = prepared;
+    const path = await openEvalPath(prepared.files, settings, cachePlan, options);
+    let outcome: EvalOutcome;
     const evalStart = performance.now();
-    const outcome = await evaluateCache(model, settings, cachePlan, windows, prepared.reference, hooks);
+    try {
+      // The graph path scores the rewritten graph's session; the reference stays the source graph's (full precision).
+      const evaluated: EvalModel = path.opened === undefined ? model : {
+        session: path.opened.session, io: model.io, config: model.config, inGraph: { kv: path.opened.inGraph.kv, releaseBuffer: freeArrayBuffer },
+      };
+      outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks);
+    } finally {
+      await path.opened?.dispose();
+    }
     const evalMs = performance.now() - evalStart;
     const { text: _content, ...rest } = settings;
     return {
@@ -57,6 +73,8 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       extensions: activeExtensions(settings, model.config.geometry.numLayers),
       preflightDiagnostics: cachePlan.preflight?.diagnostics ?? [],
       feed: hooks.feedMode ?? 'chunked',
+      ...(path.dequantize === undefined ? {} : { dequantize: path.dequantize }),
+      ...(path.reason === undefined ? {} : { dequantizeReason: path.reason }),
       timings: {
         loadMs: prepared.loadMs, referenceMs: prepared.referenceMs, evalMs, runs: outcome.runs, tokensFed: outcome.tokensFed,
         tokensPerSecond: evalMs > 0 ? (1000 * outcome.tokensFed) / evalMs : 0,
@@ -71,12 +89,44 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
   });
 }
 
+interface EvalPath {
+  /** quantized caches: the path that runs */
+  readonly dequantize: DequantizePath | undefined;
+  /** the rewritten graph's model, on the graph path */
+  readonly opened: InGraphOpenedModel | undefined;
+  /** why the default runs host */
+  readonly reason: string | undefined;
+}
+
+/**
+ * Where the evaluated cache is dequantized, as `kvscope run` decides it (run-generation.ts): the
+ * default and an explicit `graph` open the rewritten graph; where the rewrite cannot express the
+ * settings, the layout or the lab's targets, an explicit `graph` is refused with the reason and the
+ * default runs `host` and records why.
+ */
+async function openEvalPath(files: ModelFiles, settings: EvalSettings, cachePlan: RunCachePlan, options: RunEvalOptions): Promise<EvalPath> {
+  if (cachePlan.plan === null) return { dequantize: undefined, opened: undefined, reason: undefined };
+  const wanted = settings.dequantize ?? DEFAULT_DEQUANTIZE_PATH;
+  if (wanted === 'host') return { dequantize: 'host', opened: undefined, reason: undefined };
+  const opened = isAllTargets(settings.targets)
+    ? await openInGraphModel(files, { executionProvider: settings.executionProvider, quantization: settings.quantization, reference: false }, cachePlan.plan,
+      options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads })
+    : { reason: IN_GRAPH_TARGETS_REASON };
+  if (!('reason' in opened)) return { dequantize: 'graph', opened, reason: undefined };
+  if (settings.dequantize === 'graph') {
+    throw new GenerationError(`--dequantize graph cannot evaluate these settings: ${opened.reason}.`,
+      'Evaluate with --dequantize host (the same logits, dequantized in JavaScript), or change the settings.');
+  }
+  return { dequantize: 'host', opened: undefined, reason: opened.reason };
+}
+
 /** Makes sure the reference of these settings' model, text and windows is stored (a sweep does this once, first). */
 export async function ensureReference(settings: EvalSettings, options: RunEvalOptions = {}): Promise<{ key: string; cached: boolean; ms: number }> {
   return withPreparedEval({ ...settings, cacheMode: 'dynamic' }, options, async (prepared) => ({ key: prepared.key, cached: prepared.cached, ms: prepared.referenceMs }));
 }
 
 interface PreparedEval {
+  readonly files: ModelFiles;
   readonly model: Awaited<ReturnType<typeof openModelSession>>;
   readonly windows: ReturnType<typeof planWindows>;
   readonly cachePlan: ReturnType<typeof planRunCache>;
@@ -124,7 +174,7 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
     if (reference === null) reference = store.save(key, await computeReference(model, windows, hooks));
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
+      files, model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
       textTokens: textTokens.length, loadMs, referenceMs,
     });
   } finally {

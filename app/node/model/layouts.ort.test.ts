@@ -174,7 +174,8 @@ describe.each(CASES)('$name', (testCase) => {
       // the same keys and values reached the cache, through whatever names, packing and graphs
       expect(result.generatedTokenIds).toEqual(reference.generatedTokenIds);
       expect(result.layerErrors).toEqual(reference.layerErrors);
-      expect(result.kvBytesTotal).toEqual(reference.kvBytesTotal);
+      // (stored bytes; the JavaScript working buffers differ where one run dequantizes in the graph and the other on the host)
+      expect({ ...result.kvBytesTotal, workingBytes: 0 }).toEqual({ ...reference.kvBytesTotal, workingBytes: 0 });
     }
   });
 });

@@ -132,7 +132,7 @@ export async function openModelSession(files: ModelFiles, executionProvider: Exe
 }
 
 /** ORT's default is one thread per core: a cap below this machine's cores sets the count, one above it changes nothing. */
-function cappedThreads(chosen: number | undefined, cap: number | undefined): number | undefined {
+export function cappedThreads(chosen: number | undefined, cap: number | undefined): number | undefined {
   if (cap === undefined) return chosen;
   if (chosen !== undefined) return Math.min(chosen, cap);
   return cap < availableParallelism() ? cap : undefined;

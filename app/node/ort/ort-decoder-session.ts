@@ -15,6 +15,8 @@ export interface OrtDecoderSessionOptions {
   readonly displayName?: string;
   /** ORT's intra-op threads; default: ORT's own (2 on the reference machines, generation-speed.md) */
   readonly intraOpNumThreads?: number;
+  /** graph transformers ORT must not run (`optimization.disable_specified_optimizers`), e.g. for a rewritten graph */
+  readonly disabledOptimizers?: readonly string[];
 }
 
 /**
@@ -39,7 +41,10 @@ export async function createOrtDecoderSession(onnxPath: string, options: OrtDeco
       // by about 3% at load average 2 and 8-11% at 3-4, and two-thread stories260k's by 20-50% under
       // load. Spinning still happens within a run.
       // onnxruntime_session_options_config_keys.h: kOrtSessionOptionsConfigForceSpinningStop.
-      extra: { session: { force_spinning_stop: '1' } },
+      extra: {
+        session: { force_spinning_stop: '1' },
+        ...(options.disabledOptimizers === undefined ? {} : { optimization: { disable_specified_optimizers: options.disabledOptimizers.join(';') } }),
+      },
       ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
     });
   } catch (error) {

@@ -55,7 +55,7 @@ describe('RunDashboard', () => {
     act(() => clock.tick(16)); // charts are created on the first frame
     const rendersAfterMount = onRender.mock.calls.length;
     const charts = createdCharts.filter((chart) => !chart.disposed);
-    expect(charts).toHaveLength(8);
+    expect(charts).toHaveLength(9);
     const drawsBefore = charts.map((chart) => chart.options.length);
 
     const simulation = new FakeRunSimulation(model.config, 'float16', settings, 1);

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { KEY_ERROR_HEATMAP, KV_LAYERS_CHART, KV_MEMORY_CHART, LATEST_ERROR_CHART, REFERENCE_CHART, SPEED_CHART, STEP_TIME_CHART, VALUE_ERROR_HEATMAP } from '../../charts/run-charts.js';
+import { PROCESS_MEMORY_CHART } from '../../charts/process-memory-chart.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
 import type { ChartIdentity } from '../../export/chart-png.js';
 import { ChartPanel } from './ChartPanel.js';
@@ -24,6 +25,7 @@ export function RunDashboard({ buffers, referenceOn, quantized, identity, compar
       <StatTiles buffers={buffers} />
       <div className="chart-grid">
         <ChartPanel spec={KV_MEMORY_CHART} buffers={buffers} identity={identity} wide tall />
+        <ChartPanel spec={PROCESS_MEMORY_CHART} buffers={buffers} identity={identity} wide />
         <ChartPanel spec={KV_LAYERS_CHART} buffers={buffers} identity={identity} />
         <ChartPanel spec={LATEST_ERROR_CHART} buffers={buffers} identity={identity} emptyMessage={noQuantization} />
         <ChartPanel spec={KEY_ERROR_HEATMAP} buffers={buffers} identity={identity} emptyMessage={noQuantization} {...shared} />

@@ -27,6 +27,15 @@ describe('the Lab setup as a sweep spec', () => {
     expect(points[2]!.options).toEqual({ cache: 'dynamic', context: 512, ep: 'cpu', windows: 4 });
   });
 
+  it('carries the run panel\'s dequantize choice: host as --dequantize host, the default as eval\'s default', () => {
+    const host = labSpec(DEFAULT_LAB_SETUP, { ...DEFAULT_RUN_FORM, dequantize: 'host' }, 'synthetic').spec;
+    expect(host.fixed).toMatchObject({ dequantize: 'host' });
+    expect(() => checkSweepSpec(host, EVAL_OPTION_SPECS, 'lab')).not.toThrow();
+    expect(labSpec(DEFAULT_LAB_SETUP, DEFAULT_RUN_FORM, 'synthetic').spec.fixed).not.toHaveProperty('dequantize');
+    const withDynamic = expandSweep(labSpec({ ...DEFAULT_LAB_SETUP, includeDynamic: true }, { ...DEFAULT_RUN_FORM, dequantize: 'host' }, 'synthetic').spec, 0);
+    expect(withDynamic.filter((point) => point.options['dequantize'] === 'host')).toHaveLength(withDynamic.length - 1);
+  });
+
   it('says what is wrong with a list', () => {
     const { problems } = labSpec({ ...DEFAULT_LAB_SETUP, vary: { ...DEFAULT_LAB_SETUP.vary, nbits: '2, four', backend: 'HQQ' } }, DEFAULT_RUN_FORM, 'synthetic');
     expect(problems).toEqual(['backend: HQQ is not quanto or hqq.', 'nbits: four is not an integer.']);

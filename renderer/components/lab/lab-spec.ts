@@ -1,4 +1,5 @@
 import type { CacheExtensions } from '../../../app/cache/cache-extensions.js';
+import { DEFAULT_DEQUANTIZE_PATH } from '../../../app/engine/types.js';
 import type { SweepSpec, SweepValue } from '../../../app/lab/sweep-spec.js';
 import type { LabSetup, LabVariedField } from '../../store/lab-slice.js';
 import { LAB_VARIED_FIELDS } from '../../store/lab-slice.js';
@@ -32,7 +33,11 @@ export function labSpec(setup: LabSetup, form: RunForm, model: string): { spec: 
   if (quantized) {
     // With the dynamic cache as an extra point, every cache option goes in the grid (single values
     // included): eval refuses quantization options next to --cache dynamic, and points take `fixed`.
-    const cacheOptions: Record<string, SweepValue> = { ...(q.layerPolicy !== 'all' ? { 'layer-policy': q.layerPolicy } : {}), ...extensionOptions(q.extensions) };
+    const cacheOptions: Record<string, SweepValue> = {
+      ...(q.layerPolicy !== 'all' ? { 'layer-policy': q.layerPolicy } : {}), ...extensionOptions(q.extensions),
+      // where the cache is dequantized, as the run panel sends it (the default as no choice: eval's default)
+      ...(form.dequantize !== DEFAULT_DEQUANTIZE_PATH ? { dequantize: form.dequantize } : {}),
+    };
     for (const [key, value] of Object.entries(cacheOptions)) {
       if (setup.includeDynamic) grid[key] = [value];
       else fixed[key] = value;

@@ -9,6 +9,7 @@ import { asSentence } from '../../format/user-text.js';
 import { NumberField } from '../common/NumberField.js';
 import { PreflightView } from './PreflightView.js';
 import { ExtensionsFields } from './ExtensionsFields.js';
+import { DequantizePathField } from './DequantizePathField.js';
 import { QuantizationFields } from './QuantizationFields.js';
 import { SamplingFields } from './SamplingFields.js';
 
@@ -48,6 +49,7 @@ export function RunPanel(): ReactNode {
         <small id={`${ids.cache}-hint`} className="hint block">transformers' QuantizedCache or DynamicCache semantics.</small>
 
         <QuantizationFields disabled={form.cacheMode === 'dynamic'} />
+        <DequantizePathField disabled={form.cacheMode === 'dynamic'} />
         <ExtensionsFields disabled={form.cacheMode === 'dynamic'} />
 
         <div className="field">

@@ -7,6 +7,7 @@ import { compareToBaseline, formatBytes, significant } from '../../format/units.
 import { useServices, useWorkbench } from '../../services.js';
 import { NumberField } from '../common/NumberField.js';
 import { withoutDocumentReferences as plain } from '../../format/user-text.js';
+import { PeakWhatIf } from './PeakWhatIf.js';
 
 const PLAN_LABEL = { quantized: 'quantized', dynamic: 'full precision', none: 'no KV cache' } as const;
 
@@ -57,6 +58,10 @@ export function WhatIfPanel(): ReactNode {
       )}
       {answer !== null && answer.verdict.warnings.map((warning) => <p key={warning} className="check-note" data-testid="whatif-warning">{warning}</p>)}
       {answer?.result != null && <WhatIfTable result={answer.result} dtype={kvDtype ?? 'float32'} cacheMode={cacheMode} />}
+      {answer?.result != null && inputs.config !== null && (
+        <PeakWhatIf config={inputs.config} kvDtype={inputs.kvDtype ?? 'float32'} settings={inputs.quantization}
+          promptTokens={inputs.whatIf.promptTokens} contextLength={inputs.whatIf.contextLength} />
+      )}
     </section>
   );
 }

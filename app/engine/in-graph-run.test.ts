@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { CacheLayerPlan } from '../cache/layer-plan.js';
+import type { DecoderIo, KvLayerIo } from './decoder-io.js';
+import { planInGraph, unpackStrategyFor } from './in-graph-run.js';
+
+function layer(i: number, kvHeads: number | string = 4): KvLayerIo {
+  return {
+    layer: i, packing: 'per-layer', pastKey: `past_key_values.${i}.key`, pastValue: `past_key_values.${i}.value`,
+    presentKey: `present.${i}.key`, presentValue: `present.${i}.value`, dtype: 'float32',
+    keyShape: ['batch', kvHeads, 'past', 64], valueShape: ['batch', kvHeads, 'past', 64],
+  };
+}
+
+const IO: DecoderIo = {
+  inputIds: 'input_ids', inputIdsType: 'int64', attentionMask: 'attention_mask', attentionMaskType: 'int64', positionIds: 'position_ids',
+  positionIdsType: 'int64', logitsToKeep: null, useCacheBranch: null, logits: 'logits', logitsType: 'float32', logitsShape: ['batch', 'seq', 512],
+  kvLayers: [0, 1, 2, 3].map((i) => layer(i)), kvDtype: 'float32', states: [], presentMayExceedValidLength: false,
+};
+const GEOMETRY = { numKeyValueHeads: 4, headDim: 64 };
+const ALL: CacheLayerPlan[] = ['quantized', 'quantized', 'quantized', 'quantized'];
+
+function plan(settings: Partial<QuantizedCacheSettings>, layers: readonly CacheLayerPlan[] = ALL): ReturnType<typeof planInGraph> {
+  return planInGraph(IO, GEOMETRY, layers, { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, ...settings }, 'bitwise');
+}
+
+describe('planInGraph: the rewrite\'s spec for a run, or why the graph path cannot run it', () => {
+  it('transformers\' defaults: every planned layer, keys and values as the cache stores them', () => {
+    const planned = plan({});
+    expect(planned.ok).toBe(true);
+    if (!planned.ok) return;
+    expect(planned.spec.unpack).toBe('bitwise');
+    expect(planned.spec.layers.map((l) => l.layer)).toEqual([0, 1, 2, 3]);
+    expect(planned.spec.layers[0]).toMatchObject({
+      pastKey: 'past_key_values.0.key', presentValue: 'present.0.value', dtype: 'float32',
+      key: { backend: 'quanto', nbits: 4, axis: 0, groupSize: 64, kvHeads: 4, headDim: 64 },
+    });
+  });
+
+  it('K/V bits apart, per-layer bits and full-precision layers: the quantization plan\'s, per layer and side', () => {
+    const planned = plan({
+      backend: 'hqq', nbits: 4, axisKey: 1, axisValue: 0,
+      extensions: { nbitsKey: 8, nbitsValue: 2, layerMap: [{ layer: 2, nbitsKey: 4, nbitsValue: 4 }, { layer: 3, fullPrecision: true }] },
+    }, ['quantized', 'quantized', 'quantized', 'dynamic']);
+    expect(planned.ok).toBe(true);
+    if (!planned.ok) return;
+    expect(planned.spec.layers.map((l) => [l.layer, l.key.nbits, l.key.axis, l.value.nbits, l.value.axis])).toEqual([
+      [0, 8, 1, 2, 0], [1, 8, 1, 2, 0], [2, 4, 1, 4, 0],
+    ]);
+  });
+
+  it('refuses the extensions whose stores are more than a backend store, naming them', () => {
+    expect(plan({ extensions: { sinkTokens: 4 } })).toEqual({ ok: false, reason: expect.stringMatching(/does not express the kvscope extension\(s\) attention sinks/) });
+    expect(plan({ extensions: { rotation: 'hadamard', outlierQuantile: 0.99 } })).toEqual({ ok: false, reason: expect.stringMatching(/rotation, outliers/) });
+    // at their neutral values they are no extension at all
+    expect(plan({ extensions: { sinkTokens: 0, nbitsKey: 4 } }).ok).toBe(true);
+  });
+
+  it('refuses HQQ 3-bit, with the packing\'s reason', () => {
+    expect(plan({ backend: 'hqq', nbits: 3 })).toEqual({ ok: false, reason: expect.stringMatching(/^keys: HQQ packs 3-bit codes ten to an int32 word/) });
+  });
+
+  it('takes heads and head size from the graph when it declares them, else from the config', () => {
+    const io: DecoderIo = { ...IO, kvLayers: [layer(0, 'heads'), layer(1, 2)] };
+    const planned = planInGraph(io, GEOMETRY, ['quantized', 'quantized'], DEFAULT_QUANTIZED_CACHE_SETTINGS, 'arithmetic');
+    expect(planned.ok && planned.spec.layers.map((l) => l.key.kvHeads)).toEqual([4, 2]);
+  });
+
+  it('unpacks bitwise on the CPU, with float arithmetic elsewhere (WebGPU has no BitShift)', () => {
+    expect(unpackStrategyFor('cpu')).toBe('bitwise');
+    expect(unpackStrategyFor('webgpu')).toBe('arithmetic');
+    expect(unpackStrategyFor('cuda')).toBe('arithmetic');
+  });
+});

@@ -1,0 +1,84 @@
+import { activeExtensions, type ExtensionId } from '../cache/active-extensions.js';
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import { planLayerQuantization } from '../cache/quantization-plan.js';
+import type { CacheLayerPlan } from '../cache/layer-plan.js';
+import {
+  inGraphUnsupportedReason,
+  type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerSpec, type InGraphSideSpec, type UnpackStrategy,
+} from '../onnx/rewrite/in-graph-spec.js';
+import type { QuantBackend, QuantParams } from '../quant/types.js';
+import type { DecoderIo } from './decoder-io.js';
+import type { DecoderSession } from './decoder-session.js';
+import type { ExecutionProviderName } from './types.js';
+
+/**
+ * What a run on the in-graph dequantization path (`--dequantize graph`) adds to a GenerateRequest:
+ * the request's session is the rewritten graph's, and `kv` names its stored-cache inputs and new-rows
+ * outputs (app/onnx/rewrite/). The reference replay needs the source graph (full-precision past in,
+ * full present out), so a run with `reference` on passes the source graph's session too.
+ */
+export interface InGraphRun {
+  readonly kv: InGraphKvIo;
+  /** the source graph's session, for the teacher-forced reference lane; required when `settings.reference` */
+  readonly referenceSession?: DecoderSession;
+}
+
+/**
+ * The kvscope extensions whose stores the rewrite reads as they are: bits per side and per layer, and
+ * full-precision layers (fed as dynamic layers). Sinks, rotation and outliers store more than a
+ * backend store (exact sink rows, a rotated domain, a sparse list): runs with them dequantize on the host.
+ */
+const GRAPH_EXTENSIONS: ReadonlySet<ExtensionId> = new Set(['kv-bits-apart', 'layer-map', 'full-precision-layers']);
+
+/** The spec, or why the graph path cannot run these settings on this graph. */
+export type InGraphPlan =
+  | { readonly ok: true; readonly spec: InGraphDequantizeSpec }
+  | { readonly ok: false; readonly reason: string };
+
+/**
+ * The rewrite's spec for a run: every layer the plan quantizes, keys and values as the cache stores
+ * them (app/cache/quantization-plan.ts: K/V bits apart and per-layer bits included), with each
+ * layer's heads and head size as the graph declares them (else the config's, as the engine reads
+ * them). Refuses what the rewrite cannot express: HQQ's 3-bit int32 packing, and the extensions
+ * whose stores are more than a backend store (GRAPH_EXTENSIONS).
+ */
+export function planInGraph(
+  io: DecoderIo, geometry: { readonly numKeyValueHeads: number; readonly headDim: number }, plan: readonly CacheLayerPlan[],
+  settings: QuantizedCacheSettings, unpack: UnpackStrategy,
+): InGraphPlan {
+  const numLayers = plan.length;
+  const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
+  if (refused.length > 0) {
+    return { ok: false, reason: `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}` };
+  }
+  if (io.kvDtype === null) return { ok: false, reason: 'the graph has no KV inputs' };
+  const backend = settings.backend as QuantBackend;
+  const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
+  const layers: InGraphLayerSpec[] = [];
+  for (const layer of io.kvLayers) {
+    if (plan[layer.layer] !== 'quantized') continue;
+    const quantization = planLayerQuantization(settings, layer.layer, numLayers);
+    if (quantization === null) return { ok: false, reason: `layer ${layer.layer} is planned quantized but its settings keep it in full precision` };
+    const side = (params: QuantParams, shape: readonly (number | string)[]): InGraphSideSpec => ({
+      backend, nbits: params.nbits, axis: params.axis, groupSize: params.groupSize,
+      kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
+    });
+    const key = side(quantization.key.params, layer.keyShape);
+    const value = side(quantization.value.params, layer.valueShape);
+    for (const [part, s] of [['keys', key], ['values', value]] as const) {
+      const reason = inGraphUnsupportedReason(s);
+      if (reason !== null) return { ok: false, reason: `${part}: ${reason}` };
+    }
+    layers.push({
+      layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
+      dtype: layer.dtype, key, value,
+    });
+  }
+  if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
+  return { ok: true, spec: { layers, unpack } };
+}
+
+/** Bitwise unpacking on the CPU (cheapest there); float arithmetic elsewhere, which every EP runs on the device. */
+export function unpackStrategyFor(executionProvider: ExecutionProviderName): UnpackStrategy {
+  return executionProvider === 'cpu' ? 'bitwise' : 'arithmetic';
+}

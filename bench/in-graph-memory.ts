@@ -1,0 +1,329 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../app/cache/cache-config.js';
+import { readModelFiles } from '../app/node/model/open-model.js';
+import { resolveModelPath } from '../app/node/run-generation.js';
+import { estimateKvPeaks } from '../renderer/estimate/peak-what-if.js';
+import type { GenerationJob, GenerationSample } from './generation-job.js';
+import type { CachePath, MemoryJob, MemorySample, StepSample } from './in-graph-memory-job.js';
+
+/**
+ * `npm run bench` rows for in-graph dequantization (issue: memory that is real), on synthetic-8b-kv
+ * (Llama-3-8B's KV geometry: 32 layers, 8 KV heads of 128; 256 KiB of float32 K+V per token) with
+ * transformers' default quantized cache (quanto 4-bit, group 64, residual 128). Every figure comes
+ * from a process of its own, so its ru_maxrss is that run's alone. Four parts, each runnable alone
+ * (`npx tsx bench/in-graph-memory.ts decode speed`; all four when none is named):
+ *
+ * - `layers`: one decode step at 2,048 tokens of context: the growth of ru_maxrss during that one run,
+ *   i.e. what ONNX Runtime holds at once: gated (as runs are), the same rewrite ungated, and the host
+ *   path (every layer's history fed). The proof that one layer's history is alive at a time.
+ * - `decode`: per path (dynamic, host, graph), a 16-token prompt decoded greedily with ignoreEos to
+ *   4,096 tokens (host: 2,048), the peak recorded as the context passes 1,024, 2,048 and 4,096 (the peak of a run
+ *   that stopped there: the same steps), minus the same command's peak after 16 new tokens: the
+ *   KV-attributable peak. Next to it the cache's own accounting and the what-if's prediction
+ *   (renderer/estimate/peak-what-if.ts). Targets: graph ≥ 4× lower than dynamic at 2k and 4k; the
+ *   prediction within 10% of the measurement. The same runs give, for a memory cap, the longest context
+ *   each path reaches under it (ru_maxrss recorded every 32 steps). Long: about an hour a path here.
+ * - `speed`: decode tok/s near 2,048 tokens (prompt 1,791, 257 new: the 256 decode runs see 1,792…2,047),
+ *   the three paths alternating process by process, as bench/generation.ts measures; target graph ≥ 0.6×
+ *   dynamic.
+ * - `prefill`: a 2,048-token prompt's prefill and one decode step: ONNX Runtime returns every layer's K/V
+ *   of the prompt at once, on every path. Reported apart, with what would bound it.
+ *
+ * `--rounds N` sets the speed part's processes per path (default 3), `--up-to N` stops the decode
+ * part's runs at N tokens of context, `--concurrent` runs its three paths' processes side by side.
+ *
+ * Every sample is saved as it arrives (bench/_in-graph/, or KVSCOPE_IN_GRAPH_BENCH_DIR); `--resume`
+ * reuses the samples found there instead of measuring them again (an interrupted decode part picks up
+ * where it stopped).
+ */
+const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'in-graph-memory-child.ts');
+const STEP_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'in-graph-step-child.ts');
+const GENERATION_CHILD = join(dirname(fileURLToPath(import.meta.url)), 'generation-child.ts');
+const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MODEL = 'synthetic-8b-kv';
+const PATHS: readonly CachePath[] = ['dynamic', 'host', 'graph'];
+const PROMPT = 16;
+const CHECKPOINTS = [1024, 2048, 4096] as const;
+/**
+ * Where each path's decode run stops: the host path only to 2,048 (no target needs it further, and
+ * it passes the memory cap long before; at 2k on this machine a host step takes over a second).
+ */
+const LAST_CHECKPOINT: Readonly<Record<CachePath, number>> = { dynamic: 4096, host: 2048, graph: 4096 };
+/** The memory cap for "the longest context under a cap": the process's peak RSS. */
+const CAP_BYTES = 1.5 * 2 ** 30;
+
+const MIN_KV_PEAK_RATIO = 4;
+const MIN_GRAPH_SPEED_VS_DYNAMIC_2K = 0.6;
+const MAX_PREDICTION_ERROR = 0.1;
+
+export type Part = 'layers' | 'decode' | 'speed' | 'prefill';
+export const PARTS: readonly Part[] = ['layers', 'decode', 'speed', 'prefill'];
+
+export interface InGraphReport {
+  readonly lines: string[];
+  readonly misses: string[];
+}
+
+const SAMPLE_DIR = process.env['KVSCOPE_IN_GRAPH_BENCH_DIR'] ?? join(PROJECT_ROOT, 'bench', '_in-graph');
+let resume = false;
+
+/** A child's sample, measured, or read back from SAMPLE_DIR with --resume; saved either way. */
+async function sample<T>(name: string, child: string, job: unknown): Promise<T> {
+  const file = join(SAMPLE_DIR, `${name}.json`);
+  if (resume && existsSync(file)) {
+    progress(`${name}: reusing ${file}`);
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  }
+  const result = await runJson<T>(child, job);
+  mkdirSync(SAMPLE_DIR, { recursive: true });
+  writeFileSync(file, `${JSON.stringify(result)}\n`);
+  return result;
+}
+
+function runJson<T>(child: string, job: unknown): Promise<T> {
+  return new Promise((resolvePromise, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, JSON.stringify(job)], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+    proc.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    proc.on('error', reject);
+    proc.on('close', (code) => {
+      const last = stdout.trim().split('\n').pop() ?? '';
+      if (code !== 0 || !last.startsWith('{')) {
+        reject(new Error(`${child} exited with ${code} for ${JSON.stringify(job)}:\n${stderr.slice(-2000)}`));
+        return;
+      }
+      resolvePromise(JSON.parse(last) as T);
+    });
+  });
+}
+
+const started = performance.now();
+function progress(text: string): void {
+  process.stderr.write(`[in-graph ${((performance.now() - started) / 1e3).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}] ${text}\n`);
+}
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(bytes >= 100 * 2 ** 20 ? 0 : 1)} MiB`;
+const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`;
+const verdict = (ok: boolean, label: string, misses: string[], what: string): string => {
+  if (!ok) misses.push(`${what}: ${label}`);
+  return `${ok ? 'ok' : 'MISS'} ${label}`;
+};
+
+async function layersPart(misses: string[]): Promise<string[]> {
+  const lines = [
+    'One decode step at 2,048 tokens of context: what ONNX Runtime holds at once (ru_maxrss growth during that run; every input allocated before).',
+    '| variant | peak during the run | in layers\' K+V float32 histories (16 MiB each) | of all 32 layers | target |',
+    '|---|---:|---:|---:|---|',
+  ];
+  const samples = new Map<string, StepSample>();
+  for (const variant of ['graph', 'ungated', 'host'] as const) {
+    progress(`layers: ${variant}`);
+    samples.set(variant, await sample<StepSample>(`layers-${variant}-2048`, STEP_CHILD, { kind: 'step', variant, model: MODEL, tokens: 2048 } satisfies MemoryJob));
+  }
+  for (const [variant, s] of samples) {
+    const layers = s.peakDeltaBytes / s.layerHistoryBytes;
+    const target = variant === 'graph' ? verdict(layers <= 3, 'graph (gated) ≤ 3 layers\' histories at once', misses, 'in-graph layers') : '';
+    const name = { graph: 'graph, gated (runs)', ungated: 'graph, the same rewrite ungated', host: 'host: every history fed' }[variant];
+    lines.push(`| ${name} | ${mib(s.peakDeltaBytes)} | ${layers.toFixed(1)} | ${(100 * s.peakDeltaBytes / s.allLayersHistoryBytes).toFixed(0)}% | ${target} |`);
+  }
+  return lines;
+}
+
+interface DecodeFigures {
+  readonly path: CachePath;
+  readonly baseline: MemorySample;
+  readonly run: MemorySample;
+}
+
+/**
+ * How the decode part runs: every path to its LAST_CHECKPOINT (or to `upTo`, a shorter run whose
+ * rows stop there: the same steps, so the same peaks as far as they go), one process after another,
+ * or the paths' processes side by side (`concurrent`): each figure is a process's own ru_maxrss, so
+ * running them together changes no memory figure, only the wall time (this part times nothing).
+ */
+export interface DecodeOptions {
+  readonly upTo?: number;
+  readonly concurrent?: boolean;
+}
+
+async function decodePart(misses: string[], options: DecodeOptions = {}): Promise<string[]> {
+  // The rewrite is built (or checked) before any measured process, so its memory counts in none.
+  progress('decode: building the rewritten graph');
+  await runJson<MemorySample>(CHILD, { kind: 'decode', path: 'graph', model: MODEL, promptTokens: PROMPT, newTokens: 2, checkpoints: [] } satisfies MemoryJob);
+  const measure = async (path: CachePath): Promise<DecodeFigures> => {
+    progress(`decode: ${path}, baseline (16 new tokens)`);
+    const baseline = await sample<MemorySample>(`decode-baseline-${path}`, CHILD, { kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: 16, checkpoints: [] } satisfies MemoryJob);
+    const last = Math.min(LAST_CHECKPOINT[path], options.upTo ?? Infinity);
+    progress(`decode: ${path}, to ${last} tokens (long)`);
+    const run = await sample<MemorySample>(`decode-${path}-${last}`, CHILD, {
+      kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: last - PROMPT + 1, checkpoints: CHECKPOINTS.filter((c) => c <= last),
+    } satisfies MemoryJob);
+    progress(`decode: ${path} done`);
+    return { path, baseline, run };
+  };
+  const figures: DecodeFigures[] = [];
+  if (options.concurrent === true) figures.push(...(await Promise.all(PATHS.map(measure))));
+  else for (const path of PATHS) figures.push(await measure(path));
+  const files = await readModelFiles(await resolveModelPath(MODEL));
+  const attributable = (f: DecodeFigures, context: number): number => {
+    const point = f.run.checkpoints.find((c) => c.contextTokens === context)!;
+    return point.peakRssBytes - f.baseline.peakRssBytes;
+  };
+  const lines = [
+    `Decoding from a ${PROMPT}-token prompt (greedy, ignoreEos), quanto 4-bit g64 R128: KV-attributable peak = ru_maxrss when the context reaches C − the same command's after 16 new tokens.`,
+    'Stored: the cache\'s accounting (codes + scale/zero + residual; dynamic: the float32 history). Predicted: the what-if (app/cache/kv-peak.ts), from the model\'s geometry alone.',
+    '| context | path | peak RSS | baseline | KV-attributable | stored KV | JS working | predicted | error | vs dynamic | targets |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const context of CHECKPOINTS) {
+    if (options.upTo !== undefined && context > options.upTo) {
+      lines.push(`| ${context} | (not measured in this run: --up-to ${options.upTo}) | | | | | | | | | |`);
+      continue;
+    }
+    const peaks = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: context });
+    const dynamic = figures.find((f) => f.path === 'dynamic')!;
+    for (const f of figures) {
+      const point = f.run.checkpoints.find((c) => c.contextTokens === context);
+      if (point === undefined) continue; // that path's run stopped before (LAST_CHECKPOINT)
+      const measured = attributable(f, context);
+      const predicted = peaks[f.path].bytes;
+      const error = (predicted - measured) / measured;
+      const targets: string[] = [];
+      targets.push(verdict(Math.abs(error) <= MAX_PREDICTION_ERROR, `prediction within ${100 * MAX_PREDICTION_ERROR}%`, misses, `in-graph ${f.path} at ${context}`));
+      const versus = f.path === 'dynamic' ? '' : ratio(attributable(dynamic, context), measured);
+      if (f.path === 'graph' && context >= 2048) {
+        targets.push(verdict(attributable(dynamic, context) / measured >= MIN_KV_PEAK_RATIO, `graph ≥ ${MIN_KV_PEAK_RATIO}× lower than dynamic`, misses, `in-graph graph at ${context}`));
+      }
+      lines.push(`| ${context} | ${f.path} | ${mib(point.peakRssBytes)} | ${mib(f.baseline.peakRssBytes)} | ${mib(measured)} | ${mib(point.storedKvBytes)} | ${mib(point.workingKvBytes)} | ` +
+        `${mib(predicted)} | ${(100 * error).toFixed(1)}% | ${versus === '' ? '' : `${versus} lower`} | ${targets.join('; ')} |`);
+    }
+  }
+  lines.push('', `Longest context under a memory cap of ${mib(CAP_BYTES)} (process peak RSS; ru_maxrss every 32 steps of the same runs):`);
+  for (const f of figures) {
+    const over = f.run.trajectory.find(([, rss]) => rss > CAP_BYTES);
+    const under = f.run.trajectory.filter(([, rss]) => rss <= CAP_BYTES).pop();
+    lines.push(over === undefined
+      ? `- ${f.path}: ≥ ${f.run.contextTokens} tokens (the whole run, peak ${mib(f.run.peakRssBytes)}; the cap was not reached)`
+      : `- ${f.path}: ${under?.[0] ?? 0} tokens (passed the cap by ${over[0]})`);
+  }
+  const graphPeaks = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: 8192 });
+  const graphBaseline = figures.find((f) => f.path === 'graph')!.baseline.peakRssBytes;
+  lines.push(`  (the what-if puts the graph path at ${mib(graphBaseline + graphPeaks.graph.bytes)} at 8,192 tokens, synthetic-8b-kv's max_position_embeddings)`);
+  return lines;
+}
+
+async function speedPart(misses: string[], rounds: number): Promise<string[]> {
+  const context = 2048;
+  const newTokens = 257;
+  const job = { model: MODEL, prompt: { tokens: context - newTokens }, newTokens, warmupNewTokens: 16, warmupPromptTokens: 64, timedRuns: 1 } as const;
+  const variants: { name: CachePath; job: GenerationJob }[] = [
+    { name: 'dynamic', job: { ...job, engine: 'kvscope-dynamic' } },
+    { name: 'host', job: { ...job, engine: 'kvscope-quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS, dequantize: 'host' } },
+    { name: 'graph', job: { ...job, engine: 'kvscope-quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS, dequantize: 'graph' } },
+  ];
+  const samples = new Map<CachePath, GenerationSample[]>(variants.map((v) => [v.name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const variant of variants) {
+      progress(`speed: ${variant.name}, round ${round + 1}/${rounds}`);
+      samples.get(variant.name)!.push(await sample<GenerationSample>(`speed-${variant.name}-${round}`, GENERATION_CHILD, variant.job));
+    }
+  }
+  const median = (values: readonly number[]): number => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const rate = (path: CachePath): number => median(samples.get(path)!.map((s) => s.decodeTokensPerSecond[0]!));
+  const lines = [
+    `Decode speed near ${context} tokens (prompt ${context - newTokens}, ${newTokens} new: past ${context - 256}…${context - 1}), ${rounds} processes per path, alternating; median tok/s (min–max):`,
+    '| path | decode tok/s | vs dynamic | ms/step: feeds / run / absorb | target |',
+    '|---|---:|---:|---|---|',
+  ];
+  for (const variant of variants) {
+    const all = samples.get(variant.name)!.map((s) => s.decodeTokensPerSecond[0]!);
+    const split = samples.get(variant.name)!.map((s) => s.stepSplitMs!);
+    const m = (pick: (s: NonNullable<GenerationSample['stepSplitMs']>) => number): string => median(split.map(pick)).toFixed(1);
+    const target = variant.name === 'graph'
+      ? verdict(rate('graph') / rate('dynamic') >= MIN_GRAPH_SPEED_VS_DYNAMIC_2K, `graph ≥ ${MIN_GRAPH_SPEED_VS_DYNAMIC_2K}× dynamic`, misses, 'in-graph speed at 2k')
+      : '';
+    lines.push(`| ${variant.name} | ${rate(variant.name).toFixed(2)} (${Math.min(...all).toFixed(2)}–${Math.max(...all).toFixed(2)}) | ` +
+      `${variant.name === 'dynamic' ? '' : ratio(rate(variant.name), rate('dynamic'))} | ${m((s) => s.dequantize)} / ${m((s) => s.model)} / ${m((s) => s.quantize)} | ${target} |`);
+  }
+  const ids = variants.map((v) => samples.get(v.name)![0]!.tokenIds.join());
+  lines.push(`host and graph generate the same ids: ${ids[1] === ids[2] ? 'yes' : 'NO'}`);
+  if (ids[1] !== ids[2]) misses.push('in-graph speed: host and graph generated different ids');
+  return lines;
+}
+
+async function prefillPart(): Promise<string[]> {
+  const promptTokens = 2048;
+  const lines = [
+    `A ${promptTokens}-token prompt's prefill (then one decode step): ONNX Runtime returns every layer's K/V of the prompt at once, on every path.`,
+    '| path | peak RSS | baseline (16 new) | prefill-attributable | the prompt\'s K+V in float32 |',
+    '|---|---:|---:|---:|---:|',
+  ];
+  const promptKv = 32 * 2 * 8 * promptTokens * 128 * 4;
+  for (const path of PATHS) {
+    progress(`prefill: ${path}`);
+    const baseline = await sample<MemorySample>(`decode-baseline-${path}`, CHILD, { kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: 16, checkpoints: [] } satisfies MemoryJob);
+    const run = await sample<MemorySample>(`prefill-${path}-${promptTokens}`, CHILD, { kind: 'prefill', path, model: MODEL, promptTokens } satisfies MemoryJob);
+    lines.push(`| ${path} | ${mib(run.peakRssBytes)} | ${mib(baseline.peakRssBytes)} | ${mib(run.peakRssBytes - baseline.peakRssBytes)} | ${mib(promptKv)} |`);
+  }
+  lines.push(
+    'What would bound it: (1) per-layer sub-sessions (one graph per decoder layer, run in turn, each quantizing its prompt K/V before the',
+    'next runs): the same values and the same semantics as transformers (the prefill still attends to exact K/V and quantizes the whole',
+    'prompt once, spec §1.3), at the cost of L sessions and L runs a step; (2) chunked prefill (the prompt in chunks of n tokens, each an',
+    'update of the cache): bounded by n, but not transformers\' semantics: only the first chunk is a prefill; later chunks attend to the',
+    'dequantized earlier chunks and join the residual, flushing when it fills (spec §1.3 with n-token updates), so logits and stores differ.',
+  );
+  return lines;
+}
+
+export async function benchInGraphMemory(parts: readonly Part[] = PARTS, rounds = 3, resumeSamples = false, decode: DecodeOptions = {}): Promise<InGraphReport> {
+  resume = resumeSamples;
+  const misses: string[] = [];
+  const loadBefore = loadavg()[0]!;
+  const lines = [`kvscope bench: in-graph dequantization on ${MODEL} (onnxruntime-node CPU EP, separate processes); load ${loadBefore.toFixed(2)} before.`, ''];
+  if (parts.includes('layers')) lines.push(...(await layersPart(misses)), '');
+  if (parts.includes('speed')) lines.push(...(await speedPart(misses, rounds)), '');
+  if (parts.includes('prefill')) lines.push(...(await prefillPart()), '');
+  if (parts.includes('decode')) lines.push(...(await decodePart(misses, decode)), '');
+  lines.push(`load ${loadavg()[0]!.toFixed(2)} after; ${((performance.now() - started) / 1e3).toFixed(0)} s.`);
+  return { lines, misses };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  // --resume, --concurrent (the decode part's paths side by side), --rounds N (speed), --up-to N (decode)
+  const argv = process.argv.slice(2);
+  const valueOf = (flag: string): number | undefined => {
+    const at = argv.indexOf(flag);
+    if (at < 0) return undefined;
+    const value = Number(argv[at + 1]);
+    if (!Number.isInteger(value) || value < 1) {
+      console.error(`${flag} takes a positive integer, got ${JSON.stringify(argv[at + 1])}`);
+      process.exit(1);
+    }
+    argv.splice(at, 2);
+    return value;
+  };
+  const rounds = valueOf('--rounds') ?? 3;
+  const upTo = valueOf('--up-to');
+  const args = argv.filter((arg) => arg !== '--resume' && arg !== '--concurrent');
+  const asked = args.filter((arg): arg is Part => (PARTS as readonly string[]).includes(arg));
+  const unknown = args.filter((arg) => !(PARTS as readonly string[]).includes(arg));
+  if (unknown.length > 0) {
+    console.error(`unknown part(s) ${unknown.join(', ')}: choose from ${PARTS.join(', ')}`);
+    process.exit(1);
+  }
+  const report = await benchInGraphMemory(asked.length > 0 ? asked : PARTS, rounds, process.argv.includes('--resume'), {
+    ...(upTo === undefined ? {} : { upTo }), concurrent: process.argv.includes('--concurrent'),
+  });
+  console.log(report.lines.join('\n'));
+  console.log(report.misses.length === 0 ? 'all in-graph targets met' : `targets missed:\n  ${report.misses.join('\n  ')}`);
+}
