@@ -129,10 +129,10 @@ describe('kvscope run with extensions', () => {
     expect(c.err()).toContain('--sink-tokens configures the quantized cache; it has no effect with --cache dynamic');
   });
 
-  it('names them as kvscope extensions in the help of run and preflight', () => {
-    for (const command of ['run', 'preflight']) {
+  it('names them as kvscope extensions in the help of run, preflight and eval', () => {
+    for (const command of ['run', 'preflight', 'eval']) {
       const help = COMMAND_HELP[command]!;
-      expect(help).toContain('kvscope extensions (beyond transformers');
+      expect(help).toMatch(/kvscope extensions (\(beyond transformers|beyond transformers)/);
       for (const flag of ['--nbits-key', '--nbits-value', '--layer-map', '--full-precision-first', '--full-precision-last', '--sink-tokens', '--rotate hadamard', '--rotate-values', '--outliers']) {
         expect(help).toContain(flag);
       }

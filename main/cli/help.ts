@@ -40,6 +40,25 @@ Usage:
   kvscope <command> --help
 `;
 
+/** The kvscope extensions' options, as run and preflight take them (eval names them and points here). */
+const EXTENSION_OPTIONS = `kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
+bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
+  --nbits-key N                bits of the keys' codes (default: --nbits); checked like nbits
+  --nbits-value N              bits of the values' codes (default: --nbits)
+  --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
+                               "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
+                               full-precision layer; layers not listed use the bits above
+  --full-precision-first N     keep the first N layers' caches in full precision
+  --full-precision-last N      keep the last N layers' caches in full precision
+  --sink-tokens S              keep each layer's first S tokens in full precision, never
+                               re-quantized at a flush (attention sinks; KVQuant, IntactKV)
+  --rotate hadamard            rotate keys along head_dim with an orthonormal Hadamard transform
+                               before quantizing, and back after dequantizing (block-diagonal
+                               when head_dim is not a power of two; refused when it is odd)
+  --rotate-values              rotate the values too
+  --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
+                               exactly, as a sparse list (KVQuant's dense-and-sparse)`;
+
 export const COMMAND_HELP: Record<string, string> = {
   eval: `kvscope eval --model <model folder | synthetic | synthetic-hybrid> [options]
 
@@ -56,6 +75,9 @@ Model and cache (as kvscope run):
                                the same figures bit for bit; the record's dequantize says which ran,
                                and the lab's --quantize-layers/--quantize-parts targets run host).
                                The reference is the source graph's either way (one cached reference)
+  kvscope extensions beyond transformers, off by default, as kvscope run --help describes them:
+  --nbits-key, --nbits-value, --layer-map, --full-precision-first, --full-precision-last,
+  --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q (the record names each active one)
 
 Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
   --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text
@@ -155,24 +177,7 @@ Options (defaults are transformers' QuantizedCache defaults):
   --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
                                plus "layout" for a folder or graph
 
-kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
-bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
-  --nbits-key N                bits of the keys' codes (default: --nbits); checked like nbits
-  --nbits-value N              bits of the values' codes (default: --nbits)
-  --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
-                               "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
-                               full-precision layer; layers not listed use the bits above
-  --full-precision-first N     keep the first N layers' caches in full precision
-  --full-precision-last N      keep the last N layers' caches in full precision
-  --sink-tokens S              keep each layer's first S tokens in full precision, never
-                               re-quantized at a flush (attention sinks; KVQuant, IntactKV)
-  --rotate hadamard            rotate keys along head_dim with an orthonormal Hadamard transform
-                               before quantizing, and back after dequantizing (block-diagonal
-                               when head_dim is not a power of two; refused when it is odd)
-  --rotate-values              rotate the values too
-  --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
-                               exactly, as a sparse list (KVQuant's dense-and-sparse)
-
+${EXTENSION_OPTIONS}
 Exit codes: 0 a run could start, 2 refused (by transformers' verdict or the graph checks), 1 bad input.
 `,
   quantize: `kvscope quantize --backend quanto|hqq --nbits N --axis A --group-size G --input x.npy --dequantized out.npy [options]
@@ -219,24 +224,7 @@ Cache (defaults are transformers' QuantizedCache defaults):
                                bit for bit; settings the graph cannot express (HQQ 3-bit, sinks,
                                rotation, outliers, some layouts) run host, and the run's notes say why
 
-kvscope extensions (beyond transformers; all off by default, and at their neutral values a run is
-bit-identical to transformers' QuantizedCache; records, panels and summaries name each active one):
-  --nbits-key N                bits of the keys' codes (default: --nbits); checked like nbits
-  --nbits-value N              bits of the values' codes (default: --nbits)
-  --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
-                               "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
-                               full-precision layer; layers not listed use the bits above
-  --full-precision-first N     keep the first N layers' caches in full precision
-  --full-precision-last N      keep the last N layers' caches in full precision
-  --sink-tokens S              keep each layer's first S tokens in full precision, never
-                               re-quantized at a flush (attention sinks; KVQuant, IntactKV)
-  --rotate hadamard            rotate keys along head_dim with an orthonormal Hadamard transform
-                               before quantizing, and back after dequantizing (block-diagonal
-                               when head_dim is not a power of two; refused when it is odd)
-  --rotate-values              rotate the values too
-  --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
-                               exactly, as a sparse list (KVQuant's dense-and-sparse)
-
+${EXTENSION_OPTIONS}
 Generation:
   --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)
   --prompt-ids 1,2,3     the prompt as token ids, fed as they are (for folders with no tokenizer.json;

@@ -13,3 +13,12 @@ const INLINE = new RegExp(String.raw`\s*\b${CITATION}\b`, 'g');
 export function withoutDocumentReferences(text: string): string {
   return text.replace(ALONE, '').replace(LEADING, '(').replace(TRAILING, '').replace(INLINE, '').replace(/ +([.,;])/g, '$1');
 }
+
+/**
+ * A library's message as a sentence: onnxruntime's ("… No supported adapters") ends without a
+ * full stop, and the panel writes "How to enable it: …" right after it.
+ */
+export function asSentence(text: string): string {
+  const trimmed = text.trimEnd();
+  return trimmed === '' || /[.!?:)]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}

@@ -5,6 +5,7 @@ import { runBlockedReason } from '../../store/preflight-slice.js';
 import { isRunActive } from '../../store/run-slice.js';
 import { promptIdsFieldProblem, promptTakesIds } from '../../store/settings-slice.js';
 import { shortcutLabel } from '../../use-shortcuts.js';
+import { asSentence } from '../../format/user-text.js';
 import { NumberField } from '../common/NumberField.js';
 import { PreflightView } from './PreflightView.js';
 import { ExtensionsFields } from './ExtensionsFields.js';
@@ -66,7 +67,7 @@ export function RunPanel(): ReactNode {
               <ul data-testid="ep-reasons">
                 {unavailable.map((ep) => (
                   <li key={ep.name}>
-                    <strong>{ep.name}</strong>: {ep.reason ?? 'not available in this build.'}
+                    <strong>{ep.name}</strong>: {asSentence(ep.reason ?? 'not available in this build.')}
                     {ep.fix !== undefined && <> <span className="muted">How to enable it:</span> {ep.fix}</>}
                   </li>
                 ))}
