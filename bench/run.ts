@@ -57,27 +57,52 @@ function table(backend: string, rows: readonly BenchRow[]): { lines: string[]; m
   return { lines, misses };
 }
 
-const misses: string[] = [];
-console.log('kvscope bench: quantizer throughput on (1, 8, 4096, 128) float32, MB/s of float32 input (median of timed calls)');
-console.log('Python reference: ../shared/golden/throughput.json (median of its faster run)\n');
-for (const [backend, run] of [['quanto', benchQuanto], ['hqq', benchHqq]] as const) {
-  const result = table(backend, await run());
-  console.log(result.lines.join('\n') + '\n');
-  misses.push(...result.misses);
+/**
+ * Parts to run (`npm run bench -- generation eval`); all of them without arguments. The in-graph
+ * part takes hours on a 2-core machine, so a shorter run names the others.
+ */
+const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'eval'] as const;
+type Part = (typeof PARTS)[number];
+const asked = process.argv.slice(2);
+const unknown = asked.filter((part) => !(PARTS as readonly string[]).includes(part));
+if (unknown.length > 0) {
+  console.error(`npm run bench: unknown part(s) ${unknown.join(', ')}; the parts are ${PARTS.join(', ')} (none named: all of them).`);
+  process.exit(2);
 }
-console.error('generation bench: a few minutes; progress below');
-const generation = await benchGeneration();
-console.log(generation.lines.join('\n') + '\n');
-misses.push(...generation.misses);
-console.error('in-graph dequantization bench: hours on a 2-core machine (parts: npx tsx bench/in-graph-memory.ts layers|speed|prefill|decode)');
-const inGraph = await benchInGraphMemory();
-console.log(inGraph.lines.join('\n') + '\n');
-misses.push(...inGraph.misses);
-const start = await benchStartLatency();
-console.log(start.lines.join('\n') + '\n');
-misses.push(...start.misses);
-console.error('eval bench: a few minutes; progress below');
-const evaluation = await benchEval();
-console.log(evaluation.lines.join('\n') + '\n');
-misses.push(...evaluation.misses);
-console.log(misses.length === 0 ? 'all targets met' : `targets missed:\n  ${misses.join('\n  ')}`);
+const runs = (part: Part): boolean => asked.length === 0 || asked.includes(part);
+if (asked.length > 0) console.log(`parts run: ${PARTS.filter(runs).join(', ')} (of ${PARTS.join(', ')})\n`);
+
+const misses: string[] = [];
+if (runs('quantizers')) {
+  console.log('kvscope bench: quantizer throughput on (1, 8, 4096, 128) float32, MB/s of float32 input (median of timed calls)');
+  console.log('Python reference: ../shared/golden/throughput.json (median of its faster run)\n');
+  for (const [backend, run] of [['quanto', benchQuanto], ['hqq', benchHqq]] as const) {
+    const result = table(backend, await run());
+    console.log(result.lines.join('\n') + '\n');
+    misses.push(...result.misses);
+  }
+}
+if (runs('generation')) {
+  console.error('generation bench: a few minutes; progress below');
+  const generation = await benchGeneration();
+  console.log(generation.lines.join('\n') + '\n');
+  misses.push(...generation.misses);
+}
+if (runs('in-graph')) {
+  console.error('in-graph dequantization bench: hours on a 2-core machine (parts: npx tsx bench/in-graph-memory.ts layers|speed|prefill|decode)');
+  const inGraph = await benchInGraphMemory();
+  console.log(inGraph.lines.join('\n') + '\n');
+  misses.push(...inGraph.misses);
+}
+if (runs('start')) {
+  const start = await benchStartLatency();
+  console.log(start.lines.join('\n') + '\n');
+  misses.push(...start.misses);
+}
+if (runs('eval')) {
+  console.error('eval bench: a few minutes; progress below');
+  const evaluation = await benchEval();
+  console.log(evaluation.lines.join('\n') + '\n');
+  misses.push(...evaluation.misses);
+}
+console.log(misses.length === 0 ? `all targets met${asked.length > 0 ? ' (of the parts run)' : ''}` : `targets missed:\n  ${misses.join('\n  ')}`);
