@@ -82,27 +82,18 @@ if (runs('quantizers')) {
     misses.push(...result.misses);
   }
 }
-if (runs('generation')) {
-  console.error('generation bench: a few minutes; progress below');
-  const generation = await benchGeneration();
-  console.log(generation.lines.join('\n') + '\n');
-  misses.push(...generation.misses);
-}
-if (runs('in-graph')) {
-  console.error('in-graph dequantization bench: hours on a 2-core machine (parts: npx tsx bench/in-graph-memory.ts layers|speed|prefill|decode)');
-  const inGraph = await benchInGraphMemory();
-  console.log(inGraph.lines.join('\n') + '\n');
-  misses.push(...inGraph.misses);
-}
-if (runs('start')) {
-  const start = await benchStartLatency();
-  console.log(start.lines.join('\n') + '\n');
-  misses.push(...start.misses);
-}
-if (runs('eval')) {
-  console.error('eval bench: a few minutes; progress below');
-  const evaluation = await benchEval();
-  console.log(evaluation.lines.join('\n') + '\n');
-  misses.push(...evaluation.misses);
+/** The parts after the quantizers, each a report of lines and missed targets, with the progress line it starts with. */
+const REPORTS: readonly (readonly [Part, string | null, () => Promise<{ readonly lines: readonly string[]; readonly misses: readonly string[] }>])[] = [
+  ['generation', 'generation bench: a few minutes; progress below', benchGeneration],
+  ['in-graph', 'in-graph dequantization bench: hours on a 2-core machine (parts: npx tsx bench/in-graph-memory.ts layers|speed|prefill|decode)', () => benchInGraphMemory()],
+  ['start', null, benchStartLatency],
+  ['eval', 'eval bench: a few minutes; progress below', benchEval],
+];
+for (const [part, progress, run] of REPORTS) {
+  if (!runs(part)) continue;
+  if (progress !== null) console.error(progress);
+  const report = await run();
+  console.log(report.lines.join('\n') + '\n');
+  misses.push(...report.misses);
 }
 console.log(misses.length === 0 ? `all targets met${asked.length > 0 ? ' (of the parts run)' : ''}` : `targets missed:\n  ${misses.join('\n  ')}`);

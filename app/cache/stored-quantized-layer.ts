@@ -277,6 +277,9 @@ function checkRows(key: KvRows, value: KvRows, expected: KvPairGeometry | null):
       throw new CacheError(`new rows of shape [${rows.shape.join(', ')}] ${rows.dtype} need ${count} ${rows.dtype === 'float16' ? 'binary16 bit patterns (Uint16Array)' : 'float32 values'}, got ${rows.data.length} in a ${rows.data.constructor.name}.`);
     }
   }
-  const shell = (rows: KvRows): KvTensor => ({ shape: rows.shape, dtype: rows.dtype, data: new Float32Array(0) });
+  const shell = (rows: KvRows): KvTensor => ({ shape: rows.shape, dtype: rows.dtype, data: NO_VALUES });
   return checkUpdate(shell(key), shell(value), expected);
 }
+
+/** checkUpdate reads shapes and dtypes only: one empty array for every call, none allocated per step. */
+const NO_VALUES = new Float32Array(0);

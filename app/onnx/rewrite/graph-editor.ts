@@ -18,7 +18,7 @@ export class GraphEditor {
   readonly graph: GraphProto;
   readonly #valueNames = new Set<string>();
   readonly #nodeNames = new Set<string>();
-  readonly #int64Constants = new Map<string, string>();
+  readonly #constants = new Map<string, string>();
 
   constructor(graph: GraphProto) {
     this.graph = graph;
@@ -65,34 +65,27 @@ export class GraphEditor {
 
   /** An int64 initializer (shapes, axes, slice bounds), shared by value; `dims` [] makes a scalar. */
   int64(values: readonly number[] | readonly bigint[], dims: readonly number[] = [values.length]): string {
-    const key = `${dims.join(',')}|${values.join(',')}`;
-    const existing = this.#int64Constants.get(key);
-    if (existing !== undefined) return existing;
-    const name = this.freshValueName(`/kvscope/const/int64{${values.join(',')}}`);
-    this.initializer(name, dims, BigInt64Array.from(values as readonly (number | bigint)[], (value) => BigInt(value)));
-    this.#int64Constants.set(key, name);
-    return name;
+    return this.#constant(`${dims.join(',')}|${values.join(',')}`, `int64{${values.join(',')}}`, dims,
+      () => BigInt64Array.from(values as readonly (number | bigint)[], (value) => BigInt(value)));
   }
 
   /** A float32 scalar initializer. */
   float(value: number): string {
-    const key = `float|${value}`;
-    const existing = this.#int64Constants.get(key);
-    if (existing !== undefined) return existing;
-    const name = this.freshValueName(`/kvscope/const/float{${value}}`);
-    this.initializer(name, [], Float32Array.of(value));
-    this.#int64Constants.set(key, name);
-    return name;
+    return this.#constant(`float|${value}`, `float{${value}}`, [], () => Float32Array.of(value));
   }
 
   /** A uint8 scalar initializer (BitShift amounts). */
   uint8(value: number): string {
-    const key = `uint8|${value}`;
-    const existing = this.#int64Constants.get(key);
+    return this.#constant(`uint8|${value}`, `uint8{${value}}`, [], () => Uint8Array.of(value));
+  }
+
+  /** The initializer made for `key`, or a new one named `/kvscope/const/<label>`: one per value. */
+  #constant(key: string, label: string, dims: readonly number[], data: () => TensorData): string {
+    const existing = this.#constants.get(key);
     if (existing !== undefined) return existing;
-    const name = this.freshValueName(`/kvscope/const/uint8{${value}}`);
-    this.initializer(name, [], Uint8Array.of(value));
-    this.#int64Constants.set(key, name);
+    const name = this.freshValueName(`/kvscope/const/${label}`);
+    this.initializer(name, dims, data());
+    this.#constants.set(key, name);
     return name;
   }
 
@@ -175,7 +168,7 @@ export class GraphEditor {
     // Constants this editor made that no remaining node reads (the source's initializers are left as they are).
     const read = new Set<string>();
     for (const node of this.graph.node) for (const input of readsOf(node)) read.add(input);
-    const made = new Set(this.#int64Constants.values());
+    const made = new Set(this.#constants.values());
     this.graph.initializer = this.graph.initializer.filter((tensor) => !made.has(tensor.name) || read.has(tensor.name));
   }
 
