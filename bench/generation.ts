@@ -1,11 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../app/cache/cache-config.js';
 import { sharedDir } from '../app/node/golden.js';
 import { ensureSyntheticModel } from '../app/node/synthetic/ensure-synthetic-model.js';
+import { runChildJson } from './child-json.js';
 import type { GenerationJob, GenerationSample } from './generation-job.js';
 
 /**
@@ -56,7 +56,6 @@ export interface GenerationReport {
 
 const STORIES = join(sharedDir(), 'models', 'stories260k');
 const CHILD = join(dirname(fileURLToPath(import.meta.url)), 'generation-child.ts');
-const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The minimal loop must be matched: kvscope's full-precision decode at least 1.0× its speed. */
 const MIN_DYNAMIC_VS_MINIMAL = 1.0;
@@ -112,25 +111,6 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-function runChild(job: GenerationJob): Promise<GenerationSample> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(job)], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const last = stdout.trim().split('\n').pop() ?? '';
-      if (code !== 0 || !last.startsWith('{')) {
-        reject(new Error(`bench/generation-child.ts exited with ${code} for ${JSON.stringify(job)}:\n${stderr.slice(-2000)}`));
-        return;
-      }
-      resolvePromise(JSON.parse(last) as GenerationSample);
-    });
-  });
-}
-
 /** Runs every case: variants alternate process by process, round after round. Progress on stderr. */
 export async function measureGeneration(cases: readonly Case[]): Promise<CaseFigures[]> {
   const total = cases.reduce((sum, c) => sum + c.processes * c.variants.length, 0);
@@ -142,7 +122,7 @@ export async function measureGeneration(cases: readonly Case[]): Promise<CaseFig
     for (let round = 0; round < c.processes; round++) {
       for (const [index, variant] of c.variants.entries()) {
         const t0 = performance.now();
-        const sample = await runChild(variant.job);
+        const sample = await runChildJson<GenerationSample>(CHILD, variant.job);
         samples[index]!.push(sample);
         done++;
         process.stderr.write(`[generation ${done}/${total}, ${((performance.now() - started) / 1e3).toFixed(0)} s] ${c.name} · ${variant.name} · round ${round + 1}/${c.processes}: ` +

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -7,6 +6,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../app/cache/cache-config.js';
 import { readModelFiles } from '../app/node/model/open-model.js';
 import { resolveModelPath } from '../app/node/run-generation.js';
 import { estimateKvPeaks } from '../renderer/estimate/peak-what-if.js';
+import { runChildJson } from './child-json.js';
 import type { GenerationJob, GenerationSample } from './generation-job.js';
 import type { CachePath, MemoryJob, MemorySample, StepSample } from './in-graph-memory-job.js';
 
@@ -78,29 +78,10 @@ async function sample<T>(name: string, child: string, job: unknown): Promise<T> 
     progress(`${name}: reusing ${file}`);
     return JSON.parse(readFileSync(file, 'utf8')) as T;
   }
-  const result = await runJson<T>(child, job);
+  const result = await runChildJson<T>(child, job);
   mkdirSync(SAMPLE_DIR, { recursive: true });
   writeFileSync(file, `${JSON.stringify(result)}\n`);
   return result;
-}
-
-function runJson<T>(child: string, job: unknown): Promise<T> {
-  return new Promise((resolvePromise, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, JSON.stringify(job)], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    proc.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-    proc.on('error', reject);
-    proc.on('close', (code) => {
-      const last = stdout.trim().split('\n').pop() ?? '';
-      if (code !== 0 || !last.startsWith('{')) {
-        reject(new Error(`${child} exited with ${code} for ${JSON.stringify(job)}:\n${stderr.slice(-2000)}`));
-        return;
-      }
-      resolvePromise(JSON.parse(last) as T);
-    });
-  });
 }
 
 const started = performance.now();
@@ -155,7 +136,7 @@ export interface DecodeOptions {
 async function decodePart(misses: string[], options: DecodeOptions = {}): Promise<string[]> {
   // The rewrite is built (or checked) before any measured process, so its memory counts in none.
   progress('decode: building the rewritten graph');
-  await runJson<MemorySample>(CHILD, { kind: 'decode', path: 'graph', model: MODEL, promptTokens: PROMPT, newTokens: 2, checkpoints: [] } satisfies MemoryJob);
+  await runChildJson<MemorySample>(CHILD, { kind: 'decode', path: 'graph', model: MODEL, promptTokens: PROMPT, newTokens: 2, checkpoints: [] } satisfies MemoryJob);
   const measure = async (path: CachePath): Promise<DecodeFigures> => {
     progress(`decode: ${path}, baseline (16 new tokens)`);
     const baseline = await sample<MemorySample>(`decode-baseline-${path}`, CHILD, { kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: 16, checkpoints: [] } satisfies MemoryJob);

@@ -1,0 +1,29 @@
+import { spawn } from 'node:child_process';
+import { basename, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Runs a bench child (`node --import tsx child.ts '<job JSON>'`) in a process of its own, so its
+ * figures (ru_maxrss above all) are that run's alone, and resolves with the JSON object its last
+ * stdout line holds. A non-zero exit or no JSON line rejects with the child's stderr tail.
+ */
+export function runChildJson<T>(child: string, job: unknown): Promise<T> {
+  return new Promise((resolvePromise, reject) => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', child, JSON.stringify(job)], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+    proc.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    proc.on('error', reject);
+    proc.on('close', (code) => {
+      const last = stdout.trim().split('\n').pop() ?? '';
+      if (code !== 0 || !last.startsWith('{')) {
+        reject(new Error(`bench/${basename(child)} exited with ${code} for ${JSON.stringify(job)}:\n${stderr.slice(-2000)}`));
+        return;
+      }
+      resolvePromise(JSON.parse(last) as T);
+    });
+  });
+}
