@@ -26,7 +26,8 @@ import type { CachePath, MemoryJob, MemorySample, StepSample } from './in-graph-
  *   KV-attributable peak. Next to it the cache's own accounting and the what-if's prediction
  *   (renderer/estimate/peak-what-if.ts). Targets: graph ≥ 4× lower than dynamic at 2k and 4k; the
  *   prediction within 10% of the measurement. The same runs give, for a memory cap, the longest context
- *   each path reaches under it (ru_maxrss recorded every 32 steps). Long: about an hour a path here.
+ *   each path reaches under it (ru_maxrss recorded every 32 steps). Long: 46 minutes for all three with
+ *   `--concurrent` on an idle 2-core machine, hours under other load.
  * - `speed`: decode tok/s near 2,048 tokens (prompt 1,791, 257 new: the 256 decode runs see 1,792…2,047),
  *   the three paths alternating process by process, as bench/generation.ts measures; target graph ≥ 0.6×
  *   dynamic.
