@@ -262,7 +262,8 @@ function formatSummary(result: GenerationResult, recordPath: string | undefined)
   const kv = result.kvBytesTotal;
   const lines = [
     `-- ${result.generatedTokenIds.length} tokens (${result.stopReason}) on ${result.executionProvider}, onnxruntime ${result.ortVersion}: ` +
-      `${t.decodeTokensPerSecond.toFixed(1)} tok/s decode, prefill ${t.prefillMs.toFixed(1)} ms, load ${t.loadMs.toFixed(0)} ms`,
+      `${t.decodeTokensPerSecond.toFixed(1)} tok/s decode, prefill ${t.prefillMs.toFixed(1)} ms, load ${t.loadMs.toFixed(0)} ms` +
+      `${t.rewriteMs === undefined ? '' : ` (the graph rewritten in ${t.rewriteMs.toFixed(0)} ms)`}`,
     `   KV cache ${formatBytes(kv.totalBytes)} stored (codes ${formatBytes(kv.codeBytes)}, scale/zero ${formatBytes(kv.metadataBytes)}, ` +
       `full precision ${formatBytes(kv.fullPrecisionBytes)}) vs fp16 ${formatBytes(kv.fp16BaselineBytes)}, fp32 ${formatBytes(kv.fp32BaselineBytes)}`,
   ];

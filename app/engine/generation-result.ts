@@ -77,6 +77,12 @@ export interface LayerQuantizeError {
 export interface GenerationTimings {
   /** creating the session and the tokenizer, before the first step */
   readonly loadMs: number;
+  /**
+   * within loadMs: building the rewritten graph (`--dequantize graph`); absent when the rewrite came
+   * from its cache or none ran. A time, so it is here and not in the run's notes, which say the same
+   * for the same settings whether the cache was cold or warm.
+   */
+  readonly rewriteMs?: number;
   /** step 0: the whole prompt in one run */
   readonly prefillMs: number;
   /** steps 1…n together */

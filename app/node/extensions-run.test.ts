@@ -25,7 +25,6 @@ function comparable(result: GenerationResult): unknown {
   return {
     ...record,
     settings: { ...record.settings, quantization },
-    diagnostics: record.diagnostics.map((d) => (d.code === 'dequantize-path' ? { ...d, message: d.message.replace(/ \(the graph was [^)]*\)/, '') } : d)),
     timings: null,
     steps: record.steps.map((step) => ({ ...step, timings: null, tokensPerSecond: null, memory: null })),
   };

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { GenerationResult } from '../engine/generation-result.js';
@@ -76,6 +79,26 @@ describe.skipIf(!hasShared())('runGeneration on both paths: the record says whic
     expect(graph.steps.map((s) => s.reference)).toEqual(host.steps.map((s) => s.reference));
     expect(graph.layerErrors).toEqual(host.layerErrors);
     expect(graph.diagnostics.some((d) => d.code === 'dequantize-path')).toBe(true);
+  }, 60_000);
+
+  it('a run that builds the rewrite says how long in its timings (rewriteMs), one that finds it cached does not; both runs\' notes are the same', async () => {
+    const before = process.env['KVSCOPE_CACHE_DIR'];
+    const cacheDir = await mkdtemp(join(tmpdir(), 'kvscope-rewrite-time-'));
+    process.env['KVSCOPE_CACHE_DIR'] = cacheDir;
+    try {
+      const settings = storiesSettings({ cacheMode: 'quantized', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 32, residualLength: 16 }, prompt: 'Once upon a time', maxNewTokens: 4, dequantize: 'graph' });
+      const cold = await runGeneration(settings);
+      const warm = await runGeneration(settings);
+      expect(cold.timings.rewriteMs).toBeGreaterThan(0);
+      expect(cold.timings.rewriteMs!).toBeLessThanOrEqual(cold.timings.loadMs);
+      expect(warm.timings).not.toHaveProperty('rewriteMs');
+      expect(warm.diagnostics).toEqual(cold.diagnostics);
+      expect(cold.diagnostics.find((d) => d.code === 'dequantize-path')?.message).toBe('Dequantized inside the graph, one layer at a time.');
+    } finally {
+      if (before === undefined) delete process.env['KVSCOPE_CACHE_DIR'];
+      else process.env['KVSCOPE_CACHE_DIR'] = before;
+      await rm(cacheDir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('synthetic-hybrid under full-attention-only: sliding layers stay dynamic (fed as today), the rest in the graph', async () => {

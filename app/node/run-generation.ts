@@ -44,7 +44,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own
   // threads are idle while the cache quantizes, the two never run at once).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq') useHqqHelperThread();
-  const { model, inGraph, dequantize, pathDiagnostics } = await openForPath(files, settings, cachePlan);
+  const { model, inGraph, dequantize, pathDiagnostics, rewriteMs } = await openForPath(files, settings, cachePlan);
   try {
     const loadMs = performance.now() - loadStart;
     const outcome = await generate({
@@ -70,7 +70,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       model: model.identity,
       executionProvider: model.session.executionProvider,
       ortVersion: ortVersion(),
-      timings: { loadMs, ...outcome.timings },
+      timings: { loadMs, ...(rewriteMs === undefined ? {} : { rewriteMs }), ...outcome.timings },
       diagnostics,
       ...(cachePlan.preflight === null ? {} : { preflightDiagnostics: cachePlan.preflight.diagnostics }),
       ...(dequantize === undefined ? {} : { dequantize }),
@@ -86,6 +86,8 @@ interface OpenedForPath {
   /** quantized runs: the path that runs; undefined for dynamic runs */
   readonly dequantize: DequantizePath | undefined;
   readonly pathDiagnostics: ModelDiagnostic[];
+  /** the rewrite's build time, when this run built it (GenerationTimings.rewriteMs) */
+  readonly rewriteMs?: number | undefined;
 }
 
 /**
@@ -101,10 +103,9 @@ async function openForPath(files: ModelFiles, settings: RunSettings, cachePlan: 
   if (wanted === 'graph') {
     const opened = await openInGraphModel(files, settings, cachePlan.plan);
     if (!('reason' in opened)) {
-      const built = opened.rewrite.builtMs === null ? 'taken from the cache' : `rewritten in ${Math.round(opened.rewrite.builtMs)} ms`;
       return {
-        model: opened, inGraph: opened.inGraph, dequantize: 'graph',
-        pathDiagnostics: [modelInfo('dequantize-path', `Dequantized inside the graph, one layer at a time (the graph was ${built}).`)],
+        model: opened, inGraph: opened.inGraph, dequantize: 'graph', rewriteMs: opened.rewrite.builtMs ?? undefined,
+        pathDiagnostics: [modelInfo('dequantize-path', 'Dequantized inside the graph, one layer at a time.')],
       };
     }
     if (settings.dequantize === 'graph') {

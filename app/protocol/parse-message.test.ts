@@ -61,6 +61,7 @@ describe('parseWorkerMessage', () => {
     ['a short digest', withField(GOOD_WORKER_MESSAGES[3]!, 'result.model.onnxSha256', 'abc'), 'result.model.onnxSha256: expected a sha256 digest (64 lowercase hex digits), got "abc"'],
     ['an unknown error code', withField(GOOD_WORKER_MESSAGES[4]!, 'error.code', 'oops'), 'error.code: expected one of refused, invalid-input'],
     ['a text-only number', withField(GOOD_WORKER_MESSAGES[1]!, 'steps.0.tokensPerSecond', 'fast'), 'steps[0].tokensPerSecond: expected a number, got "fast"'],
+    ['a text rewrite time', withField(GOOD_WORKER_MESSAGES[3]!, 'result.timings.rewriteMs', '4 ms'), 'result.timings.rewriteMs: expected a number, got "4 ms"'],
     ['an inherited field', Object.create({ type: 'ready', protocolVersion: 1 }) as object, 'type: expected a string, got nothing'],
   ])('rejects %s with the path and what it found', (_name, message, expected) => {
     expect(() => parseWorkerMessage(message)).toThrow(ProtocolError);

@@ -79,6 +79,7 @@ export const readGenerationTimings: Read<GenerationTimings> = (value, path) => {
   const fields = readObject(value, path);
   return {
     loadMs: fields.get('loadMs', readNumber),
+    ...withOptional('rewriteMs', fields.optional('rewriteMs', readNumber)),
     prefillMs: fields.get('prefillMs', readNumber),
     decodeMs: fields.get('decodeMs', readNumber),
     decodeTokens: fields.get('decodeTokens', readCount),

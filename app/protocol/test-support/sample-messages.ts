@@ -63,7 +63,7 @@ export function sampleResult(): GenerationResult {
     kvBytesTotal: last,
     layerErrors: [{ layer: 0, step: 2, kind: 'flush', key: steps[2]!.flushes[0]!.key, value: steps[2]!.flushes[0]!.value }, null],
     reference: { steps: 3, meanKl: 0.001, maxKl: 0.002, top1Agreement: 2 / 3, firstDivergenceStep: 1 },
-    timings: { loadMs: 12, prefillMs: 0.6, decodeMs: 1.2, decodeTokens: 2, decodeTokensPerSecond: 1666.7, totalMs: 1.8 },
+    timings: { loadMs: 12, rewriteMs: 4.5, prefillMs: 0.6, decodeMs: 1.2, decodeTokens: 2, decodeTokensPerSecond: 1666.7, totalMs: 1.8 },
     diagnostics: [{ code: 'prompt-too-long', severity: 'warning', origin: 'kvscope', message: 'a note', layers: [] }],
   };
 }
