@@ -4,14 +4,22 @@ import { fileURLToPath } from 'node:url';
 
 const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** How a child process is started beyond its job: node's own flags (V8's), and environment variables added to this process's. */
+export interface ChildConditions {
+  readonly nodeFlags?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /**
- * Runs a bench child (`node --import tsx child.ts '<job JSON>'`) in a process of its own, so its
- * figures (ru_maxrss above all) are that run's alone, and resolves with the JSON object its last
+ * Runs a bench child (`node [flags] --import tsx child.ts '<job JSON>'`) in a process of its own, so
+ * its figures (ru_maxrss above all) are that run's alone, and resolves with the JSON object its last
  * stdout line holds. A non-zero exit or no JSON line rejects with the child's stderr tail.
  */
-export function runChildJson<T>(child: string, job: unknown): Promise<T> {
+export function runChildJson<T>(child: string, job: unknown, conditions: ChildConditions = {}): Promise<T> {
   return new Promise((resolvePromise, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, JSON.stringify(job)], { cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...(conditions.nodeFlags ?? []), '--import', 'tsx', child, JSON.stringify(job)], {
+      cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...conditions.env },
+    });
     let stdout = '';
     let stderr = '';
     proc.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });

@@ -4,7 +4,8 @@ import type { LayerMemory } from './layer-memory.js';
  * The peak memory a decode run holds because of its KV cache (above what the same run holds after
  * a few tokens: weights, runtime, tokenizer), as the mechanism of each path puts it together. The
  * memory what-if shows it next to the stored bytes; bench/in-graph-memory.ts checks it against the
- * process's measured peak (ru_maxrss minus the same command's after 16 new tokens).
+ * process's measured peak (ru_maxrss minus the same command's after 16 new tokens, under fixed heaps;
+ * the cache first fills the baseline's own load transient, which the bench measures and subtracts).
  *
  * F is the full-precision K+V of every KV layer at the context length, in the graph's dtype: what a
  * dynamic cache stores. A decode step's peak is the moment its outputs have come back:
