@@ -74,12 +74,13 @@ test.describe('the Lab (real engine)', () => {
     const lab = new LabView(workbench.page);
     await lab.open();
     await lab.vary('nbits', '');
-    await lab.setWindows(128, 1);
+    // Four windows a point: the 15 points take tens of seconds, so a stop clicked at once lands before
+    // the last even on a loaded machine (with one window the whole sweep ended before the click under
+    // load 5). Waiting for a first row before stopping raced the sweep's end on a fast machine.
+    await lab.setWindows(128, 4);
     await lab.root.getByTestId('lab-preset').selectOption('layers');
     await lab.startButton.click();
-    // Stop at once (the 15 points take seconds, so the stop lands before the last), then resume:
-    // the complete ones are kept. Waiting for a first row before stopping raced the sweep's end on a
-    // fast machine.
+    // Stop at once, then resume: the complete ones are kept.
     await lab.root.getByTestId('lab-stop').click();
     await lab.waitDone();
     const kept = await lab.rows.count();
