@@ -171,7 +171,19 @@ const median = (values: readonly number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-async function baselineOf(path: CachePath): Promise<Baseline> {
+/** Each path's baseline, measured once per bench run: the prefill and decode parts share it. */
+const baselines = new Map<CachePath, Promise<Baseline>>();
+
+function baselineOf(path: CachePath): Promise<Baseline> {
+  let baseline = baselines.get(path);
+  if (baseline === undefined) {
+    baseline = measureBaseline(path);
+    baselines.set(path, baseline);
+  }
+  return baseline;
+}
+
+async function measureBaseline(path: CachePath): Promise<Baseline> {
   const runs: MemorySample[] = [];
   for (let run = 0; run < BASELINE_RUNS; run++) {
     runs.push(await sample<MemorySample>(`decode-baseline-${path}-${run}`, CHILD, { kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: 16, checkpoints: [] } satisfies MemoryJob, memory));
@@ -330,7 +342,7 @@ async function prefillPart(): Promise<string[]> {
 }
 
 function conditionsLine(): string {
-  return memory.tag === 'fixed-heaps'
+  return memory.conditions === MEMORY_CONDITIONS
     ? `Fixed heaps (MEMORY_CONDITIONS): node ${MEMORY_CONDITIONS.nodeFlags!.join(' ')}, GLIBC_TUNABLES=${MEMORY_CONDITIONS.env!['GLIBC_TUNABLES']}.`
     : 'Default heaps (--default-heaps): V8 and glibc as any process runs.';
 }
@@ -338,6 +350,7 @@ function conditionsLine(): string {
 export async function benchInGraphMemory(parts: readonly Part[] = PARTS, rounds = 3, resumeSamples = false, decode: DecodeOptions = {}, defaultHeaps = false): Promise<InGraphReport> {
   resume = resumeSamples;
   memory = defaultHeaps ? { conditions: {}, tag: 'default-heaps' } : { conditions: MEMORY_CONDITIONS, tag: 'fixed-heaps' };
+  baselines.clear();
   const misses: string[] = [];
   const loadBefore = loadavg()[0]!;
   const lines = [`kvscope bench: in-graph dequantization on ${MODEL} (onnxruntime-node CPU EP, separate processes); load ${loadBefore.toFixed(2)} before.`, ''];
