@@ -30,6 +30,8 @@ export type MemoryJob =
 /** What a `step` job measured. */
 export interface StepSample {
   readonly peakDeltaBytes: number;
+  /** whether the peak was reset before the run (peak-rss.ts): else peakDeltaBytes is only what rose above loading's peak */
+  readonly peakReset?: boolean;
   /** one layer's K and V history in float32, and every layer's */
   readonly layerHistoryBytes: number;
   readonly allLayersHistoryBytes: number;

@@ -12,10 +12,12 @@ import { resolveModelPath } from '../app/node/run-generation.js';
 import { groupLayout } from '../app/quant/quanto/grouping.js';
 import { packedRowCount } from '../app/quant/quanto/packing.js';
 import type { MemoryJob, StepSample } from './in-graph-memory-job.js';
+import { peakRssBytes, resetPeakRss } from './peak-rss.js';
 
 /**
  * A `step` job of bench/in-graph-memory.ts (see MemoryJob): one decode run at a long context, its peak
- * inside ORT measured as the growth of ru_maxrss over that one run. Prints one StepSample as JSON.
+ * inside ORT measured as ru_maxrss after that one run above the RSS before it (the peak reset just
+ * before: peak-rss.ts; where it cannot be, the growth of ru_maxrss). Prints one StepSample as JSON.
  * By hand: `npx tsx bench/in-graph-step-child.ts '{"kind":"step","variant":"graph","model":"synthetic-8b-kv","tokens":2048}'`
  */
 const job = JSON.parse(process.argv[2] ?? '') as Extract<MemoryJob, { kind: 'step' }>;
@@ -72,11 +74,13 @@ const warm = 64;
 const warmOutputs = await session.run({ ...tokenFeeds(warm), ...kvFeeds(warm) });
 session.release?.(Object.values(warmOutputs));
 const feeds = { ...tokenFeeds(job.tokens), ...kvFeeds(job.tokens) };
-const before = process.resourceUsage().maxRSS * 1024;
+// The peak is reset to the RSS of this moment, so the run's own peak shows however high loading went.
+const reset = resetPeakRss();
+const before = reset ? process.memoryUsage.rss() : peakRssBytes();
 const outputs = await session.run(feeds);
-const after = process.resourceUsage().maxRSS * 1024;
+const after = peakRssBytes();
 session.release?.(Object.values(outputs));
 await session.dispose();
 const layerHistoryBytes = 2 * heads * job.tokens * headDim * 4;
-const sample: StepSample = { peakDeltaBytes: after - before, layerHistoryBytes, allLayersHistoryBytes: layers * layerHistoryBytes };
+const sample: StepSample = { peakDeltaBytes: after - before, peakReset: reset, layerHistoryBytes, allLayersHistoryBytes: layers * layerHistoryBytes };
 process.stdout.write(`${JSON.stringify(sample)}\n`);

@@ -18,8 +18,11 @@ import type { LayerMemory } from './layer-memory.js';
  *   of `dequant(store)` (QuantizedHistory: one history's worth): 4·F_q + 3·F_d + stores.
  * - graph (`--dequantize graph`): what transformers stores (codes, scale and zero, the residual's
  *   buffers), the flush scratch (one layer's history twice: FlushScratch), and inside ONNX Runtime one
- *   layer at a time: while that layer's values are dequantized its keys are already joined, so
- *   1.5 layers' K+V in float32 at the most (layer-gate.ts; bench: measured, not assumed). Dynamic
+ *   side of one layer at a time (a layer waits for the previous one, its values for its keys'
+ *   attention weights: layer-gate.ts). That side's chain allocates its history in float32 four times
+ *   in turn (dequantized, shifted, joined with the residual and the new rows, and the keys
+ *   transposed for q·kᵀ), and ORT's arena holds what the chain took: 2 layers' K+V in float32 (bench
+ *   `layers`, one step with the peak reset: 1.9 layers at 1k, 2k and 4k alike). Dynamic
  *   layers of a layer policy add their 3·F_d.
  */
 export type PeakPath = 'dynamic' | 'host' | 'graph';
@@ -50,8 +53,8 @@ export interface KvPeak {
   readonly parts: readonly KvPeakPart[];
 }
 
-/** Layers' K+V histories (float32) alive inside ONNX Runtime at once on the graph path: one layer's keys joined, its values being dequantized. */
-const GRAPH_LAYERS_IN_FLIGHT = 1.5;
+/** Layers' K+V histories (float32) ONNX Runtime holds at once on the graph path: one side's history, four times over (see above). */
+export const GRAPH_LAYERS_IN_FLIGHT = 2;
 /** FlushScratch keeps two one-side histories (history, check), grown by up to a quarter ahead. */
 const FLUSH_SCRATCH_SIDES = 2 * 1.125;
 
@@ -85,7 +88,7 @@ export function predictKvPeak(input: KvPeakInput): KvPeak {
         { label: 'quantized stores: codes, scale, zero', bytes: stores },
         { label: 'residual buffers', bytes: input.residualCapacityBytes },
         { label: 'flush scratch: one layer\'s history (JavaScript)', bytes: (FLUSH_SCRATCH_SIDES * layerHistory) / 2 },
-        { label: 'one layer dequantized inside ONNX Runtime', bytes: GRAPH_LAYERS_IN_FLIGHT * layerHistory },
+        { label: 'one side of one layer dequantized inside ONNX Runtime', bytes: GRAPH_LAYERS_IN_FLIGHT * layerHistory },
         ...(dynamic > 0 ? [{ label: 'dynamic layers: past, present, copy', bytes: 3 * dynamic }] : []),
       );
       break;

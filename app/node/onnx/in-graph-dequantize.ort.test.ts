@@ -49,6 +49,8 @@ describe.skipIf(!hasShared())('the rewritten graph and the source agree bit for 
           const result = await runParity(c);
           expectIdentical(result, `graph ${index}: ${sides.map((s) => `${s.key.backend}${s.key.nbits}/${s.key.axis}/${s.key.groupSize}+${s.value.backend}${s.value.nbits}/${s.value.axis}/${s.value.groupSize}`).join(', ')}`);
           expect(result.gated.every(Boolean)).toBe(true);
+          // an HF export: MatMul(weights, repeat_kv(values)) through Unsqueeze, Expand, Reshape
+          expect(result.valuesAfterKeys.every(Boolean)).toBe(true);
         }
       }, 120_000);
     }
@@ -82,6 +84,7 @@ describe.skipIf(!hasShared())('the rewritten graph and the source agree bit for 
       modelPath: join(folder, 'onnx', 'model.onnx'), dtype: 'float32', kvHeads: 4, headDim: 64, sides, prefill: 96, residual: 7, unpack: 'bitwise', vocabSize: 512,
     });
     expectIdentical(result, 'synthetic');
+    expect(result.valuesAfterKeys).toEqual(Array(8).fill(true));
   }, 120_000);
 
   it.skipIf(!existsSync(genaiLlama))('an ONNX Runtime GenAI model-builder graph (MultiHeadAttention, fp16 KV, opset 14): the present is sliced past the history', async () => {
@@ -95,6 +98,8 @@ describe.skipIf(!hasShared())('the rewritten graph and the source agree bit for 
       });
       expectIdentical(result, `llama-fp16 ${unpack}`);
       expect(result.gated).toEqual([true, true]);
+      // one fused node takes keys and values: nothing in between to wait for
+      expect(result.valuesAfterKeys).toEqual([false, false]);
     }
   }, 60_000);
 });

@@ -41,6 +41,8 @@ export interface ParityResult {
   /** new-row elements (all layers, keys and values) whose bits differ */
   readonly newRowDifferences: number;
   readonly gated: readonly boolean[];
+  /** per layer: whether its values' dequantization also waits for its keys' attention weights */
+  readonly valuesAfterKeys: readonly boolean[];
 }
 
 export async function runParity(c: ParityCase): Promise<ParityResult> {
@@ -100,7 +102,7 @@ export async function runParity(c: ParityCase): Promise<ParityResult> {
         newRowDifferences += bitDifferences(last, bits(graph[rewrite.io.layers[i]![part].newRows]!));
       }
     }
-    return { logitDifferences, logitCount: host['logits']!.size, newRowDifferences, gated: rewrite.io.layers.map((layer) => layer.gated) };
+    return { logitDifferences, logitCount: host['logits']!.size, newRowDifferences, gated: rewrite.io.layers.map((layer) => layer.gated), valuesAfterKeys: rewrite.io.layers.map((layer) => layer.valuesAfterKeys) };
   } finally {
     await source.release();
     await rewritten.release();

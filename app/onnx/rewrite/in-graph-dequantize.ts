@@ -11,7 +11,7 @@ import {
   type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerIo, type InGraphLayerSpec, type InGraphSideIo, type InGraphSideSpec,
   type UnpackStrategy,
 } from './in-graph-spec.js';
-import { findAttentionUse, gateAfter, type AttentionUse } from './layer-gate.js';
+import { findAttentionUse, findAttentionWeights, gateAfter, type AttentionUse } from './layer-gate.js';
 import { GraphRewriteError } from './rewrite-error.js';
 
 const INT64_MAX = 9_223_372_036_854_775_807n;
@@ -54,8 +54,12 @@ export function rewriteForInGraphDequantize(source: ModelProto, spec: InGraphDeq
     const keyUse = findAttentionUse(editor, layer.pastKey);
     const valueUse = findAttentionUse(editor, layer.pastValue);
     const key = rewriteSide(editor, spec.unpack, spec.gate !== false, opset, `${scope}/key`, layer, 'key', keyUse, previous);
-    const value = rewriteSide(editor, spec.unpack, spec.gate !== false, opset, `${scope}/value`, layer, 'value', valueUse, previous);
-    layers.push({ layer: layer.layer, key: key.io, value: value.io, gated: key.gated && value.gated });
+    // the values wait for the keys' attention weights too (layer-gate.ts findAttentionWeights)
+    const weights = valueUse?.concatenates === true
+      ? findAttentionWeights(editor, valueUse.node.output[0]!, new Set(presentPath(editor, layer.presentValue, valueUse.node) ?? []))
+      : null;
+    const value = rewriteSide(editor, spec.unpack, spec.gate !== false, opset, `${scope}/value`, layer, 'value', valueUse, [...previous, ...(weights === null ? [] : [weights])]);
+    layers.push({ layer: layer.layer, key: key.io, value: value.io, gated: key.gated && value.gated, valuesAfterKeys: value.waitsFor.includes(weights ?? '') });
     previous = [key.io.newRows, value.io.newRows];
   }
   editor.finish();
@@ -68,7 +72,7 @@ export function rewriteForInGraphDequantize(source: ModelProto, spec: InGraphDeq
 
 function rewriteSide(
   editor: GraphEditor, unpack: UnpackStrategy, gate: boolean, opset: number, scope: string, layer: InGraphLayerSpec, part: 'key' | 'value', use: AttentionUse | null, previous: readonly string[],
-): { io: InGraphSideIo; gated: boolean } {
+): { io: InGraphSideIo; gated: boolean; waitsFor: readonly string[] } {
   const past = part === 'key' ? layer.pastKey : layer.pastValue;
   const present = part === 'key' ? layer.presentKey : layer.presentValue;
   const side = part === 'key' ? layer.key : layer.value;
@@ -106,7 +110,7 @@ function rewriteSide(
   newRows(editor, scope, past, present, io.newRows, use);
   editor.removeOutput(present);
   editor.addOutput(io.newRows, elemType, [dimsOf(presentInfo)[0] ?? 'batch_size', side.kvHeads, 'new_tokens', side.headDim]);
-  return { io, gated: gate && freshIsSafe };
+  return { io, gated: gate && freshIsSafe, waitsFor: after };
 }
 
 /**
@@ -161,14 +165,19 @@ function newRows(editor: GraphEditor, scope: string, past: string, present: stri
 
 /** The Casts from `concat`'s output to `present`, in order; null when present is anything else. */
 function castChain(editor: GraphEditor, present: string, concat: NodeProto): NodeProto[] | null {
-  const chain: NodeProto[] = [];
+  return presentPath(editor, present, concat)?.filter((node) => node.opType === 'Cast') ?? null;
+}
+
+/** The Casts and Identities from `concat`'s output to `present`, in order; null when present is anything else. */
+function presentPath(editor: GraphEditor, present: string, concat: NodeProto): NodeProto[] | null {
+  const path: NodeProto[] = [];
   let value = present;
   for (let hops = 0; hops < 8; hops++) {
     const producer = editor.producer(value);
     if (producer === null) return null;
-    if (producer === concat) return chain.reverse();
+    if (producer === concat) return path.reverse();
     if ((producer.opType !== 'Cast' && producer.opType !== 'Identity') || producer.domain !== '' || producer.input.length !== 1) return null;
-    if (producer.opType === 'Cast') chain.push(producer);
+    path.push(producer);
     value = producer.input[0]!;
   }
   return null;

@@ -72,6 +72,13 @@ export interface InGraphLayerIo {
    * history is alive at a time (see layer-gate.ts); false where no safe dependency was found.
    */
   readonly gated: boolean;
+  /**
+   * Whether the values' dequantization also waits for the keys' attention weights (Optimum-style
+   * attention: `MatMul(softmax(q·kᵀ), v)`), so the keys' history is freed before the values' is built:
+   * one side's history in flight at a time (layer-gate.ts findAttentionWeights). false for fused
+   * attention ops, which take keys and values in one node.
+   */
+  readonly valuesAfterKeys: boolean;
 }
 
 /** The rewritten graph's KV I/O, by layer (ascending); layers not listed keep the source's I/O. */
@@ -80,7 +87,7 @@ export interface InGraphKvIo {
 }
 
 /** Bumped whenever the rewrite emits a different graph for the same source and spec (the on-disk cache is keyed by it). */
-export const IN_GRAPH_REWRITE_VERSION = 2;
+export const IN_GRAPH_REWRITE_VERSION = 3;
 
 /**
  * Why a stored tensor cannot be dequantized inside the graph, or null when it can. Everything else

@@ -57,6 +57,33 @@ export function findAttentionUse(editor: GraphEditor, past: string): AttentionUs
   return null;
 }
 
+/** Ops that move or repeat a joined history's values without mixing them (transformers' repeat_kv exports as Unsqueeze, Expand, Reshape). */
+const VALUE_MOVING = new Set(['Cast', 'Identity', 'Reshape', 'Unsqueeze', 'Squeeze', 'Expand', 'Transpose']);
+
+/**
+ * The attention weights that multiply a layer's joined values (`softmax(q·kᵀ)` in `MatMul(weights, v)`),
+ * followed from the values' Concat through value-moving ops; null when the graph does something else.
+ * `ignore`: readers that lead only to the full present output, which the rewrite drops.
+ *
+ * Why: the weights exist only once the layer's keys are consumed (their joined tensor, its transpose,
+ * any repeat of it), which ORT then frees. Values whose dequantization waits for them are built
+ * while no key history is alive, so one side's history is in flight at a time, not a whole layer's
+ * keys and values together (measured by bench/in-graph-memory.ts `layers`).
+ */
+export function findAttentionWeights(editor: GraphEditor, joinedValues: string, ignore: ReadonlySet<NodeProto>): string | null {
+  let value = joinedValues;
+  for (let hops = 0; hops < 8; hops++) {
+    const users = editor.consumers(value).filter((node) => !ignore.has(node) && (node.opType !== 'Shape' || node.domain !== ''));
+    if (users.length !== 1) return null;
+    const node = users[0]!;
+    if (node.domain !== '') return null;
+    if (node.opType === 'MatMul') return node.input[1] === value && node.input[0] !== undefined && node.input[0] !== '' ? node.input[0] : null;
+    if (!VALUE_MOVING.has(node.opType) || node.input[0] !== value) return null;
+    value = node.output[0]!;
+  }
+  return null;
+}
+
 /**
  * An int64 `[1]` zero that can only be computed once every tensor in `after` exists:
  * `Shape(t) − Shape(t)`, first element, summed over `after`. Added to the packed codes' shape, which
