@@ -59,7 +59,7 @@ export function rewriteForInGraphDequantize(source: ModelProto, spec: InGraphDeq
       ? findAttentionWeights(editor, valueUse.node.output[0]!, new Set(presentPath(editor, layer.presentValue, valueUse.node) ?? []))
       : null;
     const value = rewriteSide(editor, spec.unpack, spec.gate !== false, opset, `${scope}/value`, layer, 'value', valueUse, [...previous, ...(weights === null ? [] : [weights])]);
-    layers.push({ layer: layer.layer, key: key.io, value: value.io, gated: key.gated && value.gated, valuesAfterKeys: value.waitsFor.includes(weights ?? '') });
+    layers.push({ layer: layer.layer, key: key.io, value: value.io, gated: key.gated && value.gated, valuesAfterKeys: weights !== null && value.waitsFor.includes(weights) });
     previous = [key.io.newRows, value.io.newRows];
   }
   editor.finish();
