@@ -6,6 +6,7 @@ import { resolveModelPath, runGeneration } from '../app/node/run-generation.js';
 import { promptText } from './generation-job.js';
 import { sumLayerMemory } from '../app/cache/layer-memory.js';
 import type { Checkpoint, MemoryJob, MemorySample } from './in-graph-memory-job.js';
+import { peakRssBytes } from './peak-rss.js';
 
 function rate(list: readonly { readonly totalMs: number }[]): number {
   return list.length === 0 ? 0 : (1000 * list.length) / list.reduce((sum, s) => sum + s.totalMs, 0);
@@ -44,23 +45,23 @@ const settings: RunSettings = {
 const result = await runGeneration(settings, {
   onStep: (metrics: StepMetrics) => {
     steps.push({ step: metrics.step, totalMs: metrics.timings.totalMs });
-    if (metrics.step % 32 === 0) trajectory.push([metrics.seqLength, process.resourceUsage().maxRSS * 1024]);
+    if (metrics.step % 32 === 0) trajectory.push([metrics.seqLength, peakRssBytes()]);
     if (wanted.has(metrics.seqLength)) {
       const total = sumLayerMemory(metrics.kvBytes);
       checkpoints.push({
-        contextTokens: metrics.seqLength, peakRssBytes: process.resourceUsage().maxRSS * 1024,
+        contextTokens: metrics.seqLength, peakRssBytes: peakRssBytes(),
         storedKvBytes: total.totalBytes, workingKvBytes: total.workingBytes, tailTokensPerSecond: rate(steps.filter((s) => s.step > 0).slice(-256)),
       });
     }
     // The cap is checked on the process's own peak at every step (getrusage: microseconds, next to a step of this model).
-    if (job.kind === 'decode' && job.capBytes !== undefined && process.resourceUsage().maxRSS * 1024 > job.capBytes) capped = true;
+    if (job.kind === 'decode' && job.capBytes !== undefined && peakRssBytes() > job.capBytes) capped = true;
   },
   isCancelled: () => capped,
 });
 const decodeSteps = steps.filter((s) => s.step > 0);
 const tail = decodeSteps.slice(-256);
 const sample: MemorySample = {
-  peakRssBytes: process.resourceUsage().maxRSS * 1024,
+  peakRssBytes: peakRssBytes(),
   endRssBytes: process.memoryUsage.rss(),
   contextTokens: result.promptTokenIds.length + result.generatedTokenIds.length - 1,
   newTokens: result.generatedTokenIds.length,

@@ -16,6 +16,7 @@ export function resetPeakRss(): boolean {
   }
 }
 
+/** The process's peak RSS so far, in bytes (getrusage reports KiB on Linux): since the last reset, where there was one. */
 export function peakRssBytes(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
