@@ -82,6 +82,8 @@ export const MEMORY_CONDITIONS: ChildConditions = {
   nodeFlags: ['--min-semi-space-size=16', '--max-semi-space-size=16', '--no-memory-reducer'],
   env: { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=65536:glibc.malloc.trim_threshold=131072' },
 };
+/** New tokens of the baseline runs: their peak is what a run holds besides the cache (and the cache of PROMPT + these tokens). */
+const BASELINE_NEW_TOKENS = 16;
 /** Baseline processes per path: the peak after 16 tokens moved by 5 MiB between two processes of the same command (measured). */
 const BASELINE_RUNS = 3;
 /**
@@ -202,7 +204,7 @@ function baselineOf(path: CachePath): Promise<Baseline> {
 async function measureBaseline(path: CachePath): Promise<Baseline> {
   const runs: MemorySample[] = [];
   for (let run = 0; run < BASELINE_RUNS; run++) {
-    runs.push(await sample<MemorySample>(`decode-baseline-${path}-${run}`, CHILD, { kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: 16, checkpoints: [] } satisfies MemoryJob, memory));
+    runs.push(await sample<MemorySample>(`decode-baseline-${path}-${run}`, CHILD, { kind: 'decode', path, model: MODEL, promptTokens: PROMPT, newTokens: BASELINE_NEW_TOKENS, checkpoints: [] } satisfies MemoryJob, memory));
   }
   const peaks = runs.map((r) => r.peakRssBytes);
   return {
@@ -229,7 +231,7 @@ async function decodePart(misses: string[], options: DecodeOptions = {}): Promis
   progress('decode: building the rewritten graph');
   await runChildJson<MemorySample>(CHILD, { kind: 'decode', path: 'graph', model: MODEL, promptTokens: PROMPT, newTokens: 2, checkpoints: [] } satisfies MemoryJob);
   const measure = async (path: CachePath): Promise<DecodeFigures> => {
-    progress(`decode: ${path}, baseline (16 new tokens, ${BASELINE_RUNS} processes)`);
+    progress(`decode: ${path}, baseline (${BASELINE_NEW_TOKENS} new tokens, ${BASELINE_RUNS} processes)`);
     const baseline = await baselineOf(path);
     const last = Math.min(LAST_CHECKPOINT[path], options.upTo ?? Infinity);
     const count = path === 'graph' ? (options.graphRuns ?? GRAPH_RUNS) : 1;
@@ -253,14 +255,16 @@ async function decodePart(misses: string[], options: DecodeOptions = {}): Promis
   // the median of the path's processes (graph: GRAPH_RUNS), less the baseline's median
   const attributable = (f: DecodeFigures, context: number): number => median(pointsAt(f, context).map((c) => c.peakRssBytes)) - f.baseline.peakRssBytes;
   const lines = [
-    `Decoding from a ${PROMPT}-token prompt (greedy, ignoreEos), quanto 4-bit g64 R128: KV-attributable peak = ru_maxrss when the context reaches C − the same command's after 16 new tokens`,
+    `Decoding from a ${PROMPT}-token prompt (greedy, ignoreEos), quanto 4-bit g64 R128: KV-attributable peak = ru_maxrss when the context reaches C − the same command's after ${BASELINE_NEW_TOKENS} new tokens`,
     `(the median of ${BASELINE_RUNS} processes; their range below). The graph path: the median of ${options.graphRuns ?? GRAPH_RUNS} long processes, each one's figure in brackets. ${conditionsLine()}`,
     'Stored: the cache\'s accounting (codes + scale/zero + residual; dynamic: the float32 history). Predicted: the what-if (app/cache/kv-peak.ts), from the model\'s geometry alone:',
-    'the cache\'s memory above the process\'s live memory. The baseline\'s peak lies its transient T above its own RSS at the end (loading the model, creating the session,',
-    'the prefill: measured in the same baseline processes); a run\'s cache fills T before its peak passes the baseline\'s, so what the measurement can show is max(0, predicted − T).',
-    '| context | path | peak RSS | baseline | KV-attributable | stored KV | JS working | predicted | − T | error | vs dynamic | targets |',
+    `the cache's memory above the process's live memory at C, less its own at the baseline's ${PROMPT + BASELINE_NEW_TOKENS} tokens (the baseline holds that cache too). The baseline's peak lies its transient T`,
+    'above its own RSS at the end (loading the model, creating the session, the prefill: measured in the same baseline processes); a run\'s cache fills T before its peak',
+    'passes the baseline\'s, so what the measurement can show is max(0, predicted − T).',
+    '| context | path | peak RSS | baseline | KV-attributable | stored KV | JS working | predicted above baseline | − T | error | vs dynamic | targets |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
+  const atBaseline = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: PROMPT + BASELINE_NEW_TOKENS });
   for (const context of CHECKPOINTS) {
     if (options.upTo !== undefined && context > options.upTo) {
       lines.push(`| ${context} | (not measured in this run: --up-to ${options.upTo}) | | | | | | | | | | |`);
@@ -274,7 +278,7 @@ async function decodePart(misses: string[], options: DecodeOptions = {}): Promis
       const point = points[0]!; // the accounting: the same in every process (the same steps)
       const measured = attributable(f, context);
       const spread = points.length < 2 ? '' : ` (${points.map((c) => mib(c.peakRssBytes - f.baseline.peakRssBytes)).join(', ')})`;
-      const predicted = peaks[f.path].bytes;
+      const predicted = peaks[f.path].bytes - atBaseline[f.path].bytes;
       const visible = Math.max(0, predicted - f.baseline.transientBytes);
       const error = (visible - measured) / measured;
       const targets: string[] = [];
@@ -287,7 +291,7 @@ async function decodePart(misses: string[], options: DecodeOptions = {}): Promis
         `${mib(predicted)} | ${mib(visible)} | ${(100 * error).toFixed(1)}% | ${versus === '' ? '' : `${versus} lower`} | ${targets.join('; ')} |`);
     }
   }
-  lines.push('', `Baselines (peak after 16 new tokens, ${BASELINE_RUNS} processes; median, range, transient T): ` +
+  lines.push('', `Baselines (peak after ${BASELINE_NEW_TOKENS} new tokens, ${BASELINE_RUNS} processes; median, range, transient T): ` +
     `${figures.map((f) => `${f.path} ${mib(f.baseline.peakRssBytes)} (${mib(f.baseline.minBytes)}–${mib(f.baseline.maxBytes)}), T ${mib(f.baseline.transientBytes)}`).join('; ')}.`);
   lines.push('', `Longest context under a memory cap of ${mib(CAP_BYTES)} (process peak RSS; ru_maxrss every 32 steps of the same runs):`);
   for (const f of figures) {
@@ -300,7 +304,7 @@ async function decodePart(misses: string[], options: DecodeOptions = {}): Promis
   }
   const graphPeaks = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: 8192 });
   const graphBaseline = figures.find((f) => f.path === 'graph')!.baseline;
-  const graphAt8k = Math.max(graphBaseline.peakRssBytes, graphBaseline.peakRssBytes - graphBaseline.transientBytes + graphPeaks.graph.bytes);
+  const graphAt8k = Math.max(graphBaseline.peakRssBytes, graphBaseline.peakRssBytes - graphBaseline.transientBytes + graphPeaks.graph.bytes - atBaseline.graph.bytes);
   lines.push(`  (the what-if puts the graph path at ${mib(graphAt8k)} at 8,192 tokens, synthetic-8b-kv's max_position_embeddings)`);
   return lines;
 }

@@ -1,10 +1,12 @@
 /**
  * The float32 working memory of a flush, shared by every layer of one cache. A flush re-quantizes
- * `dequant(store) ++ residual ++ new` (spec §1.3) and measures the error against `dequant(new store)`:
- * two buffers of one layer's history, needed only while that one layer flushes. Layers flush one
- * after another, never at once, so one pair serves them all: the cache holds two layers' worth of
- * history at most, instead of every layer's, which is what transformers holds too (spec §3.6: the
- * dequantized history of the layer being computed). Grows to the longest history; never shrinks.
+ * `dequant(store) ++ residual ++ new` of one side (spec §1.3) and measures the error against
+ * `dequant(new store)`: two buffers of one side's history, needed only while that one side flushes.
+ * Layers flush one after another, never at once, so one pair serves them all: the cache holds one
+ * layer's K+V worth of history at most, instead of every layer's, which is what transformers holds
+ * too (spec §3.6: the dequantized history of the layer being computed). Grows to the longest history;
+ * never shrinks. The headroom `grow` reserves is not written until a flush needs it, and untouched
+ * pages of a large buffer are not resident (measured: app/cache/kv-peak.ts).
  */
 export class FlushScratch {
   #history: Float32Array = new Float32Array(0);

@@ -17,13 +17,19 @@ import type { LayerMemory } from './layer-memory.js';
  *   the residual (the adopted present), plus the stores, plus each quantized layer's spare buffer
  *   of `dequant(store)` (QuantizedHistory: one history's worth): 4·F_q + 3·F_d + stores.
  * - graph (`--dequantize graph`): what transformers stores (codes, scale and zero, the residual's
- *   buffers), the flush scratch (one layer's history twice: FlushScratch), and inside ONNX Runtime one
- *   side of one layer at a time (a layer waits for the previous one, its values for its keys'
- *   attention weights: layer-gate.ts). That side's chain allocates its history in float32 four times
- *   in turn (dequantized, shifted, joined with the residual and the new rows, and the keys
- *   transposed for q·kᵀ), and ORT's arena holds what the chain took: 2 layers' K+V in float32 (bench
- *   `layers`, one step with the peak reset: 1.9 layers at 1k, 2k and 4k alike). Dynamic
- *   layers of a layer policy add their 3·F_d.
+ *   buffers), the flush scratch, and what ONNX Runtime's arena holds for the one side of one layer
+ *   it dequantizes at a time (a layer waits for the previous one, its values for its keys' attention
+ *   weights: layer-gate.ts). Measured on synthetic-8b-kv (RSS split per step into ArrayBuffers, V8's
+ *   heap and native memory, 16 → 4,096 tokens): the ArrayBuffers were the stores, the residual
+ *   buffers and the scratch's reserved bytes exactly; resident were the stores, the residual and, of
+ *   the scratch, the two one-side histories a flush writes (history and check: one layer's K+V; the
+ *   quarter of headroom it reserves is never touched, so never resident); native memory grew by
+ *   1.27–1.44 layers' K+V in float32 (at 1k, 2k, 4k), while one step of a fresh session takes 1.9
+ *   (bench `layers`: the arena's first extension; later steps reuse its chunks). ONNX Runtime's part
+ *   stays resident between steps (the arena keeps it), so no step rose above the RSS before it:
+ *   the peak is the sum. What is left out: V8's heap drifting by 3–9 MiB, and a flush that grows the
+ *   scratch (every few residual cycles) holding the replaced pair until the next GC. Dynamic layers of
+ *   a layer policy add their 3·F_d.
  */
 export type PeakPath = 'dynamic' | 'host' | 'graph';
 
@@ -37,7 +43,7 @@ export interface KvPeakInput {
   readonly quantizedLayers: number;
   /** what the quantized layers store at the context length (codes, scale/zero, residual), summed */
   readonly stored: Pick<LayerMemory, 'codeBytes' | 'metadataBytes' | 'fullPrecisionBytes'>;
-  /** the residual buffers' capacity of every quantized layer, K and V (graph), bytes */
+  /** the residual buffers' capacity of every quantized layer, K and V, at the context length (graph), bytes */
   readonly residualCapacityBytes: number;
   /** bytes of one value of T (4 for float32, 2 for float16): the graph path dequantizes in float32 */
   readonly bytesPerValue: number;
@@ -53,10 +59,22 @@ export interface KvPeak {
   readonly parts: readonly KvPeakPart[];
 }
 
-/** Layers' K+V histories (float32) ONNX Runtime holds at once on the graph path: one side's history, four times over (see above). */
+/**
+ * Layers' K+V histories (float32) one step of a fresh graph session takes inside ONNX Runtime at
+ * most: the chain of one side of one layer allocates its history four times in turn (dequantized,
+ * shifted, joined with the residual and the new rows, the keys transposed for q·kᵀ). Bench `layers`
+ * checks one step against it: the proof that one side of one layer is dequantized at a time.
+ */
 export const GRAPH_LAYERS_IN_FLIGHT = 2;
-/** FlushScratch keeps two one-side histories (history, check), grown by up to a quarter ahead. */
-const FLUSH_SCRATCH_SIDES = 2 * 1.125;
+/**
+ * What ONNX Runtime's arena holds, in layers' K+V histories (float32), over a decode run on the graph
+ * path: 1.27–1.44 measured at 1k–4k (see above), taken as 1.5 so that the what-if does not promise
+ * less than the arena may keep when chunk sizes fall worse; below GRAPH_LAYERS_IN_FLIGHT because
+ * later steps reuse the chunks the first one took.
+ */
+export const GRAPH_DECODE_ARENA_LAYERS = 1.5;
+/** The resident part of FlushScratch: the two one-side histories a flush writes (history, check), one layer's K+V. */
+const FLUSH_SCRATCH_LAYERS = 1;
 
 export function predictKvPeak(input: KvPeakInput): KvPeak {
   const full = input.fullPrecisionBytes;
@@ -87,8 +105,8 @@ export function predictKvPeak(input: KvPeakInput): KvPeak {
       parts.push(
         { label: 'quantized stores: codes, scale, zero', bytes: stores },
         { label: 'residual buffers', bytes: input.residualCapacityBytes },
-        { label: 'flush scratch: one layer\'s history (JavaScript)', bytes: (FLUSH_SCRATCH_SIDES * layerHistory) / 2 },
-        { label: 'one side of one layer dequantized inside ONNX Runtime', bytes: GRAPH_LAYERS_IN_FLIGHT * layerHistory },
+        { label: 'flush scratch: one layer\'s history (JavaScript)', bytes: FLUSH_SCRATCH_LAYERS * layerHistory },
+        { label: 'ONNX Runtime\'s arena: one side of one layer dequantized at a time', bytes: GRAPH_DECODE_ARENA_LAYERS * layerHistory },
         ...(dynamic > 0 ? [{ label: 'dynamic layers: past, present, copy', bytes: 3 * dynamic }] : []),
       );
       break;
@@ -100,10 +118,12 @@ export function predictKvPeak(input: KvPeakInput): KvPeak {
 }
 
 /**
- * Rows a quantized layer's residual buffer holds at most with single-token steps (ResidualRows doubles
- * from one row): the first power of two ≥ residual_length − 1, the longest residual (spec §1.3).
+ * Rows a quantized layer's residual buffer holds after `decodeTokens` single-token steps: the residual
+ * starts empty (the prefill is quantized whole, spec §1.3) and grows to residual_length − 1 rows
+ * at most; ResidualRows doubles its capacity from one row and keeps it after a flush, so the first
+ * power of two ≥ the longest residual so far. Without `decodeTokens`, the most it ever holds.
  */
-export function residualBufferRows(residualLength: number): number {
-  const longest = Math.max(1, residualLength - 1);
+export function residualBufferRows(residualLength: number, decodeTokens = Number.POSITIVE_INFINITY): number {
+  const longest = Math.max(1, Math.min(decodeTokens, residualLength - 1));
   return 2 ** Math.ceil(Math.log2(longest));
 }

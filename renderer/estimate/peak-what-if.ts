@@ -30,7 +30,8 @@ export function estimateKvPeaks(input: Omit<WhatIfInput, 'cacheMode'>): PeakWhat
   }
   const { numKeyValueHeads, headDim } = input.config.geometry;
   const bytesPerValue = bytesPerElement(input.kvDtype);
-  const residualCapacityBytes = quantizedLayers * 2 * numKeyValueHeads * headDim * bytesPerValue * residualBufferRows(input.settings.residualLength);
+  const decodeTokens = Math.max(0, input.contextLength - input.promptTokens);
+  const residualCapacityBytes = quantizedLayers * 2 * numKeyValueHeads * headDim * bytesPerValue * residualBufferRows(input.settings.residualLength, decodeTokens);
   const common = { fullPrecisionBytes: full, quantizedFullPrecisionBytes: quantizedFull, quantizedLayers, stored: quantized.total, residualCapacityBytes, bytesPerValue };
   return {
     dynamic: predictKvPeak({ ...common, path: 'dynamic', quantizedFullPrecisionBytes: 0, quantizedLayers: 0 }),
