@@ -7,6 +7,7 @@ import { GRAPH_LAYERS_IN_FLIGHT } from '../app/cache/kv-peak.js';
 import { readModelFiles } from '../app/node/model/open-model.js';
 import { resolveModelPath } from '../app/node/run-generation.js';
 import { estimateKvPeaks } from '../renderer/estimate/peak-what-if.js';
+import type { PeakWhatIf } from '../renderer/estimate/peak-what-if.js';
 import { runChildJson, type ChildConditions } from './child-json.js';
 import type { GenerationJob, GenerationSample } from './generation-job.js';
 import type { CachePath, Checkpoint, MemoryJob, MemorySample, StepSample } from './in-graph-memory-job.js';
@@ -264,13 +265,15 @@ async function decodePart(misses: string[], options: DecodeOptions = {}): Promis
     '| context | path | peak RSS | baseline | KV-attributable | stored KV | JS working | predicted above baseline | − T | error | vs dynamic | targets |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
-  const atBaseline = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: PROMPT + BASELINE_NEW_TOKENS });
+  const peaksAt = (contextLength: number): PeakWhatIf =>
+    estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength });
+  const atBaseline = peaksAt(PROMPT + BASELINE_NEW_TOKENS);
   for (const context of CHECKPOINTS) {
     if (options.upTo !== undefined && context > options.upTo) {
       lines.push(`| ${context} | (not measured in this run: --up-to ${options.upTo}) | | | | | | | | | | |`);
       continue;
     }
-    const peaks = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: context });
+    const peaks = peaksAt(context);
     const dynamic = figures.find((f) => f.path === 'dynamic')!;
     for (const f of figures) {
       const points = pointsAt(f, context);
@@ -302,9 +305,8 @@ async function decodePart(misses: string[], options: DecodeOptions = {}): Promis
       ? `- ${f.path}: ≥ ${run.contextTokens} tokens (the whole run, peak ${mib(Math.max(...f.runs.map((r) => r.peakRssBytes)))}; the cap was not reached)`
       : `- ${f.path}: ${under?.[0] ?? 0} tokens (passed the cap by ${over[0]})`);
   }
-  const graphPeaks = estimateKvPeaks({ config: files.config, kvDtype: 'float32', settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, promptTokens: PROMPT, contextLength: 8192 });
   const graphBaseline = figures.find((f) => f.path === 'graph')!.baseline;
-  const graphAt8k = Math.max(graphBaseline.peakRssBytes, graphBaseline.peakRssBytes - graphBaseline.transientBytes + graphPeaks.graph.bytes - atBaseline.graph.bytes);
+  const graphAt8k = Math.max(graphBaseline.peakRssBytes, graphBaseline.peakRssBytes - graphBaseline.transientBytes + peaksAt(8192).graph.bytes - atBaseline.graph.bytes);
   lines.push(`  (the what-if puts the graph path at ${mib(graphAt8k)} at 8,192 tokens, synthetic-8b-kv's max_position_embeddings)`);
   return lines;
 }

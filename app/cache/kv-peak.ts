@@ -1,4 +1,5 @@
 import type { LayerMemory } from './layer-memory.js';
+import { grownResidualRows } from './residual-rows.js';
 
 /**
  * The peak memory a decode run holds because of its KV cache (above what the same run holds after
@@ -120,10 +121,12 @@ export function predictKvPeak(input: KvPeakInput): KvPeak {
 /**
  * Rows a quantized layer's residual buffer holds after `decodeTokens` single-token steps: the residual
  * starts empty (the prefill is quantized whole, spec §1.3) and grows to residual_length − 1 rows
- * at most; ResidualRows doubles its capacity from one row and keeps it after a flush, so the first
- * power of two ≥ the longest residual so far. Without `decodeTokens`, the most it ever holds.
+ * at most, one row a step, by ResidualRows' own growth; a flush keeps the capacity. Without
+ * `decodeTokens`, the most it ever holds.
  */
 export function residualBufferRows(residualLength: number, decodeTokens = Number.POSITIVE_INFINITY): number {
   const longest = Math.max(1, Math.min(decodeTokens, residualLength - 1));
-  return 2 ** Math.ceil(Math.log2(longest));
+  let rows = 0;
+  while (rows < longest) rows = grownResidualRows(rows, rows + 1);
+  return rows;
 }

@@ -5,6 +5,15 @@ import type { KvDtype } from '../tensor/kv-tensor.js';
 export type RowStorage = Float32Array | Uint16Array;
 
 /**
+ * The capacity, in rows, a residual grows to when it holds `current` rows' room and must take
+ * `needed`: doubling, or straight to `needed` when that is more. ResidualRows grows by it, and the
+ * memory what-if (kv-peak.ts residualBufferRows) follows it to size the residual buffers.
+ */
+export function grownResidualRows(current: number, needed: number): number {
+  return Math.max(needed, 2 * current);
+}
+
+/**
  * A quantized layer's full-precision residual as transformers stores it: the rows since the last
  * quantize call, `[slabs, tokens, width]` (slabs = batch·kvHeads, width = headDim), in the model's
  * dtype T: float32 values, or binary16 bits for float16, the very bits a graph returns and is fed,
@@ -50,7 +59,8 @@ export class ResidualRows {
     const addSlab = tokens * width;
     const needed = this.#slabs * newSlab;
     if (needed > this.#data.length) {
-      const grown = this.dtype === 'float16' ? new Uint16Array(Math.max(needed, 2 * this.#data.length)) : new Float32Array(Math.max(needed, 2 * this.#data.length));
+      const values = grownResidualRows(this.#data.length / (this.#slabs * width), this.#tokens + tokens) * this.#slabs * width;
+      const grown = this.dtype === 'float16' ? new Uint16Array(values) : new Float32Array(values);
       for (let s = 0; s < this.#slabs; s++) grown.set(this.#data.subarray(s * oldSlab, (s + 1) * oldSlab), s * newSlab);
       this.#data = grown;
     } else {
