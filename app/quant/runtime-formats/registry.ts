@@ -1,4 +1,8 @@
 import { LLAMA_CPP_FORMATS } from './llama-cpp.js';
+import { MLX_FORMATS } from './mlx-affine.js';
+import { NVFP4 } from './nvfp4.js';
+import { ORT_WEBGPU_Q8 } from './ort-webgpu.js';
+import { VLLM_FORMATS } from './vllm-fp8.js';
 import { RuntimeFormatError, type RuntimeFormat } from './types.js';
 
 /**
@@ -7,6 +11,10 @@ import { RuntimeFormatError, type RuntimeFormat } from './types.js';
  */
 export const RUNTIME_FORMATS: readonly RuntimeFormat[] = [
   ...LLAMA_CPP_FORMATS,
+  ...VLLM_FORMATS,
+  NVFP4,
+  ...MLX_FORMATS,
+  ORT_WEBGPU_Q8,
 ];
 
 export const RUNTIME_FORMAT_NAMES: readonly string[] = RUNTIME_FORMATS.map((f) => f.name);

@@ -39,8 +39,11 @@ export interface RuntimeFormat {
   rowBytes(geometry: FormatGeometry): number;
   /** bytes per tensor beside the rows (fp32 per-tensor scales), as the runtime counts them */
   readonly tensorBytes: number;
-  /** the per-tensor parameters for these values (calibrated where the format computes them from data) */
-  tensorParams(values: Float32Array, geometry: FormatGeometry): TensorParams;
+  /**
+   * The per-tensor parameters for these values: the runtime's default, or with `calculate` the scale it
+   * computes from the data (vLLM's --calculate-kv-scales); formats without one ignore it.
+   */
+  tensorParams(values: Float32Array, geometry: FormatGeometry, calculate: boolean): TensorParams;
   /** `values` [rows, headDim] → `out` [rows, rowBytes] */
   encodeRows(values: Float32Array, rows: number, geometry: FormatGeometry, params: TensorParams, out: Uint8Array): void;
   /** `bytes` [rows, rowBytes] → `out` [rows, headDim] */
