@@ -30,6 +30,10 @@ export interface QuantizeReport {
 }
 
 export function runQuantize(options: RawOptions, io: CliIo): ExitCode {
+  const formatOnly = (['blocks', 'side', 'calculate-kv-scales'] as const).filter((flag) => options[flag] !== undefined);
+  if (formatOnly.length > 0) {
+    throw new UsageError(`${formatOnly.map((f) => `--${f}`).join(', ')} belong to --format (a serving runtime's KV format); add --format F or drop them.`);
+  }
   const backend = choiceOption(options, 'backend', QUANT_BACKENDS);
   const nbits = integerOption(options, 'nbits');
   const axis = integerOption(options, 'axis');

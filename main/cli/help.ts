@@ -1,3 +1,7 @@
+import { RUNTIME_FORMATS } from '../../app/quant/runtime-formats/registry.js';
+import { MLX_BITS, MLX_GROUP_SIZES } from '../../app/quant/runtime-formats/mlx-affine.js';
+import { ORT_WEBGPU_Q8 } from '../../app/quant/runtime-formats/ort-webgpu.js';
+
 export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless commands and the browser workbench)
 
 Usage:
@@ -12,6 +16,10 @@ Usage:
                    [--codes c.npy] [--scale s.npy] [--zero z.npy] [--json]
       Quantizes a float32/float16 KV tensor [batch, kv_heads, seq, head_dim] exactly as
       optimum-quanto or HQQ do inside transformers, and reports the error.
+  kvscope quantize --format F --input x.npy --dequantized out.npy [--blocks b.npy] [--side key|value]
+                   [--calculate-kv-scales] [--json]
+      A kvscope extension: the same tensor in a serving runtime's own KV format (llama.cpp,
+      vLLM/SGLang FP8, NVFP4, MLX, ONNX Runtime WebGPU); see quantize --help for the formats.
 
   kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid | synthetic-8b-kv> [cache options]
               [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--pad-prompt-to N] [--max-new-tokens N] [--greedy | --temperature T ...]
@@ -58,6 +66,19 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
   --rotate-values              rotate the values too
   --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
                                exactly, as a sparse list (KVQuant's dense-and-sparse)`;
+
+/** Every --format, from the registry: one line each, MLX's bits × groups and llama.cpp's +rot folded. */
+const FORMAT_LINES = [
+  ...RUNTIME_FORMATS.filter((f) => f.runtime === 'llama.cpp' && !f.name.endsWith('+rot')).map((f) => formatLine(f.name, f.description)),
+  formatLine('llama.cpp:<type>+rot', 'any of them after llama.cpp\'s Hadamard rotation (its default since PR #21038)'),
+  ...RUNTIME_FORMATS.filter((f) => f.name.startsWith('vllm:') || f.name === 'nvfp4').map((f) => formatLine(f.name, `${f.description}; ${f.runtime}`)),
+  formatLine(`mlx:<${MLX_BITS.join('|')}>bit-g<${MLX_GROUP_SIZES.join('|')}>`, 'MLX affine (mlx-lm --kv-bits --kv-group-size): codes, a scale and a bias per group'),
+  formatLine(ORT_WEBGPU_Q8.name, ORT_WEBGPU_Q8.description),
+].join('\n');
+
+function formatLine(name: string, description: string): string {
+  return name.length < 23 ? `  ${name.padEnd(23)}${description}` : `  ${name}\n  ${''.padEnd(23)}${description}`;
+}
 
 export const COMMAND_HELP: Record<string, string> = {
   eval: `kvscope eval --model <model folder | synthetic | synthetic-hybrid> [options]
@@ -190,7 +211,19 @@ Exit codes: 0 a run could start, 2 refused (by transformers' verdict or the grap
   --json                 print one JSON object: rel_fro_err, max_abs_err, mean_abs_err, bits_per_value, ...
 
 Backends: quanto nbits 2|4, axis 0|-1; hqq nbits 1|2|3|4|8, axis 0|1.
-Exit codes: 0 done, 1 bad input (unreadable file, unsupported dtype, a shape the backend refuses).
+
+Serving runtimes' KV formats (a kvscope extension, not transformers' cache):
+kvscope quantize --format F --input x.npy --dequantized out.npy [options]
+  --format F             the runtime's format, below: each head vector quantized once, as the runtime writes it
+  --blocks b.npy         the runtime's own bytes, uint8 [batch·heads·seq, bytes per head vector]
+  --side key|value       which cache the tensor is (default key; llama.cpp's +rot rotates them differently,
+                         vLLM's --calculate-kv-scales divides keys by 200 and values by 100)
+  --calculate-kv-scales  vLLM's per-tensor FP8 scale from the data (default: 1.0, as vLLM without calibration)
+  --json                 one JSON object: format, runtime, rel_fro_err, max_abs_err, mean_abs_err, bits_per_value,
+                         row_bytes, tensor_scale, ...
+Formats:
+${FORMAT_LINES}
+Exit codes: 0 done, 1 bad input (unreadable file, unsupported dtype, a shape the backend or runtime refuses).
 `,
   run: `kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid | synthetic-8b-kv> [options]
 

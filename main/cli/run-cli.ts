@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ExitCode, UsageError, type CliIo } from '../../app/cli/io.js';
 import { KvscopeError, QuantizationError } from '../../app/errors.js';
 import { runQuantize } from '../../app/cli/quantize-command.js';
+import { runQuantizeFormat } from '../../app/cli/quantize-format-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
 import { runEvalCommand } from '../../app/cli/eval-command.js';
@@ -58,9 +59,15 @@ const COMMANDS: Record<string, {
       codes: { type: 'string' },
       scale: { type: 'string' },
       zero: { type: 'string' },
+      format: { type: 'string' },
+      blocks: { type: 'string' },
+      side: { type: 'string' },
+      'calculate-kv-scales': { type: 'boolean' },
       json: { type: 'boolean' },
     },
     run: (values, io) => {
+      // A serving runtime's KV format (a kvscope extension, app/cli/quantize-format-command.ts) instead of transformers' backends.
+      if (values['format'] !== undefined) return runQuantizeFormat(values, io);
       // Same bits with or without the helper thread; only faster on a second core (app/node/hqq-helper-thread.ts).
       if (values['backend'] === 'hqq') useHqqHelperThread();
       return runQuantize(values, io);

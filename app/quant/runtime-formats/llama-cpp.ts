@@ -63,6 +63,7 @@ function llamaFormat(type: GgmlType, rotated: boolean): RuntimeFormat {
       : `ggml ${DESCRIPTIONS[type]}`,
     source: rotated ? 'ggml/src/ggml-quants.c; src/llama-kv-cache.cpp (attn_rot_k/v, ggml_gen_hadamard)' : 'ggml/src/ggml-quants.c',
     tensorBytes: 0,
+    tensorScale: 'none',
     refusal: (g) => llamaBlockRefusal(type, g.headDim, g.side) ?? (rotated ? llamaRotationRefusal(g.headDim, g.side) : null),
     rowBytes,
     tensorParams: () => NO_TENSOR_PARAMS,

@@ -55,6 +55,7 @@ function mlxFormat(bits: number, groupSize: number): RuntimeFormat {
     description: `affine ${bits}-bit codes, a scale and a bias in the model's dtype per ${groupSize} values`,
     source: 'mlx/backend/cpu/quantized.cpp (quantize); mlx/ops.cpp (affine_dequantize)',
     tensorBytes: 0,
+    tensorScale: 'none',
     refusal: (g) => mlxRefusal(groupSize, g.headDim),
     rowBytes,
     tensorParams: () => NO_TENSOR_PARAMS,

@@ -37,6 +37,7 @@ export const NVFP4: RuntimeFormat = {
   description: 'FP4 e2m1 values in blocks of 16, an FP8 e4m3 scale per block and an fp32 scale per tensor (4.5 bits/value)',
   source: 'TensorRT-LLM cpp/tensorrt_llm/kernels/quantization.cuh (cvt_warp_fp16_to_fp4)',
   tensorBytes: 4,
+  tensorScale: 'calculated',
   refusal: (g) => (g.headDim % BLOCK === 0 ? null
     : `NVFP4 quantizes blocks of ${BLOCK} values along head_dim and head_dim ${g.headDim} is not a multiple of ${BLOCK}. Choose another format.`),
   rowBytes: (g) => g.headDim / 2 + g.headDim / BLOCK,

@@ -21,6 +21,7 @@ export const ORT_WEBGPU_Q8: RuntimeFormat = {
   description: 'symmetric int8, one fp32 scale per head vector (kvCacheQuantizationBits 8)',
   source: 'onnxruntime/contrib_ops/webgpu/bert/kv_cache_block_quant_int8.wgsl.template',
   tensorBytes: 0,
+  tensorScale: 'none',
   // onnxruntime-genai's allocator refuses first (the kernel itself needs head_size % 4 == 0).
   refusal: (g) => (g.headDim >= 8 && (g.headDim & (g.headDim - 1)) === 0 ? null
     : `KV cache quantization requires head_size to be a power of 2 and >= 8, but got head_size=${g.headDim}. ` +

@@ -40,6 +40,11 @@ export interface RuntimeFormat {
   /** bytes per tensor beside the rows (fp32 per-tensor scales), as the runtime counts them */
   readonly tensorBytes: number;
   /**
+   * Its per-tensor scale: none; 1.0 unless asked to compute it from the data (vLLM's
+   * --calculate-kv-scales); or always computed from the data (NVFP4's calibrated global scale).
+   */
+  readonly tensorScale: 'none' | 'default-or-calculated' | 'calculated';
+  /**
    * The per-tensor parameters for these values: the runtime's default, or with `calculate` the scale it
    * computes from the data (vLLM's --calculate-kv-scales); formats without one ignore it.
    */

@@ -40,6 +40,7 @@ function fp8Format(minifloat: MinifloatFormat, name: string, maxValue: number): 
     description: `FP8 ${minifloat.name} (max ${maxValue}), one fp32 scale per layer and side (1.0, or --calculate-kv-scales)`,
     source: 'vLLM csrc/quantization/w8a8/fp8/nvidia/quant_utils.cuh (scaled_vec_conversion); vllm/attention/layer.py (calc_kv_scales)',
     tensorBytes: 4,
+    tensorScale: 'default-or-calculated',
     refusal: () => null,
     rowBytes: (g) => g.headDim,
     tensorParams: (values, g, calculate) => ({ tensorScale: calculate ? calculatedKvScale(values, g.side, g.dtype) : 1 }),
