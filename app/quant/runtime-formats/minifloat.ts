@@ -49,6 +49,11 @@ export const E2M1: MinifloatFormat = {
   values: decodeTable(2, 1, 1, () => null),
 };
 
+const doubleView = new Float64Array(1);
+const doubleHigh = new Uint32Array(doubleView.buffer, 4, 1);
+/** 2^k for k in [−64, 64], so the hot path multiplies instead of calling Math.pow. */
+const POW2 = Float64Array.from({ length: 129 }, (_, i) => 2 ** (i - 64));
+
 /**
  * Rounds `x` (any double; callers pass float32 values) to the format's code, as cvt.rn.satfinite does.
  * Exact: the scaled magnitude is an exact double, rounded once to an integer, ties to even.
@@ -56,24 +61,23 @@ export const E2M1: MinifloatFormat = {
 export function encodeMinifloat(format: MinifloatFormat, x: number): number {
   const width = 1 + format.exponentBits + format.mantissaBits;
   const signBit = 1 << (width - 1);
-  if (Number.isNaN(x)) return format.nanCode ?? format.maxCode;
-  const sign = x < 0 || Object.is(x, -0) ? signBit : 0;
-  const a = Math.abs(x);
-  const maxValue = format.values[format.maxCode]!;
-  if (a >= maxValue) return sign | format.maxCode;
+  if (x !== x) return format.nanCode ?? format.maxCode; // NaN
+  const sign = x < 0 || (x === 0 && 1 / x < 0) ? signBit : 0;
+  const a = x < 0 ? -x : x;
+  if (a >= format.values[format.maxCode]!) return sign | format.maxCode;
   const m = format.mantissaBits;
   const minNormalExponent = 1 - format.bias;
-  // The exponent of a's leading bit, clamped to the subnormal range; the step there is 2^(e - m).
-  let e = a === 0 ? minNormalExponent : Math.floor(Math.log2(a));
-  if (e !== minNormalExponent && 2 ** e > a) e -= 1;
-  else if (2 ** (e + 1) <= a) e += 1;
+  // The exponent of a's leading bit (from the double's exponent field), clamped to the subnormal
+  // range, where the step is 2^(minNormalExponent − m).
+  doubleView[0] = a;
+  let e = ((doubleHigh[0]! >>> 20) & 0x7ff) - 1023;
   if (e < minNormalExponent) e = minNormalExponent;
-  const scaled = a * 2 ** (m - e); // exact: a power-of-two scaling
+  const scaled = a * POW2[64 + m - e]!; // exact: a power-of-two scaling
   const floor = Math.floor(scaled);
   const rest = scaled - floor;
   const units = rest > 0.5 || (rest === 0.5 && (floor & 1) === 1) ? floor + 1 : floor;
   // units counts steps of 2^(e − m) from 0: the code is (biased exponent − 1)·2^m + units for normals
   // (units ≥ 2^m carries into the exponent as it should), and units alone for subnormals.
   const code = (e - minNormalExponent) * (1 << m) + units;
-  return sign | Math.min(code, format.maxCode);
+  return sign | (code < format.maxCode ? code : format.maxCode);
 }

@@ -97,10 +97,10 @@ function mlxFormat(bits: number, groupSize: number): RuntimeFormat {
             for (let k = 0; k < perPack; k++) {
               let q = roundHalfEven(f(f(values[at + p * perPack + k]! - bias) / scale));
               q = q < 0 ? 0 : q > bins ? bins : q;
-              word += q * 2 ** (k * bits);
+              word |= q << (k * bits);
             }
             const byteAt = base + ((group * groupSize + p * perPack) * bits) / 8;
-            for (let b = 0; b < packBytes; b++) out[byteAt + b] = Math.floor(word / 2 ** (8 * b)) % 256;
+            for (let b = 0; b < packBytes; b++) out[byteAt + b] = (word >>> (8 * b)) & 0xff;
           }
         }
         if (g.dtype === 'float16') {
@@ -128,9 +128,9 @@ function mlxFormat(bits: number, groupSize: number): RuntimeFormat {
           for (let p = 0; p < groupSize / perPack; p++) {
             const byteAt = base + ((group * groupSize + p * perPack) * bits) / 8;
             let word = 0;
-            for (let b = 0; b < packBytes; b++) word += bytes[byteAt + b]! * 2 ** (8 * b);
+            for (let b = 0; b < packBytes; b++) word |= bytes[byteAt + b]! << (8 * b);
             for (let k = 0; k < perPack; k++) {
-              const q = Math.floor(word / 2 ** (k * bits)) % (bins + 1);
+              const q = (word >>> (k * bits)) & bins;
               // code · scale is exact in a double; each dtype op rounds once
               out[row * g.headDim + group * groupSize + p * perPack + k] = half
                 ? roundToFloat16(roundToFloat16(q * scale) + bias)
