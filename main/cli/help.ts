@@ -1,6 +1,7 @@
 import { RUNTIME_FORMATS } from '../../app/quant/runtime-formats/registry.js';
 import { MLX_BITS, MLX_GROUP_SIZES } from '../../app/quant/runtime-formats/mlx-affine.js';
 import { ORT_WEBGPU_Q8 } from '../../app/quant/runtime-formats/ort-webgpu.js';
+import { ORT_WEBGPU_Q4 } from '../../app/quant/runtime-formats/ort-webgpu-q4.js';
 
 export const HELP_TEXT = `kvscope: KV-cache quantization workbench (headless commands and the browser workbench)
 
@@ -74,6 +75,7 @@ const FORMAT_LINES = [
   ...RUNTIME_FORMATS.filter((f) => f.name.startsWith('vllm:') || f.name === 'nvfp4').map((f) => formatLine(f.name, `${f.description}; ${f.runtime}`)),
   formatLine(`mlx:<${MLX_BITS.join('|')}>bit-g<${MLX_GROUP_SIZES.join('|')}>`, 'MLX affine (mlx-lm --kv-bits --kv-group-size): codes, a scale and a bias per group'),
   formatLine(ORT_WEBGPU_Q8.name, ORT_WEBGPU_Q8.description),
+  formatLine(ORT_WEBGPU_Q4.name, ORT_WEBGPU_Q4.description),
 ].join('\n');
 
 function formatLine(name: string, description: string): string {

@@ -92,7 +92,7 @@ describe('kvscope quantize --format (a kvscope extension)', () => {
   it('names the formats when one is unknown, and refuses flags of the other path', async () => {
     const io = memoryIo();
     expect(await runCli(['quantize', '--format', 'vllm:int8', '--input', 'x.npy', '--dequantized', 'y.npy'], io)).toBe(1);
-    expect(io.err).toMatch(/--format: unknown KV format "vllm:int8"\. Formats: llama\.cpp:q8_0, .*nvfp4, mlx:2bit-g32, .*ort-webgpu:q8\./);
+    expect(io.err).toMatch(/--format: unknown KV format "vllm:int8"\. Formats: llama\.cpp:q8_0, .*nvfp4, mlx:2bit-g32, .*ort-webgpu:q8, ort-webgpu:q4\./);
     const clash = memoryIo();
     expect(await runCli(['quantize', '--format', 'nvfp4', '--nbits', '4', '--input', 'x.npy', '--dequantized', 'y.npy'], clash)).toBe(1);
     expect(clash.err).toMatch(/drop --nbits/);
@@ -109,7 +109,7 @@ describe('kvscope quantize --format (a kvscope extension)', () => {
     expect(await runCli(['quantize', '--help'], io)).toBe(0);
     expect(io.out).toMatch(/Serving runtimes' KV formats \(a kvscope extension, not transformers' cache\)/);
     for (const name of ['llama.cpp:q8_0', 'llama.cpp:q4_0', 'llama.cpp:q4_1', 'llama.cpp:q5_0', 'llama.cpp:q5_1', 'llama.cpp:iq4_nl',
-      'llama.cpp:<type>+rot', 'vllm:fp8_e4m3', 'vllm:fp8_e5m2', 'nvfp4', 'mlx:<2|3|4|6|8>bit-g<32|64|128>', 'ort-webgpu:q8']) {
+      'llama.cpp:<type>+rot', 'vllm:fp8_e4m3', 'vllm:fp8_e5m2', 'nvfp4', 'mlx:<2|3|4|6|8>bit-g<32|64|128>', 'ort-webgpu:q8', 'ort-webgpu:q4']) {
       expect(io.out).toContain(`  ${name}`);
     }
   });

@@ -9,7 +9,7 @@ function codeBits(name: string): number {
   if (name === 'vllm:fp8_e4m3') return 4;
   if (name === 'vllm:fp8_e5m2') return 3;
   if (name === 'nvfp4') return 2;
-  if (name === 'ort-webgpu:q8') return 8;
+  if (name.startsWith('ort-webgpu:q')) return Number(name.slice('ort-webgpu:q'.length));
   const mlx = /^mlx:(\d)bit/.exec(name);
   if (mlx !== null) return Number(mlx[1]);
   return Number(/q(\d)_|iq(\d)/.exec(name)!.slice(1).find((d) => d !== undefined));
@@ -26,7 +26,7 @@ describe('the runtime format registry', () => {
 
   it('refuses an unknown name and lists the formats', () => {
     expect(() => runtimeFormat('llama.cpp:q3_k')).toThrow(RuntimeFormatError);
-    expect(() => runtimeFormat('llama.cpp:q3_k')).toThrow(/unknown KV format "llama\.cpp:q3_k"\. Formats: llama\.cpp:q8_0, .*ort-webgpu:q8\./);
+    expect(() => runtimeFormat('llama.cpp:q3_k')).toThrow(/unknown KV format "llama\.cpp:q3_k"\. Formats: llama\.cpp:q8_0, .*ort-webgpu:q8, ort-webgpu:q4\./);
   });
 
   it('counts bits per value as the runtimes do (head_dim 128, a float16 model)', () => {
@@ -43,6 +43,7 @@ describe('the runtime format registry', () => {
     expect(bits('mlx:4bit-g64')).toBe(4.5);
     expect(bits('mlx:8bit-g32')).toBe(9);
     expect(bits('ort-webgpu:q8')).toBe(8.25);
+    expect(bits('ort-webgpu:q4')).toBe(4.25);
   });
 
   it('every format round-trips a Gaussian-like tensor at head_dim 128 with an error its bits allow', () => {

@@ -2,6 +2,7 @@ import { LLAMA_CPP_FORMATS } from './llama-cpp.js';
 import { MLX_FORMATS } from './mlx-affine.js';
 import { NVFP4 } from './nvfp4.js';
 import { ORT_WEBGPU_Q8 } from './ort-webgpu.js';
+import { ORT_WEBGPU_Q4 } from './ort-webgpu-q4.js';
 import { VLLM_FORMATS } from './vllm-fp8.js';
 import { RuntimeFormatError, type RuntimeFormat } from './types.js';
 
@@ -15,6 +16,7 @@ export const RUNTIME_FORMATS: readonly RuntimeFormat[] = [
   NVFP4,
   ...MLX_FORMATS,
   ORT_WEBGPU_Q8,
+  ORT_WEBGPU_Q4,
 ];
 
 export const RUNTIME_FORMAT_NAMES: readonly string[] = RUNTIME_FORMATS.map((f) => f.name);
