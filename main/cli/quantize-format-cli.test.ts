@@ -85,7 +85,7 @@ describe('kvscope quantize --format (a kvscope extension)', () => {
   it('refuses a head_dim llama.cpp refuses, with its assertion, and writes nothing', async () => {
     const io = memoryIo({ 'x.npy': npy({ dtype: 'float32', shape: [1, 1, 2, 48], data: new Float32Array(96) }) });
     expect(await runCli(['quantize', '--format', 'llama.cpp:q8_0', '--input', 'x.npy', '--dequantized', 'y.npy', '--blocks', 'b.npy'], io)).toBe(1);
-    expect(io.err).toMatch(/^kvscope quantize: llama\.cpp:q8_0 refuses this tensor: GGML_ASSERT\(hparams\.n_embd_head_k % ggml_blck_size\(type_k\) == 0\) failed/);
+    expect(io.err).toMatch(/^kvscope quantize: llama\.cpp:q8_0 refuses this tensor: llama_init_from_model: K cache type q8_0 with block size 32 does not divide n_embd_head_k=48 \(older llama\.cpp: GGML_ASSERT\(hparams\.n_embd_head_k % ggml_blck_size\(type_k\) == 0\) failed\)/);
     expect([...io.files.keys()]).toEqual(['x.npy']);
   });
 

@@ -74,10 +74,10 @@ function zeroBlocks(x: Float32Array): number[] {
 }
 
 describe('llama.cpp refusals', () => {
-  it('refuses a head_dim that is not a multiple of 32 with llama.cpp\'s assertion', () => {
+  it('refuses a head_dim that is not a multiple of 32 with llama.cpp\'s messages, current and older', () => {
     const f = format('llama.cpp:q4_0');
-    expect(f.refusal(geometry(48))).toMatch(/^GGML_ASSERT\(hparams\.n_embd_head_k % ggml_blck_size\(type_k\) == 0\) failed: .*head_dim 48 is not a multiple of 32/);
-    expect(f.refusal(geometry(48, 'value'))).toMatch(/^GGML_ASSERT\(hparams\.n_embd_head_v % ggml_blck_size\(type_v\) == 0\) failed/);
+    expect(f.refusal(geometry(48))).toMatch(/^llama_init_from_model: K cache type q4_0 with block size 32 does not divide n_embd_head_k=48 \(older llama\.cpp: GGML_ASSERT\(hparams\.n_embd_head_k % ggml_blck_size\(type_k\) == 0\) failed\)\./);
+    expect(f.refusal(geometry(8, 'value'))).toMatch(/^llama_init_from_model: V cache type q4_0 with block size 32 does not divide n_embd_head_v=8 \(older llama\.cpp: GGML_ASSERT\(hparams\.n_embd_head_v % ggml_blck_size\(type_v\) == 0\) failed\)/);
     expect(f.refusal(geometry(96))).toBeNull();
   });
 

@@ -36,15 +36,20 @@ function codecFor(type: GgmlType): GgmlBlockCodec {
 }
 
 /**
- * llama.cpp's refusal, verbatim: the KV cache is created only when head_dim is a multiple of the
- * type's block size (GGML_ASSERT in src/llama-context.cpp; older trees, src/llama.cpp), else it aborts.
+ * llama.cpp's refusal, verbatim: the cache is created only when head_dim is a multiple of the type's
+ * block size. Current llama.cpp logs `K cache type %s with block size %u does not divide
+ * n_embd_head_k=%u` from `llama_init_from_model` (src/llama-context.cpp) and returns no context (V alike);
+ * older trees abort on `GGML_ASSERT(hparams.n_embd_head_k % ggml_blck_size(type_k) == 0)` (src/llama.cpp),
+ * the line the issue saw on stories260k. Both are quoted, then what to do.
  */
 export function llamaBlockRefusal(type: GgmlType, headDim: number, side: 'key' | 'value'): string | null {
   if (headDim > 0 && headDim % QK === 0) return null;
   const k = side === 'key' ? 'k' : 'v';
-  return `GGML_ASSERT(hparams.n_embd_head_${k} % ggml_blck_size(type_${k}) == 0) failed: ` +
-    `llama.cpp stores ${side === 'key' ? 'K' : 'V'} as ${type} blocks of ${QK} values and head_dim ${headDim} is not a multiple of ${QK}, ` +
-    'so llama.cpp aborts when it creates the cache. Choose a vLLM, NVFP4, MLX or ONNX Runtime format, or transformers\' cache.';
+  const kv = side === 'key' ? 'K' : 'V';
+  return `llama_init_from_model: ${kv} cache type ${type} with block size ${QK} does not divide n_embd_head_${k}=${headDim} ` +
+    `(older llama.cpp: GGML_ASSERT(hparams.n_embd_head_${k} % ggml_blck_size(type_${k}) == 0) failed). ` +
+    `llama.cpp stores ${kv} in blocks of ${QK} values, so it cannot create this cache. ` +
+    'Choose a vLLM, NVFP4, MLX or ONNX Runtime format, or transformers\' cache.';
 }
 
 function toModelDtype(values: Float32Array, dtype: KvDtype): void {
