@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RUNTIME_FORMAT_NAMES, RUNTIME_FORMATS, runtimeFormat } from './registry.js';
-import { bitsPerValue, RuntimeFormatError, type FormatGeometry } from './types.js';
+import { bitsPerValue, bytesPerTokenPerLayer, RuntimeFormatError, type FormatGeometry } from './types.js';
 
 const g128: FormatGeometry = { headDim: 128, dtype: 'float16', side: 'key' };
 
@@ -44,6 +44,17 @@ describe('the runtime format registry', () => {
     expect(bits('mlx:8bit-g32')).toBe(9);
     expect(bits('ort-webgpu:q8')).toBe(8.25);
     expect(bits('ort-webgpu:q4')).toBe(4.25);
+  });
+
+  it('counts bytes per token per layer for K and V formats chosen apart (Llama-3-8B: 8 KV heads × 128)', () => {
+    const g = { headDim: 128, dtype: 'float16' as const };
+    // llama.cpp q8_0 keys (136 B per head) and q4_0 values (72 B per head), as llama.cpp's -ctk/-ctv.
+    expect(bytesPerTokenPerLayer(runtimeFormat('llama.cpp:q8_0'), runtimeFormat('llama.cpp:q4_0'), g, 8)).toBe(8 * (136 + 72));
+    // vLLM fp8: one byte per value; the fp32 k_scale/v_scale are per layer.
+    expect(bytesPerTokenPerLayer(runtimeFormat('vllm:fp8_e4m3'), runtimeFormat('vllm:fp8_e4m3'), g, 8)).toBe(2 * 8 * 128);
+    expect(runtimeFormat('vllm:fp8_e4m3').tensorBytes).toBe(4);
+    // NVFP4: 64 B of codes and 8 B of block scales per head.
+    expect(bytesPerTokenPerLayer(runtimeFormat('nvfp4'), runtimeFormat('nvfp4'), g, 8)).toBe(2 * 8 * 72);
   });
 
   it('every format round-trips a Gaussian-like tensor at head_dim 128 with an error its bits allow', () => {

@@ -67,3 +67,11 @@ export const NO_TENSOR_PARAMS: TensorParams = { tensorScale: 1 };
 export function bitsPerValue(format: RuntimeFormat, geometry: FormatGeometry): number {
   return (format.rowBytes(geometry) * 8) / geometry.headDim;
 }
+
+/**
+ * Bytes one token adds to one layer's cache as the runtime counts them: every KV head's key row and
+ * value row (K and V formats may differ). Per-tensor scales (`tensorBytes`) are per layer, not per token.
+ */
+export function bytesPerTokenPerLayer(keyFormat: RuntimeFormat, valueFormat: RuntimeFormat, geometry: Omit<FormatGeometry, 'side'>, kvHeads: number): number {
+  return kvHeads * (keyFormat.rowBytes({ ...geometry, side: 'key' }) + valueFormat.rowBytes({ ...geometry, side: 'value' }));
+}
