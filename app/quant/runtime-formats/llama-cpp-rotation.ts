@@ -7,8 +7,9 @@
  *   `build_input_v_rot`: values always use 64 ("using smaller rotation matrices for V seems beneficial");
  * - `ggml_gen_hadamard`: the Sylvester matrix with entries ±(float)(1.0 / sqrtf(n)), its own inverse;
  * - `ggml_mul_mat_aux`: each head vector is cut into rows of n values and each row multiplied by it,
- *   before the row is written (quantized) into the cache. Queries are rotated by the same matrix for
- *   keys, and the attention output is rotated back for values, so attention sees H·deq(q(H·x)).
+ *   before the row is written (quantized) into the cache. src/llama-graph.cpp `build_attn` rotates
+ *   q_cur and k_cur by self_k_rot, v_cur by self_v_rot, and the attention output by self_v_rot again,
+ *   so attention sees H·deq(q(H·x)).
  * ggml computes that product as a float32 matrix multiply whose summation order is the backend's;
  * here the ± sum runs in float64 (a fast Walsh–Hadamard transform), is multiplied by the same float
  * entry and rounded once to float32: within an ulp or two of any backend, identical on every machine.
