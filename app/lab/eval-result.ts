@@ -23,8 +23,12 @@ export interface EvalResult {
     /** sha256 of the text's UTF-8 bytes */
     readonly sha256: string;
     readonly characters: number;
-    /** the whole text's tokens (BOS included when the tokenizer adds it) */
+    /** the text's tokens encoded (BOS included when the tokenizer adds it): the whole text's, or those of `tokenizedCharacters` */
     readonly tokens: number;
+    /** set when only a prefix was tokenized (`--windows N`: the characters that cover the N windows) */
+    readonly tokenizedCharacters?: number;
+    /** true when the text was given as token ids (`--text-ids`): sha256 and characters are the ids file's */
+    readonly tokenIds?: boolean;
   };
   readonly windows: WindowSettings & {
     /** windows evaluated */

@@ -33,11 +33,17 @@ export interface EvalSettings {
   readonly targets?: LabTargets;
 }
 
-/** The text as the host read it (a file, stdin, or kvscope's own default text). */
+/** The text as the host read it (a file, stdin, or kvscope's own default text), or its token ids (`--text-ids`). */
 export interface EvalText {
   /** where it came from, for people: a path, `-` for stdin, or `kvscope:default` */
   readonly name: string;
+  /** the text; with `tokenIds`, the ids file as read (its identity: sha256 and characters) */
   readonly content: string;
+  /**
+   * `--text-ids FILE`: the text already as token ids, fed as they are (no tokenizer; model folders
+   * without tokenizer.json). Windows get BOS first when the ids start with it, as with a tokenizer's.
+   */
+  readonly tokenIds?: readonly number[];
 }
 
 /**

@@ -54,7 +54,8 @@ function settingsFields(value: unknown, path: string): Omit<EvalSettings, 'text'
 export const readEvalSettings: Read<EvalSettings> = (value, path) => {
   const { fields, ...settings } = settingsFields(value, path);
   const text = readObject(fields.get('text', (v) => v), `${path}.text`);
-  return { ...settings, text: { name: text.get('name', readString), content: text.get('content', readString) } };
+  const tokenIds = text.optional('tokenIds', arrayReader(readCount));
+  return { ...settings, text: { name: text.get('name', readString), content: text.get('content', readString), ...(tokenIds === undefined ? {} : { tokenIds }) } };
 };
 
 export const readRecordedEvalSettings: Read<RecordedEvalSettings> = (value, path) => {
@@ -120,7 +121,11 @@ export const readEvalResult: Read<EvalResult> = (value, path) => {
   return {
     settings: f.get('settings', readRecordedEvalSettings),
     model,
-    text: { name: text.get('name', readString), sha256: text.get('sha256', readString), characters: text.get('characters', readCount), tokens: text.get('tokens', readCount) },
+    text: {
+      name: text.get('name', readString), sha256: text.get('sha256', readString), characters: text.get('characters', readCount), tokens: text.get('tokens', readCount),
+      ...withOptional('tokenizedCharacters', text.optional('tokenizedCharacters', readCount)),
+      ...withOptional('tokenIds', text.optional('tokenIds', readBoolean)),
+    },
     windows,
     executionProvider: f.get('executionProvider', choiceReader(EXECUTION_PROVIDERS)),
     ortVersion: f.get('ortVersion', readString),
