@@ -44,7 +44,9 @@ export interface RunEvalOptions {
  * session, take the reference from the cache or compute and store it, then score the cache.
  */
 export async function runEval(settings: EvalSettings, options: RunEvalOptions = {}): Promise<EvalResult> {
-  return withPreparedEval(settings, options, async (prepared) => {
+  // The dynamic cache (the base PPL) is the reference: one pass computes both (evaluateCache without a reference).
+  const ownReference = settings.cacheMode === 'dynamic';
+  return withPreparedEval(settings, { ...options, computeReference: !ownReference }, async (prepared) => {
     const { model, windows, cachePlan, hooks } = prepared;
     const path = await openEvalPath(prepared.files, settings, cachePlan, options);
     let outcome: EvalOutcome;
@@ -55,6 +57,7 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
         session: path.opened.session, io: model.io, config: model.config, inGraph: { kv: path.opened.inGraph.kv, releaseBuffer: freeArrayBuffer },
       };
       outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks);
+      if (prepared.reference === null && outcome.ownReference !== undefined) prepared.store.save(prepared.key, [...outcome.ownReference]);
     } finally {
       await path.opened?.dispose();
     }
@@ -138,8 +141,10 @@ interface PreparedEval {
   readonly windows: ReturnType<typeof planWindows>;
   readonly cachePlan: ReturnType<typeof planRunCache>;
   readonly hooks: EvalHooks;
-  readonly reference: ReferenceSource;
+  /** null when the caller's own pass computes it (computeReference false, not cached) */
+  readonly reference: ReferenceSource | null;
   readonly key: string;
+  readonly store: ReferenceStore;
   readonly cached: boolean;
   readonly modelSha256: string;
   readonly textSha256: string;
@@ -148,7 +153,9 @@ interface PreparedEval {
   readonly referenceMs: number;
 }
 
-async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptions, use: (prepared: PreparedEval) => Promise<T>): Promise<T> {
+async function withPreparedEval<T>(
+  settings: EvalSettings, options: RunEvalOptions & { computeReference?: boolean }, use: (prepared: PreparedEval) => Promise<T>,
+): Promise<T> {
   const started = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
@@ -178,10 +185,10 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
     const referenceStart = performance.now();
     let reference = store.open(key);
     const cached = reference !== null;
-    if (reference === null) reference = store.save(key, await computeReference(model, windows, hooks));
+    if (reference === null && options.computeReference !== false) reference = store.save(key, await computeReference(model, windows, hooks));
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      files, model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
+      files, model, windows, cachePlan, hooks, reference, key, store, cached, modelSha256: content.sha256, textSha256,
       textTokens, loadMs, referenceMs,
     });
   } finally {
