@@ -80,7 +80,11 @@ Model and cache (as kvscope run):
   --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q (the record names each active one)
 
 Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
-  --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text
+  --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text.
+                         Binary files, other encodings and empty texts are refused before any work;
+                         with --windows N only the text those windows cover is tokenized
+  --text-ids FILE        the text as token ids (separated by commas or whitespace), for a model
+                         folder without tokenizer.json; checked against the graph's vocabulary
   --context N            tokens per window (default 512); each window starts with BOS
   --stride N             tokens between window starts (default: the context, no overlap)
   --prefill P            tokens fed at once before the scored part (default context/2); rows
