@@ -1,7 +1,8 @@
 import { defaultEvalText, DEFAULT_TEXT_NAME } from '../lab/default-text.js';
 import { parsePromptIds } from '../engine/prompt-token-ids.js';
 import { DEFAULT_CONTEXT, type EvalSettings, type EvalText, type WindowSettings } from '../lab/eval-settings.js';
-import { decodeEvalText } from '../lab/eval-text-bytes.js';
+import { decodeEvalText, wholeCharacters } from '../lab/eval-text-bytes.js';
+import { tokensWindowsNeed } from '../lab/text-prefix.js';
 import { checkWindowSettings } from '../lab/windows.js';
 import { KV_PARTS, type KvParts, type LabTargets } from '../lab/lab-targets.js';
 import type { CliIo } from './io.js';
@@ -40,7 +41,7 @@ export function evalSettingsFromOptions(options: RawOptions, io: CliIo, readStdi
     executionProvider: run.executionProvider,
     cacheMode: run.cacheMode,
     quantization: run.quantization,
-    text: readEvalText(options, io, readStdin),
+    text: readEvalText(options, io, readStdin, tokensWindowsNeed(windows)),
     windows,
     ...(options['feed'] === undefined ? {} : { feed: choiceOption(options, 'feed', ['auto', 'chunked', 'token-by-token'] as const) }),
     ...(targets === undefined ? {} : { targets }),
@@ -49,7 +50,7 @@ export function evalSettingsFromOptions(options: RawOptions, io: CliIo, readStdi
 }
 
 /** `--text FILE`, `--text -` (stdin), `--text-ids FILE`, or kvscope's own default text. */
-function readEvalText(options: RawOptions, io: CliIo, readStdin: ReadStdin | undefined): EvalText {
+function readEvalText(options: RawOptions, io: CliIo, readStdin: ReadStdin | undefined, neededTokens: number | null): EvalText {
   const path = optionalString(options, 'text');
   const idsPath = optionalString(options, 'text-ids');
   if (path !== undefined && idsPath !== undefined) {
@@ -61,13 +62,32 @@ function readEvalText(options: RawOptions, io: CliIo, readStdin: ReadStdin | und
     if (readStdin === undefined) throw new UsageError('--text - reads the text from stdin, which this host does not have. Pass a file.');
     return { name: '-', content: decodeEvalText(readStdin(), '--text - (stdin)') };
   }
-  return readEvalTextFile(io, path, path);
+  return readEvalTextFile(io, path, path, neededTokens);
 }
 
-/** A text file given to eval or a sweep, checked as text (UTF-8, not binary, not empty) before any work. */
-export function readEvalTextFile(io: CliIo, path: string, name: string): EvalText {
+/**
+ * Bytes per token a text's first read allows: eight times English's ~4 and above what code, CJK or
+ * digits take; a text whose start holds fewer tokens is read further by the evaluation (run-eval.ts).
+ */
+const PREFIX_BYTES_PER_TOKEN = 32;
+const MIN_PREFIX_BYTES = 64 * 1024;
+
+/**
+ * A text file given to eval or a sweep, checked as text (UTF-8, not binary, not empty) before any
+ * work. With `neededTokens` (the windows are capped) only the start that should hold them is read
+ * (the whole file's size and sha256 come with it); otherwise the whole file.
+ */
+export function readEvalTextFile(io: CliIo, path: string, name: string, neededTokens: number | null = null): EvalText {
   if (io.isDirectory(path)) throw new UsageError(`--text ${path} is a folder; pass a text file (UTF-8).`);
-  return { name, content: decodeEvalText(io.readFile(path), `--text ${path}`) };
+  const source = `--text ${path}`;
+  if (neededTokens === null || io.readFilePrefix === undefined) return { name, content: decodeEvalText(io.readFile(path), source) };
+  const prefix = io.readFilePrefix(path, Math.max(MIN_PREFIX_BYTES, neededTokens * PREFIX_BYTES_PER_TOKEN));
+  if (prefix.bytes.length >= prefix.size) return { name, content: decodeEvalText(prefix.bytes, source) };
+  const whole = wholeCharacters(prefix.bytes);
+  return {
+    name, content: decodeEvalText(whole, source),
+    file: { path, bytes: prefix.size, sha256: prefix.sha256, prefixBytes: whole.length },
+  };
 }
 
 /**

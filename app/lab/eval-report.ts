@@ -83,5 +83,6 @@ function folderName(folder: string): string {
 function textTokens(text: EvalResult['text']): string {
   if (text.tokenIds === true) return `${text.tokens} token ids`;
   if (text.tokenizedCharacters === undefined) return `${text.tokens} tokens`;
-  return `${text.tokens} tokens from its first ${text.tokenizedCharacters} of ${text.characters} characters, what the windows cover`;
+  const of = text.fileBytes === undefined ? `${text.characters} characters` : `a ${text.fileBytes}-byte file`;
+  return `${text.tokens} tokens from its first ${text.tokenizedCharacters} characters of ${of}, what the windows cover`;
 }

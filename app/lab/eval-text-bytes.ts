@@ -84,3 +84,14 @@ export function invalidUtf8Offset(bytes: Uint8Array): number | null {
   }
   return null;
 }
+
+/** `bytes` up to the last whole UTF-8 character: a prefix read from a file may end inside one. */
+export function wholeCharacters(bytes: Uint8Array): Uint8Array {
+  // Walk back over at most 3 continuation bytes to the last lead byte; keep it only when its sequence is complete.
+  let lead = bytes.length - 1;
+  while (lead >= 0 && bytes.length - lead <= 4 && (bytes[lead]! & 0xc0) === 0x80) lead--;
+  if (lead < 0) return bytes;
+  const first = bytes[lead]!;
+  const length = first < 0x80 ? 1 : first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
+  return lead + length <= bytes.length ? bytes : bytes.subarray(0, lead);
+}

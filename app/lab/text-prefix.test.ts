@@ -38,6 +38,26 @@ describe('only the text the windows cover is tokenized', () => {
     expect(encodeTextPrefix('of the end', 5, encodeWords).whole).toBe(true);
   });
 
+  it('reads further into a file whose start holds too few tokens, and stops at its end', () => {
+    const file = text;
+    let read = 2000;
+    const reads: number[] = [];
+    const more = (): string | null => {
+      if (read >= file.length) return null;
+      read = Math.min(file.length, 2 * read);
+      reads.push(read);
+      return file.slice(0, read);
+    };
+    const result = encodeTextPrefix(file.slice(0, 2000), 1000, encodeWords, more);
+    expect(result.tokens).toEqual(encodeWords(file).slice(0, 1000));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(read).toBeLessThan(file.length);
+    // A file shorter than the windows need: read to its end, encoded whole.
+    read = 2000;
+    const all = encodeTextPrefix(file.slice(0, 2000), 1e9, encodeWords, more);
+    expect(all).toEqual({ tokens: encodeWords(file), characters: file.length, whole: true });
+  });
+
   it('never cuts a surrogate pair', () => {
     const emoji = '😀 '.repeat(5000);
     const seen: string[] = [];

@@ -16,6 +16,9 @@ const CHARACTERS_PER_TOKEN = 16;
 /** tokens past the last window's end that a prefix must hold, so the cut's token is never a window's */
 const MARGIN_TOKENS = 64;
 
+/** More of a file's text than read so far (about twice as much), or null when the text was all read. */
+export type MoreText = () => string | null;
+
 /** Tokens the windows cover when their count is capped (`--windows N`): the last window's end; null = all the text. */
 export function tokensWindowsNeed(settings: WindowSettings): number | null {
   if (settings.maxWindows === null) return null;
@@ -29,14 +32,23 @@ export function tokensWindowsNeed(settings: WindowSettings): number | null {
  * against a prefix twice as long: the same first `needed` tokens from both means the cut moved no
  * token the windows use (a tokenizer's merges reach a few characters back from the end, never
  * kilobytes), else both double again. With `needed` null, or a text shorter than the prefix, the
- * whole text is encoded.
+ * whole text is encoded. `more`: `text` is only the start of a file, and this reads further.
  */
-export function encodeTextPrefix(text: string, needed: number | null, encode: (text: string) => number[]): TextTokens {
-  const whole = (): TextTokens => ({ tokens: encode(text), characters: text.length, whole: true });
-  if (needed === null) return whole();
+export function encodeTextPrefix(text: string, needed: number | null, encode: (text: string) => number[], more?: MoreText): TextTokens {
+  if (needed === null) {
+    for (let longer = more?.() ?? null; longer !== null; longer = more!()) text = longer;
+    return { tokens: encode(text), characters: text.length, whole: true };
+  }
   let length = Math.max(needed * CHARACTERS_PER_TOKEN, 1024);
+  let complete = more === undefined;
   for (;;) {
-    if (length >= text.length) return whole();
+    // Only the start of a file was read: read on (twice as much) until it covers the prefix, or it is all read.
+    while (!complete && 2 * length >= text.length) {
+      const longer = more!();
+      if (longer === null) complete = true;
+      else text = longer;
+    }
+    if (length >= text.length) return { tokens: encode(text), characters: text.length, whole: true };
     const cut = codePointCut(text, length);
     const tokens = encode(text.slice(0, cut));
     if (tokens.length >= needed + MARGIN_TOKENS) {

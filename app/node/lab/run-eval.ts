@@ -25,6 +25,7 @@ import { ensureExecutionProvider, ortVersion } from '../ort/execution-providers.
 import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
+import { moreOfTextFile } from './text-file-prefix.js';
 import { ReferenceStore } from './reference-store.js';
 
 export interface RunEvalOptions {
@@ -69,6 +70,7 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       text: {
         name: settings.text.name, sha256: prepared.textSha256, characters: settings.text.content.length, tokens: prepared.textTokens.tokens.length,
         ...(prepared.textTokens.whole ? {} : { tokenizedCharacters: prepared.textTokens.characters }),
+        ...(settings.text.file === undefined ? {} : { fileBytes: settings.text.file.bytes }),
         ...(settings.text.tokenIds === undefined ? {} : { tokenIds: true }),
       },
       windows: { ...settings.windows, count: windows.length },
@@ -161,7 +163,8 @@ async function withPreparedEval<T>(
   const folder = await resolveModelPath(settings.model);
   const files = await readModelFiles(folder, settings.onnxFile);
   const content = await modelContentHash(files);
-  const textSha256 = sha256Text(settings.text.content);
+  // A text read only in part (EvalText.file) is known by the whole file's sha256.
+  const textSha256 = settings.text.file?.sha256 ?? sha256Text(settings.text.content);
   const textTokens = textTokensOnce(files, content.sha256, textSha256, settings);
   const windows = planWindows(textTokens.tokens, files.specialTokens.bosTokenId, settings.windows);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
@@ -221,7 +224,7 @@ function textTokensOnce(files: ModelFiles, modelSha256: string, textSha256: stri
   }
   const needed = tokensWindowsNeed(settings.windows);
   const key = `${modelSha256}:${textSha256}:${needed ?? 'all'}`;
-  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: encodeTextPrefix(text.content, needed, (part) => tokenizer.encode(part)) };
+  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: encodeTextPrefix(text.content, needed, (part) => tokenizer.encode(part), text.file === undefined ? undefined : moreOfTextFile(text.file)) };
   const problem = tokenizerIdsProblem(lastEncoding.tokens.tokens, vocab, EVAL_TEXT);
   if (problem !== null) throw new TokenizerError(problem.message, problem.fix);
   return lastEncoding.tokens;
