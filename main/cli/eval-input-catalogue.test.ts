@@ -188,4 +188,14 @@ describe.skipIf(!hasShared())('eval input catalogue: real layouts (issue 23 poin
     expect(evaluated.code).toBe(1);
     expect(evaluated.err).toMatch(message);
   });
+
+  it('a graph that is itself a Git LFS pointer is named as one by eval, with `git lfs pull`', async () => {
+    const folder = join(dir, 'gpt2-pointer');
+    cpSync(join(TINY, 'gpt2-combined-past'), folder, { recursive: true });
+    writeFileSync(join(folder, 'past.onnx'), 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 578141\n');
+    const outcome = await cli(['eval', '--model', folder, '--text-ids', file('pointer-ids.txt', '1 2 3 4 5 6 7 8'), '--context', '8']);
+    expectUserWords(outcome);
+    expect(outcome.code).toBe(1);
+    expect(outcome.err).toMatch(/past\.onnx is a Git LFS pointer, not the model itself\.[\s\S]*git lfs pull/);
+  });
 });

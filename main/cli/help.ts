@@ -117,7 +117,8 @@ kvscope sweep merge DIR... [--out DIR]
 The spec: {"model": "…", "text": "file.txt", "fixed": {…}, "grid": {…}, "points": [{…}], "preset": "layers"}.
 Keys in fixed, grid and points are kvscope eval's long option names without the dashes
 ("group-size": 32, "nbits": 4, "axis-key": 1, "dequantize": ["graph", "host"]): grid is a cartesian product of value lists, points adds
-single configurations, the sweep is their union (duplicates once). "text" is relative to the spec.
+single configurations, the sweep is their union (duplicates once). "text" is relative to the spec;
+"text-ids": "ids.txt" in its place gives the text as token ids (eval's --text-ids).
 Presets (a kvscope extension, the lab's sensitivity studies): layers = one layer quantized at a time,
 keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both.
 
