@@ -67,4 +67,15 @@ describe('eval on GPT-2\'s combined past_N, fed in chunks that end at flush step
     const settings = idsSettings(folder, randomIds(200, 61, 9), { context: 64, stride: 64, prefill: 20, maxWindows: 3 }, quantization);
     await expectChunkedEqualsTokenByToken(settings, 5);
   });
+
+  it('the lab\'s one-side targets are refused on a combined past (one tensor for both sides), layers with both sides are evaluated', async () => {
+    const ids = randomIds(200, 1000, 11);
+    const windows = { context: 64, stride: 64, prefill: 20, maxWindows: 2 };
+    const quantization: QuantizedCacheSettings = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 8, residualLength: 8 };
+    const keysOnly = { ...idsSettings(GPT2, ids, windows, quantization), targets: { layers: null, parts: 'key' as const } };
+    await expect(runEval(keysOnly, { referenceStore: references.store })).rejects.toThrow(/--quantize-parts key cannot be evaluated on this graph: it packs keys and values of a layer in one tensor \(past_0/);
+    const layers = await runEval({ ...idsSettings(GPT2, ids, windows, quantization), targets: { layers: [1, 3], parts: 'both' } }, { referenceStore: references.store });
+    expect(layers.flushCounts).toEqual([0, 5, 0, 5, 0]);
+    expect(layers.summary.kld.mean).toBeGreaterThan(0);
+  });
 });
