@@ -11,10 +11,11 @@ import type { SweepSpec } from '../lab/sweep-spec.js';
  * file (relative to the spec's folder), or kvscope's default (null).
  */
 export function readSweepText(io: CliIo, spec: SweepSpec, specDir: string): EvalSettings['text'] | null {
-  const given = spec.textIds ?? spec.text;
+  const ids = spec['text-ids'];
+  const given = ids ?? spec.text;
   if (given === undefined) return null;
   const path = isAbsolute(given) ? given : io.joinPath(specDir, given);
-  return spec.textIds !== undefined ? readEvalTextIds(io, path, given) : readEvalTextFile(io, path, given);
+  return ids !== undefined ? readEvalTextIds(io, path, given) : readEvalTextFile(io, path, given);
 }
 
 /** A point's eval settings, parsed by eval's own parser (an Error when its options do not parse). */

@@ -18,8 +18,8 @@ export interface SweepSpec {
   readonly model: string;
   /** a text file (relative to the spec's folder), or absent for kvscope's default text */
   readonly text?: string;
-  /** eval's --text-ids: a file of token ids (relative to the spec's folder), for folders without a tokenizer */
-  readonly textIds?: string;
+  /** eval's --text-ids: a file of token ids (relative to the spec's folder), for folders without a tokenizer; the spec's own key, so sweep.json's spec reads back */
+  readonly 'text-ids'?: string;
   readonly fixed: Readonly<Record<string, SweepValue>>;
   readonly grid: Readonly<Record<string, readonly SweepValue[]>>;
   readonly points: readonly Readonly<Record<string, SweepValue>>[];
@@ -68,7 +68,7 @@ export function checkSweepSpec(value: unknown, options: EvalOptionTable, source:
   }
   return {
     model: spec['model'], ...(typeof spec['text'] === 'string' ? { text: spec['text'] } : {}),
-    ...(typeof textIds === 'string' ? { textIds } : {}),
+    ...(typeof textIds === 'string' ? { 'text-ids': textIds } : {}),
     fixed, grid, points, ...(preset === undefined ? {} : { preset: preset as SensitivityPreset }),
   };
 }
