@@ -9,6 +9,11 @@ export interface CliIo {
    * (app/node/files) before reading anything.
    */
   readFile(path: string, kind?: CliFileKind): Uint8Array;
+  /**
+   * The first `maxBytes` bytes of a file, its size and the sha256 of the whole file (streamed), with
+   * the same errors as readFile. Optional: hosts without it read whole files (eval's long texts).
+   */
+  readFilePrefix?(path: string, maxBytes: number, kind?: CliFileKind): FilePrefix;
   /** Reads a whole UTF-8 text file, with the same errors as readFile. */
   readTextFile(path: string, kind?: CliFileKind): string;
   /** Whether the path is a directory (false when it does not exist). */
@@ -26,6 +31,13 @@ export interface CliIo {
   writeFileAtomic(path: string, bytes: Uint8Array): void;
   stdout(text: string): void;
   stderr(text: string): void;
+}
+
+/** The start of a file, with the whole file's size and sha256 (CliIo.readFilePrefix). */
+export interface FilePrefix {
+  readonly bytes: Uint8Array;
+  readonly size: number;
+  readonly sha256: string;
 }
 
 /** What a command reads, which sets the size cap it is read with (app/node/files/file-kinds.ts). */

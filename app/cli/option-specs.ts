@@ -28,6 +28,7 @@ export const EVAL_OPTION_SPECS = {
   cache: { type: 'string' },
   ...CACHE_OPTION_SPECS,
   text: { type: 'string' },
+  'text-ids': { type: 'string' },
   context: { type: 'string' },
   stride: { type: 'string' },
   prefill: { type: 'string' },

@@ -108,11 +108,14 @@ function sweepSpecFromOptions(options: RawOptions, io: SweepIo, runtime: SweepRu
   if (presetFlag === undefined) throw new UsageError('kvscope sweep needs --spec sweep.json, or --preset layers|kv with --model.');
   const fixed: Record<string, string | boolean> = {};
   for (const [key, value] of Object.entries(options)) {
-    if (value === undefined || ['spec', 'preset', 'out', 'jobs', 'shard', 'json', 'model', 'text'].includes(key)) continue;
+    if (value === undefined || ['spec', 'preset', 'out', 'jobs', 'shard', 'json', 'model', 'text', 'text-ids'].includes(key)) continue;
     fixed[key] = value;
   }
   const text = optionalString(options, 'text');
-  return checkSweepSpec({ model: requireString(options, 'model'), ...(text === undefined ? {} : { text }), fixed, preset: presetFlag }, runtime.evalOptions, '--preset');
+  const textIds = optionalString(options, 'text-ids');
+  return checkSweepSpec({
+    model: requireString(options, 'model'), ...(text === undefined ? {} : { text }), ...(textIds === undefined ? {} : { 'text-ids': textIds }), fixed, preset: presetFlag,
+  }, runtime.evalOptions, '--preset');
 }
 
 /** `kvscope sweep merge DIR… [--out DIR]`: one table from shard folders, identical to the unsharded sweep's. */

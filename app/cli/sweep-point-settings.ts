@@ -1,16 +1,21 @@
 import type { CliIo } from './io.js';
 import { UsageError } from './io.js';
-import { evalSettingsFromOptions } from './eval-options.js';
+import { evalSettingsFromOptions, readEvalTextFile, readEvalTextIds } from './eval-options.js';
 import type { EvalSettings } from '../lab/eval-settings.js';
 import { EvalInputError } from '../lab/lab-errors.js';
 import type { SweepPoint } from '../lab/sweep-points.js';
 import type { SweepSpec } from '../lab/sweep-spec.js';
 
-/** The text, read once for every point: the spec's file (relative to the spec's folder) or kvscope's default. */
+/**
+ * The text, read once for every point and checked as eval checks it: the spec's "text" or "text-ids"
+ * file (relative to the spec's folder), or kvscope's default (null).
+ */
 export function readSweepText(io: CliIo, spec: SweepSpec, specDir: string): EvalSettings['text'] | null {
-  if (spec.text === undefined) return null;
-  const path = isAbsolute(spec.text) ? spec.text : io.joinPath(specDir, spec.text);
-  return { name: spec.text, content: io.readTextFile(path) };
+  const ids = spec['text-ids'];
+  const given = ids ?? spec.text;
+  if (given === undefined) return null;
+  const path = isAbsolute(given) ? given : io.joinPath(specDir, given);
+  return ids !== undefined ? readEvalTextIds(io, path, given) : readEvalTextFile(io, path, given);
 }
 
 /** A point's eval settings, parsed by eval's own parser (an Error when its options do not parse). */

@@ -25,8 +25,14 @@ export interface GenaiConfig {
 }
 
 export interface GenaiDecoder {
-  /** `decoder.filename`, relative to the folder: the graph */
+  /** `decoder.filename`, relative to the folder: the graph ('' when the decoder is a `pipeline`) */
   readonly filename: string;
+  /**
+   * `decoder.pipeline`: the split model onnxruntime-genai chains itself (DecoderOnlyPipelineModel),
+   * one stage per graph (`embeddings`, `transformer`, `lm_head`, …) in order; null for one decoder graph.
+   * kvscope runs one decoder graph, so resolve-layout.ts refuses a pipeline with the reason.
+   */
+  readonly pipeline: readonly GenaiPipelineStage[] | null;
   readonly numHiddenLayers: number;
   readonly numAttentionHeads: number | null;
   readonly numKeyValueHeads: number | null;
@@ -38,6 +44,12 @@ export interface GenaiDecoder {
   /** `decoder.inputs`: kvscope's role name → the graph's name or `%d` pattern, as given */
   readonly inputs: Readonly<Record<string, string>>;
   readonly outputs: Readonly<Record<string, string>>;
+}
+
+/** One stage of a genai `decoder.pipeline`: its name and its graph. */
+export interface GenaiPipelineStage {
+  readonly name: string;
+  readonly filename: string | null;
 }
 
 /** Parses the text of a genai_config.json. Throws ConfigError naming the field and what to do. */
@@ -52,8 +64,9 @@ export function parseGenaiConfig(jsonText: string, sourceName: string): GenaiCon
   if (typeof type !== 'string' || type === '') {
     throw new ConfigError(`${where} has no "type" (the Hugging Face model_type the model builder exported). Add "type": "<model_type>" under "model".`);
   }
-  const filename = decoderObject['filename'];
-  if (typeof filename !== 'string' || filename === '') {
+  const pipeline = pipelineStages(decoderObject['pipeline']);
+  const filename = pipeline !== null && decoderObject['filename'] === undefined ? '' : decoderObject['filename'];
+  if (pipeline === null && (typeof filename !== 'string' || filename === '')) {
     throw new ConfigError(`${decoderWhere} has no "filename": genai_config.json names the decoder graph there. Add "filename": "model.onnx".`);
   }
   const numHiddenLayers = integerField(decoderObject, 'num_hidden_layers', decoderWhere);
@@ -70,7 +83,8 @@ export function parseGenaiConfig(jsonText: string, sourceName: string): GenaiCon
     vocabSize: integerField(model, 'vocab_size', where),
     contextLength: integerField(model, 'context_length', where),
     decoder: {
-      filename,
+      filename: typeof filename === 'string' ? filename : '',
+      pipeline,
       numHiddenLayers,
       numAttentionHeads: integerField(decoderObject, 'num_attention_heads', decoderWhere),
       numKeyValueHeads: integerField(decoderObject, 'num_key_value_heads', decoderWhere),
@@ -83,6 +97,23 @@ export function parseGenaiConfig(jsonText: string, sourceName: string): GenaiCon
     },
     pastPresentShareBuffer: isConfigObject(search) && search['past_present_share_buffer'] === true,
   };
+}
+
+/**
+ * `decoder.pipeline` as onnxruntime-genai writes it: a list of objects, each naming one stage (or
+ * several) with its `filename`. Null when absent or empty (one decoder graph).
+ */
+function pipelineStages(value: unknown): GenaiPipelineStage[] | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  const stages: GenaiPipelineStage[] = [];
+  for (const item of value) {
+    if (!isConfigObject(item)) continue;
+    for (const [name, stage] of Object.entries(item)) {
+      const file = isConfigObject(stage) ? stage['filename'] : undefined;
+      stages.push({ name, filename: typeof file === 'string' && file !== '' ? file : null });
+    }
+  }
+  return stages.length === 0 ? null : stages;
 }
 
 function objectField(config: ConfigObject, name: string, where: string): ConfigObject {

@@ -37,6 +37,7 @@ export type ModelDiagnosticCode =
   // the layout: which config, which graph
   | 'config-mismatch'
   | 'layout-note'
+  | 'layout-pipeline'
   // the run's settings against the model
   | 'execution-provider-unavailable'
   | 'prompt-too-long'

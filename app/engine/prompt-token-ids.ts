@@ -19,14 +19,44 @@ export function vocabularySize(logitsShape: readonly (number | string)[] | undef
   return typeof last === 'number' && last > 0 ? last : configVocabSize;
 }
 
-/** Ids outside the vocabulary (or not ids at all) fail inside onnxruntime's Gather: said here, with the range. */
-export function promptIdsProblem(ids: readonly number[], vocabSize: number | null): PromptIdsProblem | null {
+/**
+ * Ids outside the vocabulary (or not ids at all) fail inside onnxruntime's Gather: said here, with the
+ * range. `what` names the ids in the message (`prompt ids` for a run, eval's `--text-ids FILE` ids).
+ */
+export function promptIdsProblem(ids: readonly number[], vocabSize: number | null, what = 'prompt ids'): PromptIdsProblem | null {
   const lastId = vocabSize === null ? null : vocabSize - 1;
   const fix = `Give at least one id, each from 0 to ${lastId ?? 'the vocabulary size - 1'}.`;
-  if (ids.length === 0) return { message: 'the prompt ids are empty.', fix };
+  if (ids.length === 0) return { message: `the ${what} are empty.`, fix };
   const outside = ids.filter((id) => !Number.isInteger(id) || id < 0 || (lastId !== null && id > lastId));
   if (outside.length === 0) return null;
-  return { message: `prompt ids ${outside.slice(0, 5).join(', ')} are not token ids of this model (its logits have ${String(vocabSize)} entries).`, fix };
+  return { message: `${what} ${outside.slice(0, 5).join(', ')} are not token ids of this model (its logits have ${String(vocabSize)} entries).`, fix };
+}
+
+/** Who encoded the ids, for tokenizerIdsProblem's words: `the prompt` / `the text`, and how to give ids instead. */
+export interface EncodedSubject {
+  readonly subject: string;
+  readonly idsInstead: string;
+}
+
+/**
+ * The tokenizer's ids checked against the graph's vocabulary before any session runs: a tokenizer
+ * that does not belong to the graph (test exports with a cut vocabulary) would otherwise end inside
+ * onnxruntime's embedding lookup ("input index out of range"). One check for `run` and `eval`.
+ */
+export function tokenizerIdsProblem(ids: readonly number[], vocabSize: number | null, encoded: EncodedSubject): PromptIdsProblem | null {
+  if (vocabSize === null) return null;
+  const lastId = vocabSize - 1;
+  const outside: number[] = [];
+  for (const id of ids) {
+    if (id > lastId) outside.push(id);
+    if (outside.length === 5) break;
+  }
+  if (outside.length === 0) return null;
+  return {
+    message: `the tokenizer encodes ${encoded.subject} to ids the graph does not have (${outside.join(', ')}; the graph's logits have ${vocabSize} entries): ` +
+      'the tokenizer and the graph do not belong together (test exports with a cut vocabulary are like this).',
+    fix: `Give ${encoded.subject} as token ids from 0 to ${lastId} (${encoded.idsInstead}), or use the tokenizer exported with the graph.`,
+  };
 }
 
 /**

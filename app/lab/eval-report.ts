@@ -14,7 +14,7 @@ export function formatEvalReport(result: EvalResult, describe: (bytes: number) =
     : `${q.backend} ${q.nbits}-bit, axes ${q.axisKey}/${q.axisValue}, group ${q.groupSize}, residual ${q.residualLength}`;
   const w = result.windows;
   const lines = [
-    `kvscope eval: ${cache} on ${folderName(result.model.folder)}/${result.model.onnxFile}, text ${result.text.name} (${result.text.tokens} tokens)`,
+    `kvscope eval: ${cache} on ${folderName(result.model.folder)}/${result.model.onnxFile}, text ${result.text.name} (${textTokens(result.text)})`,
     `  ${w.count} windows of ${w.context} tokens (stride ${w.stride}, prefill ${w.prefill}), ${s.tokens} predictions scored, ${result.executionProvider}, fed ${result.feed}` +
       `${result.reference.cached ? ', reference from the cache' : ''}`,
     ...(result.dequantize === undefined ? [] : [`  dequantized ${result.dequantize === 'graph' ? 'inside the graph' : 'on the host'}${result.dequantizeReason === undefined ? '' : ` (${result.dequantizeReason})`}`]),
@@ -77,4 +77,12 @@ function f(value: number, digits: number, width: number): string {
 function folderName(folder: string): string {
   const parts = folder.split(/[\\/]/).filter((part) => part !== '');
   return parts.at(-1) ?? folder;
+}
+
+/** The text's tokens as encoded: the whole text's, ids as given, or those of the prefix the windows cover. */
+function textTokens(text: EvalResult['text']): string {
+  if (text.tokenIds === true) return `${text.tokens} token ids`;
+  if (text.tokenizedCharacters === undefined) return `${text.tokens} tokens`;
+  const of = text.fileBytes === undefined ? `${text.characters} characters` : `a ${text.fileBytes}-byte file`;
+  return `${text.tokens} tokens from its first ${text.tokenizedCharacters} characters of ${of}, what the windows cover`;
 }

@@ -22,9 +22,16 @@ export interface EvalResult {
     readonly name: string;
     /** sha256 of the text's UTF-8 bytes */
     readonly sha256: string;
+    /** the text's characters (with `fileBytes`: those of the start that was read) */
     readonly characters: number;
-    /** the whole text's tokens (BOS included when the tokenizer adds it) */
+    /** set when only the start of the text file was read (`--text FILE --windows N`): the whole file's size; `sha256` is the whole file's */
+    readonly fileBytes?: number;
+    /** the text's tokens encoded (BOS included when the tokenizer adds it): the whole text's, or those of `tokenizedCharacters` */
     readonly tokens: number;
+    /** set when only a prefix was tokenized (`--windows N`: the characters that cover the N windows) */
+    readonly tokenizedCharacters?: number;
+    /** true when the text was given as token ids (`--text-ids`): sha256 and characters are the ids file's */
+    readonly tokenIds?: boolean;
   };
   readonly windows: WindowSettings & {
     /** windows evaluated */

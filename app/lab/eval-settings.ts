@@ -33,11 +33,33 @@ export interface EvalSettings {
   readonly targets?: LabTargets;
 }
 
-/** The text as the host read it (a file, stdin, or kvscope's own default text). */
+/** The text as the host read it (a file, stdin, or kvscope's own default text), or its token ids (`--text-ids`). */
 export interface EvalText {
   /** where it came from, for people: a path, `-` for stdin, or `kvscope:default` */
   readonly name: string;
+  /** the text; with `tokenIds`, the ids file as read (its identity: sha256 and characters) */
   readonly content: string;
+  /**
+   * `--text-ids FILE`: the text already as token ids, fed as they are (no tokenizer; model folders
+   * without tokenizer.json). Windows get BOS first when the ids start with it, as with a tokenizer's.
+   */
+  readonly tokenIds?: readonly number[];
+  /**
+   * Set when `content` is only the start of a text file (`--text FILE` with `--windows N`: what the
+   * windows need, text-prefix.ts): the file, its size and the sha256 of all of it (the text's
+   * identity). The evaluation reads more of the file when the start holds too few tokens.
+   */
+  readonly file?: TextFilePrefix;
+}
+
+export interface TextFilePrefix {
+  readonly path: string;
+  /** the whole file's size */
+  readonly bytes: number;
+  /** the whole file's sha256 */
+  readonly sha256: string;
+  /** the bytes `content` decodes (a prefix ending at a whole UTF-8 character) */
+  readonly prefixBytes: number;
 }
 
 /**

@@ -100,34 +100,50 @@ export interface EvalOutcome {
   /** session runs and tokens fed, over all windows */
   readonly runs: number;
   readonly tokensFed: number;
+  /** evaluateCache without a reference (the dynamic cache): its own scored rows, the reference to store */
+  readonly ownReference?: readonly WindowReference[];
 }
 
 /**
  * Scores the cache of `settings` on every window against the reference: each window gets a fresh
  * lane (a run's cache), fed as token-by-token generation would feed it (chunk-plan.ts), and every
- * scored row is compared with the reference's (token-scores.ts).
+ * scored row is compared with the reference's (token-scores.ts). `reference` null: the cache under
+ * test is the reference itself (`--cache dynamic`, the base PPL): its pass is the reference's (the
+ * same lane, the same single run per window), so the pass runs once, its scored rows are compared
+ * with themselves (KLD exactly 0) and returned as `ownReference` for the store.
  */
 export async function evaluateCache(
-  model: EvalModel, settings: EvalSettings, cachePlan: RunCachePlan, windows: readonly EvalWindow[], reference: ReferenceSource, hooks: EvalHooks,
+  model: EvalModel, settings: EvalSettings, cachePlan: RunCachePlan, windows: readonly EvalWindow[], reference: ReferenceSource | null, hooks: EvalHooks,
 ): Promise<EvalOutcome> {
+  if (reference === null && settings.cacheMode !== 'dynamic') throw new RangeError('only the dynamic cache is its own reference');
   const feed = windowFeed(model, hooks);
   const scorer = new TokenScorer();
   const errors = new LayerErrorAccumulator();
   const parts: TokenScores[] = [];
   const outcomes: WindowOutcome[] = [];
+  const ownReference: WindowReference[] = [];
   let kvBytes: (LayerMemory | null)[] = [];
   let flushCounts: (number | null)[] = [];
   let runs = 0;
   let tokensFed = 0;
   try {
     for (const window of windows) {
-      const expected = await reference.window(window.index);
       const count = scoredRows(window);
+      const own = reference === null ? { logits: new Float32Array(0), vocab: 0 } : null;
+      const expected = own ?? await reference!.window(window.index);
       const scores = emptyTokenScores(count);
       const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now, model.inGraph);
       try {
         const chunks = planWindowChunks(window.tokens.length, window.prefill, settings.cacheMode, settings.quantization.residualLength, hooks.feedMode);
         const fed = await feedWindow(feed, lane, window, chunks, (rows) => {
+          if (own !== null) {
+            if (own.vocab === 0) {
+              own.vocab = rows.vocab;
+              own.logits = new Float32Array(count * rows.vocab);
+            }
+            copyScoredRows(rows, window, own.logits, own.vocab);
+            return;
+          }
           for (let r = 0; r < rows.rows; r++) {
             const position = rows.first + r;
             const scored = position - window.prefill;
@@ -137,6 +153,13 @@ export async function evaluateCache(
             scorer.score(referenceRow, row, window.tokens[position + 1]!, scores, scored);
           }
         }, (events) => errors.add(events));
+        if (own !== null) {
+          for (let scored = 0; scored < count; scored++) {
+            const row = own.logits.subarray(scored * own.vocab, (scored + 1) * own.vocab);
+            scorer.score(row, row, window.tokens[window.prefill + scored + 1]!, scores, scored);
+          }
+          ownReference.push({ logits: own.logits, vocab: own.vocab });
+        }
         runs += fed.runs;
         tokensFed += window.tokens.length;
         kvBytes = lane.memory();
@@ -165,6 +188,7 @@ export async function evaluateCache(
     layerErrors: errors.summary((layer) => quantizedSides(settings, layer)),
     runs,
     tokensFed,
+    ...(reference === null ? { ownReference } : {}),
   };
 }
 

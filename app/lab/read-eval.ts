@@ -8,7 +8,7 @@ import { readQuantizedCacheSettings } from '../protocol/read-run-settings.js';
 import { readLayerMemory } from '../protocol/read-step-metrics.js';
 import type { Diagnostic } from '../preflight/diagnostic.js';
 import type { EvalResult, RecordedEvalSettings } from './eval-result.js';
-import type { EvalSettings, WindowSettings } from './eval-settings.js';
+import type { EvalSettings, TextFilePrefix, WindowSettings } from './eval-settings.js';
 import type { DeltaPSummary, EvalSummary, KldSummary } from './eval-summary.js';
 import type { LayerErrorSummary, SideErrorSummary } from './layer-errors.js';
 import { KV_PARTS, type LabTargets } from './lab-targets.js';
@@ -28,6 +28,11 @@ export const readWindowSettings: Read<WindowSettings> = (value, path) => {
     prefill: fields.get('prefill', readCount),
     maxWindows: fields.get('maxWindows', nullableReader(readCount)),
   };
+};
+
+const readTextFilePrefix: Read<TextFilePrefix> = (value, path) => {
+  const fields = readObject(value, path);
+  return { path: fields.get('path', readString), bytes: fields.get('bytes', readCount), sha256: fields.get('sha256', readString), prefixBytes: fields.get('prefixBytes', readCount) };
 };
 
 export const readLabTargets: Read<LabTargets> = (value, path) => {
@@ -54,7 +59,12 @@ function settingsFields(value: unknown, path: string): Omit<EvalSettings, 'text'
 export const readEvalSettings: Read<EvalSettings> = (value, path) => {
   const { fields, ...settings } = settingsFields(value, path);
   const text = readObject(fields.get('text', (v) => v), `${path}.text`);
-  return { ...settings, text: { name: text.get('name', readString), content: text.get('content', readString) } };
+  const tokenIds = text.optional('tokenIds', arrayReader(readCount));
+  const file = text.optional('file', readTextFilePrefix);
+  return {
+    ...settings,
+    text: { name: text.get('name', readString), content: text.get('content', readString), ...(tokenIds === undefined ? {} : { tokenIds }), ...(file === undefined ? {} : { file }) },
+  };
 };
 
 export const readRecordedEvalSettings: Read<RecordedEvalSettings> = (value, path) => {
@@ -120,7 +130,12 @@ export const readEvalResult: Read<EvalResult> = (value, path) => {
   return {
     settings: f.get('settings', readRecordedEvalSettings),
     model,
-    text: { name: text.get('name', readString), sha256: text.get('sha256', readString), characters: text.get('characters', readCount), tokens: text.get('tokens', readCount) },
+    text: {
+      name: text.get('name', readString), sha256: text.get('sha256', readString), characters: text.get('characters', readCount), tokens: text.get('tokens', readCount),
+      ...withOptional('tokenizedCharacters', text.optional('tokenizedCharacters', readCount)),
+      ...withOptional('fileBytes', text.optional('fileBytes', readCount)),
+      ...withOptional('tokenIds', text.optional('tokenIds', readBoolean)),
+    },
     windows,
     executionProvider: f.get('executionProvider', choiceReader(EXECUTION_PROVIDERS)),
     ortVersion: f.get('ortVersion', readString),

@@ -8,8 +8,8 @@ export type SweepValue = string | number | boolean;
 export type EvalOptionTable = Readonly<Record<string, { readonly type: 'string' | 'boolean' }>>;
 
 /**
- * `kvscope sweep --spec sweep.json`: `{"model", "text", "fixed": {…}, "grid": {…}, "points": [{…}],
- * "preset"}`. Keys inside fixed, grid and points are eval's long option names without the dashes, so
+ * `kvscope sweep --spec sweep.json`: `{"model", "text" or "text-ids", "fixed": {…}, "grid": {…},
+ * "points": [{…}], "preset"}`. Keys inside fixed, grid and points are eval's long option names without the dashes, so
  * every option of eval (those added later included) can be fixed, varied or listed; grid is a
  * cartesian product of value lists, points adds single configurations, a preset adds the sensitivity
  * points (sensitivity.ts); the sweep is their union, duplicates once.
@@ -18,6 +18,8 @@ export interface SweepSpec {
   readonly model: string;
   /** a text file (relative to the spec's folder), or absent for kvscope's default text */
   readonly text?: string;
+  /** eval's --text-ids: a file of token ids (relative to the spec's folder), for folders without a tokenizer; the spec's own key, so sweep.json's spec reads back */
+  readonly 'text-ids'?: string;
   readonly fixed: Readonly<Record<string, SweepValue>>;
   readonly grid: Readonly<Record<string, readonly SweepValue[]>>;
   readonly points: readonly Readonly<Record<string, SweepValue>>[];
@@ -25,7 +27,7 @@ export interface SweepSpec {
 }
 
 /** eval options a sweep point cannot set: where results go is the sweep's business. */
-export const SWEEP_RESERVED_KEYS: readonly string[] = ['out', 'json', 'per-token', 'model', 'text'];
+export const SWEEP_RESERVED_KEYS: readonly string[] = ['out', 'json', 'per-token', 'model', 'text', 'text-ids'];
 
 /** Reads and checks a spec against eval's option table; `source` names the file in messages. */
 export function parseSweepSpec(text: string, options: EvalOptionTable, source: string): SweepSpec {
@@ -41,12 +43,15 @@ export function parseSweepSpec(text: string, options: EvalOptionTable, source: s
 export function checkSweepSpec(value: unknown, options: EvalOptionTable, source: string): SweepSpec {
   const spec = asObject(value, source);
   for (const key of Object.keys(spec)) {
-    if (!['model', 'text', 'fixed', 'grid', 'points', 'preset'].includes(key)) {
-      throw new EvalInputError(`${source}: unknown key "${key}".`, 'A spec has "model", "text", "fixed", "grid", "points" and "preset" (docs in the README\'s lab section).');
+    if (!['model', 'text', 'text-ids', 'fixed', 'grid', 'points', 'preset'].includes(key)) {
+      throw new EvalInputError(`${source}: unknown key "${key}".`, 'A spec has "model", "text" or "text-ids", "fixed", "grid", "points" and "preset" (docs in the README\'s lab section).');
     }
   }
   if (typeof spec['model'] !== 'string' || spec['model'] === '') throw new EvalInputError(`${source}: "model" must be a model folder or a synthetic model name.`);
   if (spec['text'] !== undefined && typeof spec['text'] !== 'string') throw new EvalInputError(`${source}: "text" must be a file path (or left out for kvscope's default text).`);
+  const textIds = spec['text-ids'];
+  if (textIds !== undefined && (typeof textIds !== 'string' || textIds === '')) throw new EvalInputError(`${source}: "text-ids" must be the path of a file of token ids.`);
+  if (textIds !== undefined && spec['text'] !== undefined) throw new EvalInputError(`${source}: "text" and "text-ids" both give the text; keep one.`);
   const fixed = readOptionValues(spec['fixed'] ?? {}, options, `${source}: fixed`);
   const gridObject = asObject(spec['grid'] ?? {}, `${source}: grid`);
   const grid: Record<string, SweepValue[]> = {};
@@ -63,6 +68,7 @@ export function checkSweepSpec(value: unknown, options: EvalOptionTable, source:
   }
   return {
     model: spec['model'], ...(typeof spec['text'] === 'string' ? { text: spec['text'] } : {}),
+    ...(typeof textIds === 'string' ? { 'text-ids': textIds } : {}),
     fixed, grid, points, ...(preset === undefined ? {} : { preset: preset as SensitivityPreset }),
   };
 }
@@ -76,7 +82,7 @@ function readOptionValues(value: unknown, options: EvalOptionTable, where: strin
 
 function checkValue(key: string, value: unknown, options: EvalOptionTable, where: string): SweepValue {
   if (SWEEP_RESERVED_KEYS.includes(key)) {
-    throw new EvalInputError(`${where}: "${key}" is not a sweep key (${key === 'model' || key === 'text' ? `give "${key}" once at the top of the spec` : 'the sweep writes every point\'s record itself'}).`);
+    throw new EvalInputError(`${where}: "${key}" is not a sweep key (${key === 'model' || key === 'text' || key === 'text-ids' ? `give "${key}" once at the top of the spec` : 'the sweep writes every point\'s record itself'}).`);
   }
   const option = options[key];
   if (option === undefined) {

@@ -73,6 +73,13 @@ export class TargetedKvLane implements KvLane {
     }
     const layerSet = new Set(chosen);
     const targetIo = io.kvLayers.filter((kv) => layerSet.has(kv.layer));
+    // One side alone would need the other side's exact rows joined into the same past_N tensor, and its
+    // present split back: not built, so said here rather than fed both sides quantized.
+    if (targets.parts !== 'both' && targetIo.some((kv) => kv.packing === 'combined')) {
+      throw new EvalInputError(
+        `--quantize-parts ${targets.parts} cannot be evaluated on this graph: it packs keys and values of a layer in one tensor (${targetIo.find((kv) => kv.packing === 'combined')!.pastKey}, GPT-2's combined past), which kvscope feeds whole.`,
+        'Use --quantize-parts both (with --quantize-layers to choose layers), or a graph with per-layer past_key_values.N.key/value inputs.');
+    }
     this.#targets = targetIo.map((kv) => ({ io: kv, key: targets.parts !== 'value', value: targets.parts !== 'key' }));
     this.#numLayers = numLayers;
     this.#kvLayers = io.kvLayers;
@@ -102,7 +109,8 @@ export class TargetedKvLane implements KvLane {
     this.#offered = offered;
     this.#offeredPast = this.#exact.seqLength;
     let bytes = 0;
-    for (const layer of this.#kvLayers) bytes += feeds[layer.pastKey]!.data.byteLength + feeds[layer.pastValue]!.data.byteLength;
+    // A combined layer feeds one past_N for both sides: counted once.
+    for (const name of new Set(this.#kvLayers.flatMap((layer) => [layer.pastKey, layer.pastValue]))) bytes += feeds[name]!.data.byteLength;
     return bytes;
   }
 

@@ -29,7 +29,9 @@ export function planWindows(textTokens: readonly number[], bosTokenId: number | 
   if (textTokens.length < context) {
     throw new EvalInputError(
       `the text encodes to ${textTokens.length} tokens, fewer than one window of --context ${context}.`,
-      `Use a longer text, or a smaller --context (at most ${textTokens.length}).`,
+      textTokens.length < MIN_CONTEXT
+        ? `Use a longer text: the smallest window is --context ${MIN_CONTEXT} (a prefill token, a scored row and the token it predicts).`
+        : `Use a longer text, or a smaller --context (at most ${textTokens.length}; at least ${MIN_CONTEXT}).`,
     );
   }
   const fit = Math.floor((textTokens.length - context) / stride) + 1;
@@ -45,12 +47,15 @@ export function planWindows(textTokens: readonly number[], bosTokenId: number | 
   return windows;
 }
 
+/** The smallest window: one prefill token, one scored row, and the token it predicts. */
+export const MIN_CONTEXT = 3;
+
 export function checkWindowSettings(settings: WindowSettings): void {
   const { context, stride, prefill, maxWindows } = settings;
   const integer = (value: number, name: string, min: number): void => {
     if (!Number.isInteger(value) || value < min) throw new EvalInputError(`--${name} must be an integer of at least ${min}, got ${value}.`);
   };
-  integer(context, 'context', 3);
+  integer(context, 'context', MIN_CONTEXT);
   integer(stride, 'stride', 1);
   integer(prefill, 'prefill', 1);
   if (maxWindows !== null) integer(maxWindows, 'windows', 1);

@@ -25,7 +25,8 @@ export function externalDataReport(header: GraphHeader, graph: string, listing: 
   const dir = directoryOf(graph);
   const sizes = new Map(listing.files.map((file) => [file.path, file.bytes]));
   const relative = (location: string): string => normalize(dir === '' ? location : `${dir}/${location}`);
-  const referenced = externalDataFiles(header).map((file) => relative(file.location));
+  const externals = externalDataFiles(header).map((file) => ({ ...file, path: relative(file.location) }));
+  const referenced = externals.map((file) => file.path);
   const files = referenced.filter((path) => sizes.has(path)).map((path) => ({ path, bytes: sizes.get(path)! }));
   const missing = referenced.filter((path) => !sizes.has(path));
   const diagnostics: ModelDiagnostic[] = [];
@@ -34,6 +35,10 @@ export function externalDataReport(header: GraphHeader, graph: string, listing: 
     diagnostics.push(modelError('onnx-external-data-missing',
       `${graph} keeps weights in external data file(s) that are not in the folder: ${missing.join(', ')}.`,
       `Download ${missing.join(', ')} into ${dir === '' ? 'the folder' : `${dir}/`}, beside ${graphName} (onnxruntime looks for them there).`));
+  }
+  for (const file of externals) {
+    const size = sizes.get(file.path);
+    if (size !== undefined && size < file.end) diagnostics.push(shortExternalData(file.path, size, file.end, graphName));
   }
   const chunks = transformersJs === null ? 0 : expectedExternalChunks(transformersJs, graphName);
   if (chunks > 0) {
@@ -53,6 +58,18 @@ export function externalDataReport(header: GraphHeader, graph: string, listing: 
   }
   const totalBytes = (sizes.get(graph) ?? 0) + files.reduce((sum, file) => sum + file.bytes, 0);
   return { files, missing, totalBytes, diagnostics };
+}
+
+/**
+ * An external data file smaller than the header's furthest initializer byte: empty, cut short by an
+ * interrupted download, or a Git LFS pointer of ~130 bytes (a clone without `git lfs pull`; the Node
+ * reader names that one by its text first). onnxruntime would fail while loading, after reading the graph.
+ */
+function shortExternalData(path: string, size: number, end: number, graphName: string): ModelDiagnostic {
+  const what = size === 0 ? 'is empty' : size < 1024 ? `holds ${size} bytes (a Git LFS pointer is this small)` : `is truncated: ${size} bytes`;
+  return modelError('onnx-external-data-missing',
+    `${path} ${what}, but ${graphName}'s weights reach byte ${end} of it.`,
+    `Download ${path} again (an interrupted download leaves it short); in a git clone of the model repository, run \`git lfs pull\`.`);
 }
 
 /** `a/./b`, `a/x/../b` → `a/b` (locations are relative to the graph's folder). */

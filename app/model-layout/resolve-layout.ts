@@ -37,6 +37,7 @@ export function resolveLayout(request: LayoutRequest): ModelLayout {
       `${listing.folder} has neither config.json nor genai_config.json. kvscope reads the model's layers, KV heads and head_dim from one of them to plan the cache.`,
       'Put the config.json of the model (from its Hugging Face repository) in this folder, or the genai_config.json its ONNX Runtime GenAI export came with.');
   }
+  if (genai?.decoder.pipeline != null && request.onnxFile === undefined && (request.pointedFile ?? null) === null) throw pipelineRefusal(genai, listing);
   const graphs = graphFiles(listing);
   if (graphs.length === 0) {
     throw layoutError('onnx-missing', `${listing.folder} has a config but no .onnx graph (looked in onnx/ and the folder itself).`,
@@ -99,6 +100,20 @@ function layoutKind(chosen: GraphFileName, genai: GenaiConfig | null, pair: stri
   return 'single-graph';
 }
 
-function layoutError(code: 'config-missing' | 'onnx-missing', message: string, fix: string): ModelLoadError {
+/**
+ * A split pipeline (onnxruntime-genai's `decoder.pipeline`: embeddings, transformer, lm_head graphs)
+ * is chained by onnxruntime-genai itself; kvscope feeds one decoder graph (ids in, logits and the
+ * KV presents out) and cannot chain graphs, so no "filename" would make this folder run.
+ */
+function pipelineRefusal(genai: GenaiConfig, listing: FolderListing): ModelLoadError {
+  const stages = genai.decoder.pipeline!.map((stage) => `${stage.name}: ${stage.filename ?? '(no filename)'}`).join(', ');
+  return layoutError('layout-pipeline',
+    `${genai.sourceName} declares a split pipeline of ${genai.decoder.pipeline!.length} graphs (${stages}), which onnxruntime-genai chains itself. ` +
+    `kvscope runs one decoder graph (token ids in, logits and every layer's KV cache out), so it cannot run the model in ${listing.folder}.`,
+    'Export the model as a single decoder graph and open that folder: onnxruntime-genai\'s model builder without the exclude_embeds / exclude_lm_head extra options, ' +
+    'or optimum-cli export onnx --task text-generation-with-past.');
+}
+
+function layoutError(code: 'config-missing' | 'onnx-missing' | 'layout-pipeline', message: string, fix: string): ModelLoadError {
   return new ModelLoadError(message, { fix, diagnostics: [modelError(code, message, fix)] });
 }

@@ -100,14 +100,21 @@ export async function readGraphHeader(source: ByteSource, fileName: string): Pro
   };
 }
 
-/** The external data files a header references, with the bytes each holds for the graph, by first use. */
-export function externalDataFiles(header: GraphHeader): { readonly location: string; readonly bytes: number }[] {
-  const files = new Map<string, number>();
+/**
+ * The external data files a header references, by first use: the bytes each holds for the graph, and
+ * `end`, the furthest byte an initializer reads (offset + length): the least size the file can have.
+ */
+export function externalDataFiles(header: GraphHeader): { readonly location: string; readonly bytes: number; readonly end: number }[] {
+  const files = new Map<string, { bytes: number; end: number }>();
   for (const initializer of header.initializers) {
-    if (initializer.external === null) continue;
-    files.set(initializer.external.location, (files.get(initializer.external.location) ?? 0) + initializer.bytes);
+    const external = initializer.external;
+    if (external === null) continue;
+    const file = files.get(external.location) ?? { bytes: 0, end: 0 };
+    file.bytes += initializer.bytes;
+    file.end = Math.max(file.end, external.offset + initializer.bytes);
+    files.set(external.location, file);
   }
-  return [...files].map(([location, bytes]) => ({ location, bytes }));
+  return [...files].map(([location, file]) => ({ location, ...file }));
 }
 
 interface GraphParts {

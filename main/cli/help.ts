@@ -103,7 +103,11 @@ Model and cache (as kvscope run):
   --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q (the record names each active one)
 
 Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
-  --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text
+  --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text.
+                         Binary files, other encodings and empty texts are refused before any work;
+                         with --windows N only the text those windows cover is tokenized
+  --text-ids FILE        the text as token ids (separated by commas or whitespace), for a model
+                         folder without tokenizer.json; checked against the graph's vocabulary
   --context N            tokens per window (default 512); each window starts with BOS
   --stride N             tokens between window starts (default: the context, no overlap)
   --prefill P            tokens fed at once before the scored part (default context/2); rows
@@ -136,7 +140,8 @@ kvscope sweep merge DIR... [--out DIR]
 The spec: {"model": "…", "text": "file.txt", "fixed": {…}, "grid": {…}, "points": [{…}], "preset": "layers"}.
 Keys in fixed, grid and points are kvscope eval's long option names without the dashes
 ("group-size": 32, "nbits": 4, "axis-key": 1, "dequantize": ["graph", "host"]): grid is a cartesian product of value lists, points adds
-single configurations, the sweep is their union (duplicates once). "text" is relative to the spec.
+single configurations, the sweep is their union (duplicates once). "text" is relative to the spec;
+"text-ids": "ids.txt" in its place gives the text as token ids (eval's --text-ids).
 Presets (a kvscope extension, the lab's sensitivity studies): layers = one layer quantized at a time,
 keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both.
 

@@ -16,7 +16,7 @@ export function nodeEvalRuntime(kvscopeVersion: string, options: LabWorkerOption
       const job = worker.evaluate(settings, { perToken: jobOptions.perToken, onProgress: jobOptions.onProgress });
       return { done: job.done, cancel: () => job.cancel(), dispose: () => worker.dispose() };
     },
-    readStdin: () => readFileSync(0, 'utf8'),
+    readStdin: () => readFileSync(0),
     stderrIsTty: process.stderr.isTTY === true,
     kvscopeVersion,
     now: () => new Date(),

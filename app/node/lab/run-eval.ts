@@ -1,6 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { planRunCache } from '../../engine/plan-run-cache.js';
 import { TokenizerError } from '../../engine/engine-errors.js';
+import { promptIdsProblem, tokenizerIdsProblem, vocabularySize, type EncodedSubject } from '../../engine/prompt-token-ids.js';
+import { EvalInputError } from '../../lab/lab-errors.js';
+import { encodeTextPrefix, tokensWindowsNeed, type TextTokens } from '../../lab/text-prefix.js';
 import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type RunSettings } from '../../engine/types.js';
 import { computeReference, evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
 import { IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
@@ -22,6 +25,7 @@ import { ensureExecutionProvider, ortVersion } from '../ort/execution-providers.
 import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
+import { moreOfTextFile } from './text-file-prefix.js';
 import { ReferenceStore } from './reference-store.js';
 
 export interface RunEvalOptions {
@@ -41,7 +45,9 @@ export interface RunEvalOptions {
  * session, take the reference from the cache or compute and store it, then score the cache.
  */
 export async function runEval(settings: EvalSettings, options: RunEvalOptions = {}): Promise<EvalResult> {
-  return withPreparedEval(settings, options, async (prepared) => {
+  // The dynamic cache (the base PPL) is the reference: one pass computes both (evaluateCache without a reference).
+  const ownReference = settings.cacheMode === 'dynamic';
+  return withPreparedEval(settings, { ...options, computeReference: !ownReference }, async (prepared) => {
     const { model, windows, cachePlan, hooks } = prepared;
     const path = await openEvalPath(prepared.files, settings, cachePlan, options);
     let outcome: EvalOutcome;
@@ -52,6 +58,7 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
         session: path.opened.session, io: model.io, config: model.config, inGraph: { kv: path.opened.inGraph.kv, releaseBuffer: freeArrayBuffer },
       };
       outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks);
+      if (prepared.reference === null && outcome.ownReference !== undefined) prepared.store.save(prepared.key, [...outcome.ownReference]);
     } finally {
       await path.opened?.dispose();
     }
@@ -60,7 +67,12 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
     return {
       settings: { ...rest, text: { name: settings.text.name } },
       model: { ...model.identity, contentSha256: prepared.modelSha256 },
-      text: { name: settings.text.name, sha256: prepared.textSha256, characters: settings.text.content.length, tokens: prepared.textTokens },
+      text: {
+        name: settings.text.name, sha256: prepared.textSha256, characters: settings.text.content.length, tokens: prepared.textTokens.tokens.length,
+        ...(prepared.textTokens.whole ? {} : { tokenizedCharacters: prepared.textTokens.characters }),
+        ...(settings.text.file === undefined ? {} : { fileBytes: settings.text.file.bytes }),
+        ...(settings.text.tokenIds === undefined ? {} : { tokenIds: true }),
+      },
       windows: { ...settings.windows, count: windows.length },
       executionProvider: model.session.executionProvider,
       ortVersion: ortVersion(),
@@ -131,25 +143,30 @@ interface PreparedEval {
   readonly windows: ReturnType<typeof planWindows>;
   readonly cachePlan: ReturnType<typeof planRunCache>;
   readonly hooks: EvalHooks;
-  readonly reference: ReferenceSource;
+  /** null when the caller's own pass computes it (computeReference false, not cached) */
+  readonly reference: ReferenceSource | null;
   readonly key: string;
+  readonly store: ReferenceStore;
   readonly cached: boolean;
   readonly modelSha256: string;
   readonly textSha256: string;
-  readonly textTokens: number;
+  readonly textTokens: TextTokens;
   readonly loadMs: number;
   readonly referenceMs: number;
 }
 
-async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptions, use: (prepared: PreparedEval) => Promise<T>): Promise<T> {
+async function withPreparedEval<T>(
+  settings: EvalSettings, options: RunEvalOptions & { computeReference?: boolean }, use: (prepared: PreparedEval) => Promise<T>,
+): Promise<T> {
   const started = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
   const files = await readModelFiles(folder, settings.onnxFile);
   const content = await modelContentHash(files);
-  const textSha256 = sha256Text(settings.text.content);
-  const textTokens = encodeOnce(files, content.sha256, textSha256, settings.text.content);
-  const windows = planWindows(textTokens, files.specialTokens.bosTokenId, settings.windows);
+  // A text read only in part (EvalText.file) is known by the whole file's sha256.
+  const textSha256 = settings.text.file?.sha256 ?? sha256Text(settings.text.content);
+  const textTokens = textTokensOnce(files, content.sha256, textSha256, settings);
+  const windows = planWindows(textTokens.tokens, files.specialTokens.bosTokenId, settings.windows);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, asRunSettings(settings), settings.windows.prefill);
   // HQQ's optimizer takes the second core when the session has it to itself (not in a --jobs sweep).
@@ -171,11 +188,11 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
     const referenceStart = performance.now();
     let reference = store.open(key);
     const cached = reference !== null;
-    if (reference === null) reference = store.save(key, await computeReference(model, windows, hooks));
+    if (reference === null && options.computeReference !== false) reference = store.save(key, await computeReference(model, windows, hooks));
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      files, model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
-      textTokens: textTokens.length, loadMs, referenceMs,
+      files, model, windows, cachePlan, hooks, reference, key, store, cached, modelSha256: content.sha256, textSha256,
+      textTokens, loadMs, referenceMs,
     });
   } finally {
     await model.dispose();
@@ -183,16 +200,33 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
 }
 
 /** The last text's tokens (a sweep's worker evaluates one text with one tokenizer, point after point). */
-let lastEncoding: { readonly key: string; readonly tokens: number[] } | null = null;
+let lastEncoding: { readonly key: string; readonly tokens: TextTokens } | null = null;
 
-function encodeOnce(files: ModelFiles, modelSha256: string, textSha256: string, text: string): number[] {
+const EVAL_TEXT: EncodedSubject = { subject: 'the text', idsInstead: 'kvscope eval --text-ids FILE, a file of ids separated by commas or whitespace' };
+
+/**
+ * The text's tokens the windows need, checked against the graph's vocabulary before any session
+ * runs (the check `run` makes, prompt-token-ids.ts): `--text-ids` as given, else the tokenizer's
+ * encoding of the prefix the windows cover (text-prefix.ts; the whole text without --windows).
+ */
+function textTokensOnce(files: ModelFiles, modelSha256: string, textSha256: string, settings: EvalSettings): TextTokens {
+  const text = settings.text;
+  const vocab = vocabularySize(files.analysis.io?.logitsShape, files.config.geometry.vocabSize);
+  if (text.tokenIds !== undefined) {
+    const problem = promptIdsProblem(text.tokenIds, vocab, `--text-ids ${text.name} ids`);
+    if (problem !== null) throw new EvalInputError(problem.message, problem.fix);
+    return { tokens: [...text.tokenIds], characters: text.content.length, whole: true };
+  }
   const tokenizer = files.tokenizer;
   if (tokenizer === null) {
     throw new TokenizerError('this model folder has no tokenizer.json, so the evaluation text cannot be encoded.',
-      'Copy tokenizer.json (and tokenizer_config.json) from the model\'s repository into the folder.');
+      'Give the text as token ids (kvscope eval --text-ids FILE), or copy tokenizer.json (and tokenizer_config.json) from the model\'s repository into the folder.');
   }
-  const key = `${modelSha256}:${textSha256}`;
-  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: tokenizer.encode(text) };
+  const needed = tokensWindowsNeed(settings.windows);
+  const key = `${modelSha256}:${textSha256}:${needed ?? 'all'}`;
+  if (lastEncoding?.key !== key) lastEncoding = { key, tokens: encodeTextPrefix(text.content, needed, (part) => tokenizer.encode(part), text.file === undefined ? undefined : moreOfTextFile(text.file)) };
+  const problem = tokenizerIdsProblem(lastEncoding.tokens.tokens, vocab, EVAL_TEXT);
+  if (problem !== null) throw new TokenizerError(problem.message, problem.fix);
   return lastEncoding.tokens;
 }
 

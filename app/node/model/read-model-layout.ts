@@ -124,12 +124,14 @@ async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeade
 function checkExternalDataFiles(graphPath: string, header: GraphHeader): void {
   for (const { location } of externalDataFiles(header)) {
     const path = join(dirname(graphPath), location);
-    if (existsSync(path)) checkReadableFileSync(path, 'onnx');
+    if (!existsSync(path)) continue;
+    checkReadableFileSync(path, 'onnx');
+    checkNotLfsPointer(path, location, 'the weights');
   }
 }
 
-/** A Git LFS pointer (a clone without `git lfs pull`) is no protobuf: say what it is. */
-function checkNotLfsPointer(path: string, name: string): void {
+/** A Git LFS pointer (a clone without `git lfs pull`) is no protobuf and no weights: say what it is. */
+function checkNotLfsPointer(path: string, name: string, what = 'the model itself'): void {
   let head: Buffer;
   try {
     // Also refuses a FIFO or a device in place of the graph before anything else opens it.
@@ -140,7 +142,7 @@ function checkNotLfsPointer(path: string, name: string): void {
   }
   if (!head.toString('latin1').startsWith('version https://git-lfs')) return;
   const fix = 'Run `git lfs pull` in the model repository (or download the file directly).';
-  const message = `${name} is a Git LFS pointer, not the model itself.`;
+  const message = `${name} is a Git LFS pointer, not ${what}.`;
   throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)] });
 }
 

@@ -1,5 +1,5 @@
 import { GenerationError, TokenizerError } from '../../engine/engine-errors.js';
-import { promptIdsProblem, vocabularySize } from '../../engine/prompt-token-ids.js';
+import { promptIdsProblem, tokenizerIdsProblem, vocabularySize, type EncodedSubject } from '../../engine/prompt-token-ids.js';
 import type { RunSettings } from '../../engine/types.js';
 import { encodePrompt, type ModelTokenizer } from './load-tokenizer.js';
 import type { ModelFiles } from './open-model.js';
@@ -33,8 +33,6 @@ export function encodeRunPrompt(files: ModelFiles, settings: PromptSettings): Ru
  * prompt encoded by the model's tokenizer; a folder without tokenizer.json needs the former.
  */
 function promptIdsFor(settings: PromptSettings, tokenizer: ModelTokenizer | null, bosTokenId: number | null, logitsShape: readonly (number | string)[] | undefined): number[] {
-  const vocab = logitsShape?.[logitsShape.length - 1];
-  const lastId = typeof vocab === 'number' ? vocab - 1 : null;
   if (settings.promptTokenIds !== undefined) {
     const problem = promptIdsProblem(settings.promptTokenIds, vocabularySize(logitsShape, null));
     if (problem !== null) throw new GenerationError(problem.message, problem.fix);
@@ -45,16 +43,12 @@ function promptIdsFor(settings: PromptSettings, tokenizer: ModelTokenizer | null
       'Give the prompt as token ids (the run panel\'s "Prompt (token ids)" field; kvscope run --prompt-ids 1,2,3), or copy tokenizer.json from the model\'s repository into the folder.');
   }
   const ids = encodePrompt(tokenizer, settings.prompt, bosTokenId, settings.promptFormat);
-  const outside = lastId === null ? [] : ids.filter((id) => id > lastId);
-  if (outside.length > 0) {
-    // onnxruntime would fail inside the embedding lookup ("input index out of range"): say why here.
-    throw new TokenizerError(
-      `the tokenizer encodes the prompt to ids the graph does not have (${outside.slice(0, 5).join(', ')}; the graph's logits have ${String(vocab)} entries): ` +
-      'the tokenizer and the graph do not belong together (test exports with a cut vocabulary are like this).',
-      `Give the prompt as token ids from 0 to ${lastId} (the run panel's token ids; kvscope run --prompt-ids 1,2,3), or use the tokenizer exported with the graph.`);
-  }
+  const problem = tokenizerIdsProblem(ids, vocabularySize(logitsShape, null), RUN_PROMPT);
+  if (problem !== null) throw new TokenizerError(problem.message, problem.fix);
   return ids;
 }
+
+const RUN_PROMPT: EncodedSubject = { subject: 'the prompt', idsInstead: 'the run panel\'s token ids; kvscope run --prompt-ids 1,2,3' };
 
 /**
  * config.json's `pad_token_id`, else the first EOS id: what generate() uses when a model defines no
