@@ -4,7 +4,7 @@ import { UsageError, type CliFileKind, type CliIo } from '../../app/cli/io.js';
 import { writeFileAtomic } from '../../app/node/atomic-write.js';
 import type { FileKind } from '../../app/node/files/file-kinds.js';
 import { readGuardedFileSync } from '../../app/node/files/guarded-read.js';
-import { checkOutputPath } from '../../app/node/files/output-path.js';
+import { checkOutputDirectory, checkOutputPath } from '../../app/node/files/output-path.js';
 
 /** The CLI's window on the file system and terminal. */
 export function nodeCliIo(): CliIo {
@@ -27,6 +27,7 @@ export function nodeCliIo(): CliIo {
     },
     joinPath: (...parts) => join(...parts),
     checkOutputPath,
+    checkOutputDirectory,
     writeFileAtomic,
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
