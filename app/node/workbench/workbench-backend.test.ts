@@ -6,6 +6,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
 import type { GenerationResult } from '../../engine/generation-result.js';
 import type { StepMetrics } from '../../engine/types.js';
 import type { RunErrorPayload } from '../../protocol/messages.js';
+import type { RunSummary } from '../../protocol/workbench-api.js';
 import { parseRunRecord } from '../../record/parse-run-record.js';
 import { RUN_CSV_COLUMNS } from '../../record/run-record-csv.js';
 import { sharedDir } from '../golden.js';
@@ -122,7 +123,7 @@ describe('workbench backend', () => {
     expect(list[0]).toMatchObject({
       id: runId, modelName: 'stories260k', cacheMode: 'dynamic', backend: null, nbits: null, executionProvider: 'cpu', tokens: 16, stopReason: 'max-new-tokens',
     });
-    expect(list[0]!.totalKvBytes).toBeGreaterThan(0);
+    expect((list[0] as RunSummary).totalKvBytes).toBeGreaterThan(0);
     expect((await backend.loadRun(runId)).steps).toHaveLength(16);
   });
 
