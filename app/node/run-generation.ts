@@ -14,7 +14,9 @@ import { ModelFilesCache } from './model/model-files-cache.js';
 import { openInGraphModel } from './model/open-in-graph-model.js';
 import { openModelSession, type ModelFiles, type OpenedModel } from './model/open-model.js';
 import { encodeRunPrompt } from './model/run-prompt.js';
-import { checkPrefillMemory } from '../engine/prefill-memory.js';
+import { checkPrefillMemory, longestPromptFitting, PREFILL_MEMORY_SHARE } from '../engine/prefill-memory.js';
+import { promptTokenLimit, promptTooLong, type PromptTokenLimit } from '../engine/prompt-length.js';
+import { probePromptLength } from './model/prompt-probe.js';
 import { availableMemoryBytes } from './available-memory.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
@@ -33,7 +35,14 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
   const files = await modelFiles.read(folder, settings.onnxFile);
+  // Before the prompt is encoded: max new tokens past the positions, and a prompt far past what the
+  // run can take, are refused in the time a prefix takes, not the whole prompt (prompt-length.ts).
+  const limit = runPromptLimit(files.config.geometry, settings);
+  if (settings.promptTokenIds === undefined && files.tokenizer !== null) probePromptLength(files.tokenizer, settings.prompt, limit);
   const { tokenIds: promptTokenIds, paddingTokens } = encodeRunPrompt(files, settings);
+  if (settings.refusePastPositions === true && limit.bound === 'positions' && promptTokenIds.length > limit.tokens) {
+    throw promptTooLong(limit, { tokens: promptTokenIds.length, exact: true, characters: settings.prompt.length, ofCharacters: settings.prompt.length });
+  }
   // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
   checkPrefillMemory({
     numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,
@@ -143,6 +152,16 @@ export async function warmModel(target: WarmTarget): Promise<number> {
 /** A folder without a tokenizer shows the generated ids as its text: `403 407 261`. */
 export function idsAsText(ids: readonly number[]): string {
   return ids.join(' ');
+}
+
+/** The prompt limit of this run: its positions when it refuses to pass them, and on the CPU the prefill's memory. */
+function runPromptLimit(geometry: { readonly maxPositionEmbeddings: number | null; readonly numAttentionHeads: number }, settings: RunSettings): PromptTokenLimit {
+  return promptTokenLimit({
+    maxPositions: geometry.maxPositionEmbeddings,
+    maxNewTokens: settings.maxNewTokens,
+    refusePastPositions: settings.refusePastPositions === true,
+    memoryTokens: settings.executionProvider === 'cpu' ? longestPromptFitting(geometry.numAttentionHeads, availableMemoryBytes() * PREFILL_MEMORY_SHARE) : null,
+  });
 }
 
 /** Graphs do not enforce max_position_embeddings (stories260k's README); past it, quality is undefined. */
