@@ -230,6 +230,22 @@ describe.skipIf(!hasShared())('bad-input catalogue: issue 24, layer maps, model 
     survived.push('issue 24: a symlink loop in a model folder');
   });
 
+  for (const file of ['config.json', 'tokenizer.json']) {
+    it(`${file} a link to itself: the folder's file is named as a loop of links, not a raw ELOOP or a missing file`, async () => {
+      const folder = join(root, `self-linked-${file}`);
+      cpModel(storiesDir(), folder);
+      rmSync(join(folder, file));
+      symlinkSync(file, join(folder, file));
+      const outcome = await cli(file === 'config.json' ? ['preflight', '--config', folder] : ['run', '--model', folder, '--cache', 'dynamic', '--max-new-tokens', '2', '--prompt', 'Once']);
+      expectClean(outcome);
+      expect(outcome.code, outcome.err).toBe(1);
+      expect(outcome.err).toContain(`${join(folder, file)} is a symbolic link that leads back to itself (a loop of links), so there is no file to read.`);
+      expect(outcome.err).toMatch(/Replace the link with the file/);
+      expect(outcome.err).not.toMatch(/ELOOP|has neither config\.json/);
+      survived.push(`issue 24: ${file} a link to itself`);
+    });
+  }
+
   it('a refused sweep point shows its whole reason on the terminal and in results.csv/json', async () => {
     const specPath = join(root, 'refused.json');
     writeFileSync(specPath, JSON.stringify({ model: storiesDir(), fixed: { context: 128, windows: 1 }, points: [{ backend: 'quanto', nbits: 3 }] }));

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { ModelLoadError } from '../../engine/engine-errors.js';
 import { modelError } from '../../engine/model-diagnostic.js';
@@ -70,7 +70,8 @@ export function findModelFolder(path: string): ModelFolder {
   }
   // Any entry of the name counts (a FIFO or a device too): the guarded reader then says what it is,
   // where skipping it would report a missing file.
-  const optional = (file: string): string | null => (existsSync(join(folder, file)) ? join(folder, file) : null);
+  // lstat: a link that loops is there too, and the reader says so, where existsSync would call the file missing.
+  const optional = (file: string): string | null => (lstatSync(join(folder, file), { throwIfNoEntry: false }) !== undefined ? join(folder, file) : null);
   const configPath = optional('config.json');
   const genaiConfigPath = optional('genai_config.json');
   if (configPath === null && genaiConfigPath === null) {
