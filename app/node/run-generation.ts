@@ -14,9 +14,9 @@ import { ModelFilesCache } from './model/model-files-cache.js';
 import { openInGraphModel } from './model/open-in-graph-model.js';
 import { openModelSession, type ModelFiles, type OpenedModel } from './model/open-model.js';
 import { encodeRunPrompt } from './model/run-prompt.js';
-import { checkPrefillMemory, longestPromptFitting, PREFILL_MEMORY_SHARE } from '../engine/prefill-memory.js';
-import { promptTokenLimit, promptTooLong, type PromptTokenLimit } from '../engine/prompt-length.js';
-import { probePromptLength } from './model/prompt-probe.js';
+import { checkPrefillMemory } from '../engine/prefill-memory.js';
+import { promptTooLong } from '../engine/prompt-length.js';
+import { probePromptLength, runPromptLimit } from './model/prompt-probe.js';
 import { availableMemoryBytes } from './available-memory.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
@@ -152,16 +152,6 @@ export async function warmModel(target: WarmTarget): Promise<number> {
 /** A folder without a tokenizer shows the generated ids as its text: `403 407 261`. */
 export function idsAsText(ids: readonly number[]): string {
   return ids.join(' ');
-}
-
-/** The prompt limit of this run: its positions when it refuses to pass them, and on the CPU the prefill's memory. */
-function runPromptLimit(geometry: { readonly maxPositionEmbeddings: number | null; readonly numAttentionHeads: number }, settings: RunSettings): PromptTokenLimit {
-  return promptTokenLimit({
-    maxPositions: geometry.maxPositionEmbeddings,
-    maxNewTokens: settings.maxNewTokens,
-    refusePastPositions: settings.refusePastPositions === true,
-    memoryTokens: settings.executionProvider === 'cpu' ? longestPromptFitting(geometry.numAttentionHeads, availableMemoryBytes() * PREFILL_MEMORY_SHARE) : null,
-  });
 }
 
 /** Graphs do not enforce max_position_embeddings (stories260k's README); past it, quality is undefined. */

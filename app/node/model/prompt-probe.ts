@@ -1,4 +1,7 @@
-import { promptTooLong, type PromptTokenLimit } from '../../engine/prompt-length.js';
+import { longestPromptFitting, PREFILL_MEMORY_SHARE } from '../../engine/prefill-memory.js';
+import { promptTokenLimit, promptTooLong, type PromptTokenLimit } from '../../engine/prompt-length.js';
+import type { RunSettings } from '../../engine/types.js';
+import { availableMemoryBytes } from '../available-memory.js';
 import type { ModelTokenizer } from './load-tokenizer.js';
 
 /**
@@ -6,6 +9,16 @@ import type { ModelTokenizer } from './load-tokenizer.js';
  * that word differently from the whole text, so a prefix just over the limit proves nothing.
  */
 const CUT_SLACK_TOKENS = 64;
+
+/** The prompt limit of this run: its positions when it refuses to pass them, and on the CPU the prefill's memory. */
+export function runPromptLimit(geometry: { readonly maxPositionEmbeddings: number | null; readonly numAttentionHeads: number }, settings: RunSettings): PromptTokenLimit {
+  return promptTokenLimit({
+    maxPositions: geometry.maxPositionEmbeddings,
+    maxNewTokens: settings.maxNewTokens,
+    refusePastPositions: settings.refusePastPositions === true,
+    memoryTokens: settings.executionProvider === 'cpu' ? longestPromptFitting(geometry.numAttentionHeads, availableMemoryBytes() * PREFILL_MEMORY_SHARE) : null,
+  });
+}
 
 /**
  * Refuses a prompt past `limit` from growing prefixes of it, before it is encoded whole: the first
