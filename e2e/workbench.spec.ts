@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { flushSchedule } from '../app/cache/flush-schedule.js';
 import { parseRunRecord } from '../app/record/parse-run-record.js';
@@ -166,5 +167,45 @@ test.describe('workbench on the real engine', () => {
     await history.show();
     await history.delete(ids[0]!);
     await expect(history.row(ids[1]!)).toHaveCount(1);
+  });
+
+  test('history: a damaged record and a link in the runs folder show as damaged entries with the reason; export one, delete both', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench();
+    test.skip(workbench.dataDir === null, 'needs the host\'s data folder to put damaged files in');
+    const { history } = workbench;
+    const runs = join(workbench.dataDir!, 'runs');
+    mkdirSync(runs, { recursive: true });
+    const stamp = Date.now().toString(36);
+    const cut = `e2e-cut-${stamp}`;
+    const linked = `e2e-linked-${stamp}`;
+    const secret = join(tmpdir(), `kvscope-e2e-secret-${stamp}`);
+    writeFileSync(join(runs, `${cut}.json`), '{"format": "kvscope-run-record", "version": 1, "id": "e2e');
+    writeFileSync(secret, 'root:TOP-SECRET:19000:0:99999:7:::\n');
+    symlinkSync(secret, join(runs, `${linked}.json`));
+    try {
+      await history.show();
+      await history.root.getByTestId('history-refresh').click();
+      const cutRow = history.damagedRow(cut);
+      await expect(cutRow.getByTestId('history-damaged-reason')).toContainText(`${cut}.json is not valid JSON`);
+      await expect(cutRow.getByTestId('history-damaged-fix')).toContainText('Export the raw file');
+      const linkRow = history.damagedRow(linked);
+      await expect(linkRow.getByTestId('history-damaged-reason')).toContainText('is a symbolic link');
+      await expect(linkRow.getByTestId('history-damaged-export')).toHaveCount(0);
+      await expect(history.root).not.toContainText('TOP-SECRET');
+      await workbench.screenshot('history-damaged');
+
+      const download = workbench.page.waitForEvent('download');
+      await cutRow.getByTestId('history-damaged-export').click();
+      expect((await download).suggestedFilename()).toBe(`${cut}.json`);
+
+      await history.deleteDamaged(cut);
+      await history.deleteDamaged(linked);
+      expect(existsSync(join(runs, `${cut}.json`))).toBe(false);
+      expect(existsSync(secret)).toBe(true); // the link went, not the file it pointed to
+    } finally {
+      rmSync(join(runs, `${cut}.json`), { force: true });
+      rmSync(join(runs, `${linked}.json`), { force: true });
+      rmSync(secret, { force: true });
+    }
   });
 });

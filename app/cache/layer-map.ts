@@ -1,4 +1,4 @@
-import { Document, parse, YAMLError } from 'yaml';
+import { Document, parseDocument } from 'yaml';
 import { KvscopeError } from '../errors.js';
 import { layerBits, type GlobalBits, type LayerMap, type LayerMapEntry } from './cache-extensions.js';
 
@@ -17,13 +17,7 @@ export type LayerMapFormat = 'yaml' | 'json';
  * "nbits_value": 4}, "1": "full"}`); both are read with the `yaml` package (JSON is YAML 1.2).
  */
 export function parseLayerMap(text: string, sourceName: string): LayerMap {
-  let document: unknown;
-  try {
-    document = parse(text);
-  } catch (error) {
-    const reason = error instanceof YAMLError ? error.message.split('\n')[0] : String(error);
-    throw new LayerMapError(`${sourceName} is not valid YAML or JSON: ${reason}. A layer map maps layer indices to {nbits_key, nbits_value} or full.`);
-  }
+  const document = readDocument(text, sourceName);
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
     throw new LayerMapError(`${sourceName} is not a layer map: expected a mapping such as "0: {nbits_key: 8, nbits_value: 4}", one entry per layer.`);
   }
@@ -33,6 +27,43 @@ export function parseLayerMap(text: string, sourceName: string): LayerMap {
     entries.push(readEntry(Number(key), value, sourceName));
   }
   return entries.sort((a, b) => a.layer - b.layer);
+}
+
+/**
+ * The file's value. The `yaml` package would print a YAMLWarning on the terminal for a tag it does not
+ * know (`!!js/function`, `!!python/object`: PyYAML's and js-yaml's unsafe types) and read the text as a
+ * string; a layer map has numbers and `full` only, so such a tag is refused in words instead.
+ */
+function readDocument(text: string, sourceName: string): unknown {
+  const what = 'A layer map maps layer indices to {nbits_key, nbits_value} or full.';
+  let parsed;
+  try {
+    parsed = parseDocument(text, { logLevel: 'silent' });
+  } catch (error) {
+    // A flow collection nested hundreds of thousands deep overflows the parser's stack.
+    const reason = error instanceof RangeError ? 'it nests deeper than any layer map does' : String(error);
+    throw new LayerMapError(`${sourceName} is not valid YAML or JSON: ${reason}. ${what}`);
+  }
+  const error = parsed.errors[0];
+  if (error !== undefined) {
+    const reason = /Maximum call stack/.test(error.message) ? 'it nests deeper than any layer map does' : firstLine(error.message);
+    throw new LayerMapError(`${sourceName} is not valid YAML or JSON: ${reason}. ${what}`);
+  }
+  const tag = parsed.warnings.find((warning) => warning.code === 'TAG_RESOLVE_FAILED');
+  if (tag !== undefined) {
+    throw new LayerMapError(`${sourceName} uses a YAML tag kvscope does not read (${firstLine(tag.message)}); a layer map holds numbers and full only. ${what}`);
+  }
+  try {
+    return parsed.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    const reason = error instanceof Error ? firstLine(error.message) : String(error);
+    throw new LayerMapError(`${sourceName} is not valid YAML or JSON: ${reason}. ${what}`);
+  }
+}
+
+/** The `yaml` package's message without its source excerpt: "… at line 1, column 4". */
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.replace(/:$/, '');
 }
 
 function readEntry(layer: number, value: unknown, sourceName: string): LayerMapEntry {

@@ -44,7 +44,7 @@ export function extensionsFromOptions(options: RawOptions, io?: CliIo): CacheExt
   const sink = integer('sink-tokens');
   if (nbitsKey !== undefined) extensions.nbitsKey = nbitsKey;
   if (nbitsValue !== undefined) extensions.nbitsValue = nbitsValue;
-  if (layerMapPath !== undefined) extensions.layerMap = parseLayerMap(io!.readTextFile(layerMapPath), layerMapPath);
+  if (layerMapPath !== undefined) extensions.layerMap = parseLayerMap(io!.readTextFile(layerMapPath, 'layer-map'), layerMapPath);
   if (first !== undefined) extensions.fullPrecisionFirstLayers = first;
   if (last !== undefined) extensions.fullPrecisionLastLayers = last;
   if (sink !== undefined) extensions.sinkTokens = sink;

@@ -27,6 +27,8 @@ export interface CliIo {
    * (in-memory test IOs check nothing); the Node IO asks the file system.
    */
   checkOutputPath?(path: string, flag: string): void;
+  /** The same for an output folder (`sweep --out DIR`): a folder, or a path where one can be made, that this user can write. */
+  checkOutputDirectory?(path: string, flag: string): void;
   /** Writes a file atomically: a reader sees the old file or the complete new one, never a part. */
   writeFileAtomic(path: string, bytes: Uint8Array): void;
   stdout(text: string): void;
@@ -41,7 +43,7 @@ export interface FilePrefix {
 }
 
 /** What a command reads, which sets the size cap it is read with (app/node/files/file-kinds.ts). */
-export type CliFileKind = 'config' | 'npy' | 'prompt' | 'input';
+export type CliFileKind = 'config' | 'npy' | 'prompt' | 'input' | 'layer-map';
 
 /** Exit codes of the CLI contract. */
 export const ExitCode = {

@@ -55,7 +55,7 @@ describe('kvscope run: flags', () => {
     expect(settings).toEqual({
       model: '/models/tiny', executionProvider: 'cpu', cacheMode: 'quantized',
       quantization: { backend: 'quanto', nbits: 4, axisKey: 0, axisValue: 0, groupSize: 64, residualLength: 128, layerPolicy: 'all' },
-      prompt: '', maxNewTokens: 64, sampling: { greedy: true, temperature: 1, topK: 50, topP: 1, seed: 0 }, reference: false,
+      prompt: '', maxNewTokens: 64, sampling: { greedy: true, temperature: 1, topK: 50, topP: 1, seed: 0 }, reference: false, refusePastPositions: true,
     });
   });
 
@@ -63,7 +63,7 @@ describe('kvscope run: flags', () => {
     const settings = runSettingsFromOptions({
       model: 'synthetic-hybrid', onnx: 'model_fp16.onnx', ep: 'webgpu', backend: 'hqq', nbits: '8', 'axis-key': '1', 'axis-value': '1',
       'group-size': '32', 'residual-length': '16', 'layer-policy': 'full-attention-only', prompt: 'Once', 'max-new-tokens': '5',
-      temperature: '0.7', 'top-k': '0', 'top-p': '0.9', seed: '42', reference: true, chat: true,
+      temperature: '0.7', 'top-k': '0', 'top-p': '0.9', seed: '42', reference: true, chat: true, 'allow-past-positions': true,
     }, memoryIo());
     expect(settings).toEqual({
       model: 'synthetic-hybrid', onnxFile: 'model_fp16.onnx', executionProvider: 'webgpu', cacheMode: 'quantized',

@@ -46,6 +46,10 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
   const json = options['json'] === true;
   const out = optionalString(options, 'out');
   if (out !== undefined) checkOutputFolder(io, out);
+  if (settings.refusePastPositions !== true) {
+    // Said before the run, not only in its summary: the positions are known once the model is read.
+    io.stderr('kvscope run: --allow-past-positions: the run may go past the model\'s max_position_embeddings; the graph runs there, but the model was not trained for those positions (the summary says whether it did).\n');
+  }
 
   // Progress goes to a terminal's stderr, unless the streamed text shares that terminal (the text is
   // the progress then, and a redrawn bar would overwrite it).
@@ -140,6 +144,8 @@ export function runSettingsFromOptions(options: RawOptions, io: CliIo): RunSetti
     reference: options['reference'] === true,
     ...(dequantize !== undefined ? { dequantize } : {}),
     ...(options['ignore-eos'] === true ? { ignoreEos: true } : {}),
+    // Positions past max_position_embeddings are refused before the prompt is encoded, unless asked for.
+    ...(options['allow-past-positions'] === true ? {} : { refusePastPositions: true }),
   };
 }
 

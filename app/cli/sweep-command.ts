@@ -40,6 +40,8 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   if (positionals[0] === 'merge') return runMerge(positionals.slice(1), options, io, runtime);
   if (positionals.length > 0) throw new UsageError(`kvscope sweep takes no arguments besides "merge DIR…", got ${JSON.stringify(positionals[0])}.`);
   const out = requireString(options, 'out');
+  io.checkOutputDirectory?.(out, '--out');
+  const jobsAsked = jobsOption(options);
   const spec = sweepSpecFromOptions(options, io, runtime);
   const specDir = optionalString(options, 'spec') === undefined ? '.' : parentFolder(requireString(options, 'spec'));
   const text = readSweepText(io, spec, specDir);
@@ -51,7 +53,7 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   openSweepFolder(io, out, manifest);
   const mine = shardPoints(points, shard);
   const todo = mine.filter((point) => !isSettled(readPointState(io, out, point, manifest.specSha256)));
-  const jobs = Math.max(1, Math.min(integerOption(options, 'jobs', 1), Math.max(1, todo.length)));
+  const jobs = Math.min(jobsAsked, Math.max(1, todo.length));
   // Threads per session so that jobs × threads ≤ cores: N sessions each with every core would fight.
   const threads = Math.max(1, Math.floor(runtime.cores / jobs));
   if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
@@ -89,12 +91,20 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   const results = writeResults(io, out, manifest);
   if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
   else io.stdout(formatResultsTable(results));
-  for (const line of outcome.failures) io.stderr(`kvscope sweep: ${line}\n`);
+  // Whole reasons, their later lines indented under the point: the table's column holds only the start.
+  for (const line of outcome.failures) io.stderr(`kvscope sweep: ${line.replace(/\n/g, '\n  ')}\n`);
   if (outcome.interrupted) {
     io.stderr(`kvscope sweep: interrupted with ${results.rows.length} of ${mine.length} points complete; run the same command again to resume.\n`);
     return ExitCode.badInput;
   }
   return ExitCode.ok;
+}
+
+/** `--jobs N`: points at once, 1 or more (0 or -1 once ran one job without a word). */
+function jobsOption(options: RawOptions): number {
+  const jobs = integerOption(options, 'jobs', 1);
+  if (jobs < 1) throw new UsageError(`--jobs must be 1 or more (the points run at once), got ${jobs}. Leave it out for one job at a time.`);
+  return jobs;
 }
 
 /** The spec from `--spec FILE`, or from `--preset` with `--model` and eval's flags as the fixed settings. */
@@ -129,6 +139,7 @@ function runMerge(dirs: readonly string[], options: RawOptions, io: SweepIo, run
     }
   }
   const out = optionalString(options, 'out') ?? dirs[0]!;
+  io.checkOutputDirectory?.(out, '--out');
   const merged: SweepManifest = { ...first, shard: null };
   io.makeDirectory(out);
   const outManifest = io.joinPath(out, 'sweep.json');

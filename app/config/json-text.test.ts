@@ -28,7 +28,7 @@ describe('parseJsonText', () => {
   it('names the line, column and position of a missing comma', () => {
     const error = failure('{\n  "a": 1\n  "b": 2}');
     expect(error.message).toContain('model/config.json is not valid JSON');
-    expect(error.message).toContain(`expected ',' or '}' after the value of "a" at line 3, column 3 (position 13)`);
+    expect(error.message).toContain(`expected ',' or '}' after a property's value at line 3, column 3 (position 13)`);
   });
 
   it('locates a trailing comma, which JSON.parse reports without the property', () => {
@@ -36,7 +36,16 @@ describe('parseJsonText', () => {
   });
 
   it('locates a value that is missing, where V8 names no position', () => {
-    expect(failure('{"a": }').message).toContain('unexpected character "}" at line 1, column 7 (position 6)');
+    expect(failure('{"a": }').message).toContain('a value was expected (a string, number, object, array, true, false or null) but another character is there at line 1, column 7 (position 6)');
+  });
+
+  it('never quotes the file: a config linked to /etc/shadow is located, not echoed', () => {
+    const shadow = 'root:$6$saltsalt$hash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n';
+    const message = failure(shadow).message;
+    expect(message).toMatch(/at line 1, column 1 \(position 0\)/);
+    // not one byte of it: no character of the file appears quoted, and no run of its text at all
+    expect(message).not.toMatch(/"r"|'r'|root|daemon|\$6\$/);
+    for (const text of ['{"secret-key" 1}', '{"secret-key": 1 "x": 2}']) expect(failure(text).message).not.toContain('secret-key');
   });
 
   it('reports an empty or truncated file at its end', () => {

@@ -118,7 +118,7 @@ class JsonReader {
           continue;
         }
         if (next !== ',') {
-          this.fail(frame.isArray ? "expected ',' or ']' after an array element" : `expected ',' or '}' after the value of "${frame.key}"`, this.position - 1);
+          this.fail(frame.isArray ? "expected ',' or ']' after an array element" : "expected ',' or '}' after a property's value", this.position - 1);
         }
         if (!frame.isArray) {
           this.skipWhitespace();
@@ -156,7 +156,7 @@ class JsonReader {
     if (this.text[this.position] !== '"') this.fail('expected a double-quoted property name');
     const key = this.string();
     this.skipWhitespace();
-    if (this.text[this.position] !== ':') this.fail(`expected ':' after the property name "${key}"`);
+    if (this.text[this.position] !== ':') this.fail('expected \':\' after a property name');
     this.position++;
     return key;
   }
@@ -203,7 +203,8 @@ class JsonReader {
     }
     const start = this.position;
     const end = this.numberEnd(start);
-    if (end === start) this.fail(`unexpected character ${JSON.stringify(this.text[start])}`);
+    // Never the character itself: a config.json linked to another file (/etc/shadow) must not echo one byte of it.
+    if (end === start) this.fail('a value was expected (a string, number, object, array, true, false or null) but another character is there');
     this.position = end;
     const written = this.text.slice(start, end);
     const value = Number(written);

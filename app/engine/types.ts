@@ -78,6 +78,13 @@ export interface RunSettings {
   readonly dequantize?: DequantizePath;
   /** keep decoding past EOS until maxNewTokens (bench runs that must all do the same work) */
   readonly ignoreEos?: boolean;
+  /**
+   * refuse, before the prompt is encoded or the graph loaded, a run whose prompt + max new tokens
+   * pass max_position_embeddings (graphs run past it, untrained); `kvscope run` sets it unless
+   * `--allow-past-positions`. Absent: allowed, and the result's diagnostics say so (the run panel
+   * shows the same note before the run).
+   */
+  readonly refusePastPositions?: boolean;
 }
 
 /** A quantize event of one layer during one step (prefill or a residual flush), K and V apart. */

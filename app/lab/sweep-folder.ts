@@ -1,7 +1,7 @@
 import { EvalInputError } from './lab-errors.js';
 import { parseEvalRecord, type EvalRecord } from './eval-record.js';
 import type { RecordedEvalSettings } from './eval-result.js';
-import { failedRow, rowFromResult, sweepResultsCsv, type PointStatus, type SweepResults, type SweepRow } from './sweep-results.js';
+import { failedRow, fullReason, rowFromResult, sweepResultsCsv, type PointStatus, type SweepResults, type SweepRow } from './sweep-results.js';
 import type { SweepPoint } from './sweep-points.js';
 import type { SweepSpec, SweepValue } from './sweep-spec.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
@@ -135,7 +135,7 @@ export function collectResults(io: SweepIo, dir: string, manifest: SweepManifest
   for (const point of manifest.points) {
     const state = readPointState(io, dir, point, manifest.specSha256);
     if (state.kind === 'ok') rows.push(rowFromResult(point.index, point.name, point.options, state.record));
-    else if (state.kind !== 'missing') rows.push(failedRow(point.index, point.name, point.options, state.kind, state.failure.error.message));
+    else if (state.kind !== 'missing') rows.push(failedRow(point.index, point.name, point.options, state.kind, fullReason(state.failure.error)));
   }
   return { format: 'kvscope-sweep-results', version: 1, specSha256: manifest.specSha256, points: manifest.points.length, rows };
 }

@@ -1,6 +1,7 @@
 import { csvText, type CsvCell } from '../record/csv.js';
 import type { EvalResult } from './eval-result.js';
 import type { SweepValue } from './sweep-spec.js';
+import type { RunErrorPayload } from '../protocol/messages.js';
 
 /** How a point ended: measured, refused by the preflight or the model checks, or failed. */
 export type PointStatus = 'ok' | 'refused' | 'failed';
@@ -91,6 +92,15 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
 
 export function failedRow(index: number, name: string, options: Readonly<Record<string, SweepValue>>, status: Exclude<PointStatus, 'ok'>, reason: string): SweepRow {
   return { index, name, status, reason, options, settings: null, result: null };
+}
+
+/**
+ * A refusal's whole reason: the preflight's message lists its findings on the lines after the first,
+ * and the fix may stand apart; cutting at the first line left "the preflight refuses them:" and nothing.
+ */
+export function fullReason(error: RunErrorPayload): string {
+  const fix = error.fix === undefined || error.fix === '' || error.message.includes(error.fix) ? '' : `\nfix: ${error.fix}`;
+  return error.message + fix;
 }
 
 const RESULT_COLUMNS: readonly (readonly [string, (r: NonNullable<SweepRow['result']>) => number])[] = [

@@ -5,7 +5,7 @@ import type { EvalSettings } from './eval-settings.js';
 import { readPointState, writePoint, type SweepManifest } from './sweep-folder.js';
 import type { SweepFolderIo } from './sweep-folder-io.js';
 import type { SweepPoint } from './sweep-points.js';
-import { failedRow, rowFromResult, type PointStatus, type SweepRow } from './sweep-results.js';
+import { failedRow, fullReason, rowFromResult, type PointStatus, type SweepRow } from './sweep-results.js';
 import type { RunErrorPayload } from '../protocol/messages.js';
 import { toRunErrorPayload } from '../protocol/run-error.js';
 
@@ -147,9 +147,9 @@ export class SweepRun {
 
   #failure(point: SweepPoint, settings: EvalResult['settings'] | null, status: Exclude<PointStatus, 'ok'>, error: RunErrorPayload): void {
     const { io, dir, manifest } = this.#options;
-    this.#failures.push(`point ${point.name} ${status}: ${error.message.split('\n')[0]}`);
+    this.#failures.push(`point ${point.index} (${point.name}) ${status}: ${fullReason(error)}`);
     writePoint(io, dir, point, manifest.specSha256, settings, { failure: { format: 'kvscope-sweep-failure', version: 1, status, error } }, this.#options.randomSuffix);
-    this.#options.onPointDone?.(point, failedRow(point.index, point.name, point.options, status, error.message));
+    this.#options.onPointDone?.(point, failedRow(point.index, point.name, point.options, status, fullReason(error)));
   }
 }
 
@@ -162,3 +162,4 @@ function recorded(settings: EvalSettings): EvalResult['settings'] {
   const { text, ...rest } = settings;
   return { ...rest, text: { name: text.name } };
 }
+

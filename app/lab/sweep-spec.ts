@@ -33,7 +33,8 @@ export const SWEEP_RESERVED_KEYS: readonly string[] = ['out', 'json', 'per-token
 export function parseSweepSpec(text: string, options: EvalOptionTable, source: string): SweepSpec {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    // Windows editors save UTF-8 with a byte order mark; it is no part of the JSON (RFC 8259 §8.1 lets parsers ignore it).
+    value = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch (error) {
     throw new EvalInputError(`${source} is not valid JSON: ${(error as Error).message}.`);
   }
@@ -94,9 +95,21 @@ function checkValue(key: string, value: unknown, options: EvalOptionTable, where
     return value;
   }
   if (typeof value !== 'string' && !(typeof value === 'number' && Number.isFinite(value))) {
-    throw new EvalInputError(`${where}: --${key} takes a value; give a string or a number, got ${JSON.stringify(value)}.`);
+    throw new EvalInputError(`${where}: --${key} takes a value; give a string or a number, got ${describeValue(value)}.`);
   }
   return value;
+}
+
+/**
+ * What a refused value is, in a few words. Never JSON.stringify: a list nested 200,000 deep would
+ * overflow the stack, and 1e309 (past a double's range, so Infinity after JSON.parse) prints "null".
+ */
+function describeValue(value: unknown): string {
+  if (typeof value === 'number') return `${String(value)}, a number out of range (a double holds at most ±1.8e308)`;
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  return typeof value;
 }
 
 function asObject(value: unknown, where: string): Record<string, unknown> {

@@ -61,7 +61,8 @@ export function resolveLayout(request: LayoutRequest): ModelLayout {
 
 function chooseGraph(request: LayoutRequest, graphs: readonly string[]): string {
   const { listing, genai } = request;
-  const list = graphs.join(', ');
+  // A folder of thousands of graphs would make a message of a hundred kilobytes: name the first few.
+  const list = graphs.length <= 12 ? graphs.join(', ') : `${graphs.slice(0, 10).join(', ')} and ${graphs.length - 10} more`;
   const wanted = request.onnxFile ?? request.pointedFile ?? null;
   if (wanted !== null) {
     const normalized = wanted.replace(/\\/g, '/').replace(/^\.\//, '');

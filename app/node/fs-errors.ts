@@ -6,7 +6,7 @@ export class FileAccessError extends KvscopeError {
 }
 
 /** One sentence for a failed fs call, from its errno code. */
-export function describeFsError(error: unknown, path: string, verb: 'read' | 'write' | 'delete'): string {
+export function describeFsError(error: unknown, path: string, verb: 'read' | 'write' | 'delete' | 'create'): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case 'ENOENT': return verb === 'write' ? `Cannot write ${path}: its folder does not exist. Create it first.` : `${path} does not exist. Check the path.`;
@@ -14,6 +14,10 @@ export function describeFsError(error: unknown, path: string, verb: 'read' | 'wr
     case 'EACCES':
     case 'EPERM': return `Permission denied: cannot ${verb} ${path}.`;
     case 'ENOSPC': return `Cannot write ${path}: the disk is full.`;
+    case 'EROFS': return `Cannot ${verb} ${path}: it is on a read-only file system. Choose a writable folder.`;
+    case 'EEXIST': return `Cannot ${verb} ${path}: a file of that name is in the way. Choose another name, or move the file.`;
+    case 'ENOTDIR': return `Cannot ${verb} ${path}: a part of the path is a file, not a folder. Check the path.`;
+    case 'ELOOP': return `Cannot ${verb} ${path}: its path runs through a loop of symbolic links. Remove the link that points back.`;
     default: return `Cannot ${verb} ${path}: ${(error as Error | undefined)?.message ?? String(error)}`;
   }
 }

@@ -15,6 +15,8 @@ import { openInGraphModel } from './model/open-in-graph-model.js';
 import { openModelSession, type ModelFiles, type OpenedModel } from './model/open-model.js';
 import { encodeRunPrompt } from './model/run-prompt.js';
 import { checkPrefillMemory } from '../engine/prefill-memory.js';
+import { promptTooLong } from '../engine/prompt-length.js';
+import { probePromptLength, runPromptLimit } from './model/prompt-probe.js';
 import { availableMemoryBytes } from './available-memory.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
@@ -33,7 +35,14 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
   const files = await modelFiles.read(folder, settings.onnxFile);
+  // Before the prompt is encoded: max new tokens past the positions, and a prompt far past what the
+  // run can take, are refused in the time a prefix takes, not the whole prompt (prompt-length.ts).
+  const limit = runPromptLimit(files.config.geometry, settings);
+  if (settings.promptTokenIds === undefined && files.tokenizer !== null) probePromptLength(files.tokenizer, settings.prompt, limit);
   const { tokenIds: promptTokenIds, paddingTokens } = encodeRunPrompt(files, settings);
+  if (settings.refusePastPositions === true && limit.bound === 'positions' && promptTokenIds.length > limit.tokens) {
+    throw promptTooLong(limit, { tokens: promptTokenIds.length, exact: true, characters: settings.prompt.length, ofCharacters: settings.prompt.length });
+  }
   // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
   checkPrefillMemory({
     numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,

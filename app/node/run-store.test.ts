@@ -91,6 +91,44 @@ describe('RunStore', () => {
     }
   });
 
+  it('lists a link and a non-file as what they are (to delete), never following them; deleting a link leaves its target', () => {
+    const runs = join(dir, 'runs');
+    mkdirSync(runs);
+    const target = join(dir, 'target.json');
+    writeFileSync(target, serializeRunRecord(record('target')));
+    symlinkSync(target, join(runs, 'linked.json'));
+    mkdirSync(join(runs, 'folder.json'));
+    const store = new RunStore(runs);
+    expect(store.list().map((e) => [e.id, e.notARegularFile]).sort()).toEqual([['folder', true], ['linked', true]]);
+    store.delete('linked');
+    expect(existsSync(target)).toBe(true);
+    expect(store.list().map((e) => e.id)).toEqual(['folder']);
+  });
+
+  it('addresses records by file name: a record whose inner id differs opens and deletes under its file name (no ghost)', async () => {
+    const store = new RunStore(dir);
+    writeFileSync(join(dir, 'renamed.json'), serializeRunRecord(record('original-id')));
+    expect(store.list().map((e) => e.id)).toEqual(['renamed']);
+    expect(store.load('renamed').id).toBe('renamed');
+    expect((await store.read('renamed')).id).toBe('renamed');
+    expect(store.load('renamed').createdAt).toBe(record('original-id').createdAt);
+    store.delete('renamed');
+    expect(store.list()).toEqual([]);
+  });
+
+  it('hands out a damaged file as it is, but never through a link', async () => {
+    const store = new RunStore(dir);
+    writeFileSync(join(dir, 'cut.json'), '{"format": "kvscope-run", "ver');
+    expect((await store.readRaw('cut')).toString('utf8')).toBe('{"format": "kvscope-run", "ver');
+    writeFileSync(join(dir, '..', `${dir.split('/').pop()}-secret`), 'SECRET');
+    symlinkSync(join(dir, '..', `${dir.split('/').pop()}-secret`), join(dir, 'link.json'));
+    try {
+      await expect(store.readRaw('link')).rejects.toThrow(/is a symbolic link/);
+    } finally {
+      rmSync(join(dir, '..', `${dir.split('/').pop()}-secret`), { force: true });
+    }
+  });
+
   it('refuses ids that would leave the folder', () => {
     const store = new RunStore(dir);
     for (const id of ['../escape', 'a/b', '', '.hidden']) expect(() => store.load(id), id).toThrow(/is not a run id/);

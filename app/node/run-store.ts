@@ -1,17 +1,23 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, rmSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunRecord } from '../record/parse-run-record.js';
 import { RUN_ID_PATTERN, serializeRunRecord, type RunRecord } from '../record/run-record.js';
 import { ATOMIC_TEMP_PATTERN, writeFileAtomic } from './atomic-write.js';
-import { readGuardedText, readGuardedTextSync } from './files/guarded-read.js';
+import { readGuardedFile, readGuardedText, readGuardedTextSync } from './files/guarded-read.js';
 import { describeFsError, FileAccessError } from './fs-errors.js';
 
-/** One saved record as the folder lists it; `load(id)` reads and checks the record itself. */
+/**
+ * One saved record as the folder lists it; `load(id)` reads and checks the record itself. `id` is
+ * the file name without `.json`: the record's address, whatever id the record holds inside.
+ */
 export interface RunStoreEntry {
   readonly id: string;
   readonly path: string;
+  /** the entry's own size (a link's, not its target's: a link is never followed) */
   readonly bytes: number;
   readonly modifiedMs: number;
+  /** a symbolic link or not a regular file: listed (so that it can be deleted), never read */
+  readonly notARegularFile?: true;
 }
 
 export interface RunStoreOptions {
@@ -55,9 +61,10 @@ export class RunStore {
       const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : undefined;
       if (id === undefined || !RUN_ID_PATTERN.test(id)) continue;
       const path = join(this.folder, name);
-      const stats = statSync(path, { throwIfNoEntry: false });
-      if (stats?.isFile() !== true) continue;
-      entries.push({ id, path, bytes: stats.size, modifiedMs: stats.mtimeMs });
+      // lstat: a link is listed as what it is (a damaged entry the user can delete), never followed.
+      const stats = lstatOrUndefined(path);
+      if (stats === undefined) continue;
+      entries.push({ id, path, bytes: stats.size, modifiedMs: stats.mtimeMs, ...(stats.isFile() ? {} : { notARegularFile: true as const }) });
     }
     return entries.sort((a, b) => b.modifiedMs - a.modifiedMs || b.id.localeCompare(a.id));
   }
@@ -69,13 +76,22 @@ export class RunStore {
    */
   load(id: string): RunRecord {
     const path = this.pathOf(id);
-    return parseRunRecord(readGuardedTextSync(path, 'run-record'), path);
+    return addressed(parseRunRecord(readGuardedTextSync(path, 'run-record'), path), id);
   }
 
   /** The same without blocking the thread (hosts: a big record must not hold up other requests). */
   async read(id: string): Promise<RunRecord> {
     const path = this.pathOf(id);
-    return parseRunRecord(await readGuardedText(path, 'run-record'), path);
+    return addressed(parseRunRecord(await readGuardedText(path, 'run-record'), path), id);
+  }
+
+  /**
+   * The file's bytes as they are, for exporting a damaged record so that it can be mended or sent
+   * along with a report. The guarded reader's rules hold: a link or a file past the cap is refused
+   * unread, so what leaves is only ever a file kvscope's runs folder holds itself.
+   */
+  async readRaw(id: string): Promise<Buffer> {
+    return readGuardedFile(this.pathOf(id), 'run-record');
   }
 
   delete(id: string): void {
@@ -104,5 +120,21 @@ export class RunStore {
     if (stats === undefined) return;
     const now = this.options.now?.() ?? Date.now();
     if (now - stats.mtimeMs > (this.options.staleTempMs ?? 60_000)) rmSync(path, { force: true });
+  }
+}
+
+/**
+ * A record as the store addresses it: by its file name. A record copied or renamed by hand keeps
+ * its old inner id; listing it under one id and opening or deleting it under another made a ghost.
+ */
+function addressed(record: RunRecord, id: string): RunRecord {
+  return record.id === id ? record : { ...record, id };
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
   }
 }

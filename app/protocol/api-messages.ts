@@ -7,7 +7,7 @@ import type { RunRecord } from '../record/run-record.js';
 import type { RequestId, RunErrorPayload } from './messages.js';
 import type { LabApiEvent, LabApiRequest, LabApiResults } from '../lab/lab-api-messages.js';
 import type {
-  FolderListing, ModelSource, ModelSummary, RunExport, RunSummary, RunTicket, WorkbenchCommand, WorkbenchEnvironment,
+  FolderListing, HistoryEntry, ModelSource, ModelSummary, RunExport, RunExportFormat, RunTicket, WorkbenchCommand, WorkbenchEnvironment,
 } from './workbench-api.js';
 
 /**
@@ -44,7 +44,7 @@ export type ApiRequest =
   | { readonly type: 'list-runs'; readonly id: RequestId }
   | { readonly type: 'load-run'; readonly id: RequestId; readonly runId: string }
   | { readonly type: 'delete-run'; readonly id: RequestId; readonly runId: string }
-  | { readonly type: 'export-run'; readonly id: RequestId; readonly runId: string; readonly format: 'json' | 'csv' }
+  | { readonly type: 'export-run'; readonly id: RequestId; readonly runId: string; readonly format: RunExportFormat }
   | { readonly type: 'recent-models'; readonly id: RequestId }
   // the Lab view's sweeps (app/lab/lab-api-messages.ts)
   | LabApiRequest;
@@ -61,7 +61,7 @@ export interface ApiResults extends LabApiResults {
   readonly 'list-folder': FolderListing;
   readonly 'start-run': RunTicket;
   readonly 'cancel-run': null;
-  readonly 'list-runs': RunSummary[];
+  readonly 'list-runs': HistoryEntry[];
   readonly 'load-run': RunRecord;
   readonly 'delete-run': null;
   readonly 'export-run': RunExport;

@@ -1,7 +1,7 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { RunSettings } from '../engine/types.js';
 import type { ApiErrorMessage, ApiRequestType, ApiResultMessage } from './api-messages.js';
-import type { ModelSource, RunEventHandlers, WorkbenchCommand } from './workbench-api.js';
+import type { ModelSource, RunEventHandlers, RunExportFormat, WorkbenchCommand } from './workbench-api.js';
 import type { LabSweepHandlers, LabSweepRequest } from '../lab/lab-api.js';
 
 /**
@@ -25,7 +25,7 @@ export interface KvscopeBridge {
   listRuns(): Promise<BridgeReply<'list-runs'>>;
   loadRun(runId: string): Promise<BridgeReply<'load-run'>>;
   deleteRun(runId: string): Promise<BridgeReply<'delete-run'>>;
-  exportRun(runId: string, format: 'json' | 'csv'): Promise<BridgeReply<'export-run'>>;
+  exportRun(runId: string, format: RunExportFormat): Promise<BridgeReply<'export-run'>>;
   recentModels(): Promise<BridgeReply<'recent-models'>>;
   /** menu commands and dropped folders; returns an unsubscribe function */
   onCommand(listener: (command: WorkbenchCommand) => void): () => void;

@@ -23,7 +23,7 @@ describe('parseApiRequest', () => {
       [{ type: 'list-runs' }, 0, /id: expected an integer ≥ 1/],
       [{ type: 'delete-run', id: 2, runId: '../x' }, 2, /runId: expected a run id/],
       [{ type: 'open-model', id: 4, source: { kind: 'folder', path: 'a\0b' } }, 4, /source\.path: expected a non-empty path/],
-      [{ type: 'export-run', id: 5, runId: 'a', format: 'xlsx' }, 5, /format: expected one of json, csv/],
+      [{ type: 'export-run', id: 5, runId: 'a', format: 'xlsx' }, 5, /format: expected one of json, csv, raw/],
       [{ type: 'eval', id: 6 }, 6, /Unsupported request type "eval"/],
       [{ type: 'list-folder', id: 7, path: '' }, 7, /path: expected a non-empty path/],
     ];

@@ -11,7 +11,7 @@ import { readRunErrorPayload } from './parse-message.js';
 import { readGenerationResult } from './read-generation-result.js';
 import { readQuantizedCacheSettings, readRunSettings } from './read-run-settings.js';
 import { readStepMetrics } from './read-step-metrics.js';
-import type { ModelSource, WorkbenchCommand } from './workbench-api.js';
+import { RUN_EXPORT_FORMATS, type ModelSource, type WorkbenchCommand } from './workbench-api.js';
 import { isLabEventType, isLabRequestType, readLabApiEvent, readLabApiRequest } from '../lab/lab-api-messages.js';
 
 /** A message that is not a member of the API protocol, or a member with a malformed field. */
@@ -99,8 +99,10 @@ export function parseApiRequest(value: unknown): ApiRequest {
       case 'load-run':
       case 'delete-run':
         return { type, id, runId: fields.get('runId', readRunId) };
-      case 'export-run':
-        return { type, id, runId: fields.get('runId', readRunId), format: fields.get('format', choiceReader(['json', 'csv'] as const)) };
+      case 'export-run': {
+        const request: ApiRequest = { type, id, runId: fields.get('runId', readRunId), format: fields.get('format', choiceReader(RUN_EXPORT_FORMATS)) };
+        return request;
+      }
       default:
         // The Lab's requests (app/lab/lab-api-messages.ts; the host checks a sweep spec against eval's options).
         if (isLabRequestType(type)) return readLabApiRequest(fields, type, id);

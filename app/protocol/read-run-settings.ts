@@ -27,6 +27,7 @@ export const readRunSettings: Read<RunSettings> = (value, path) => {
     reference: fields.get('reference', readBoolean),
     ...withOptional('dequantize', fields.optional('dequantize', choiceReader(DEQUANTIZE_PATHS))),
     ...withOptional('ignoreEos', fields.optional('ignoreEos', readBoolean)),
+    ...withOptional('refusePastPositions', fields.optional('refusePastPositions', readBoolean)),
   };
 };
 

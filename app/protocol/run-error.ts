@@ -32,7 +32,7 @@ export class RunError extends KvscopeError {
 }
 
 /** Errors about the inputs themselves: the user fixes a path, a file or a flag. */
-const INPUT_ERROR_NAMES: ReadonlySet<string> = new Set(['ConfigError', 'ModelLoadError', 'NpyFormatError', 'OnnxFormatError', 'UsageError', 'TokenizerError', 'FileAccessError', 'GuardedFileError', 'EvalInputError']);
+const INPUT_ERROR_NAMES: ReadonlySet<string> = new Set(['ConfigError', 'ModelLoadError', 'NpyFormatError', 'OnnxFormatError', 'UsageError', 'TokenizerError', 'FileAccessError', 'GuardedFileError', 'EvalInputError', 'PromptLengthError']);
 
 /**
  * Turns whatever a run threw into the payload the worker sends. Only the message travels, never a

@@ -38,12 +38,13 @@ export interface WorkbenchApi {
   /** Starts a run in the generation worker; events arrive through `handlers` until `done` or `error`. */
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
   cancelRun(runId: string): Promise<void>;
-  /** Saved runs, newest first. */
-  listRuns(): Promise<RunSummary[]>;
+  /** Saved runs, newest first, then the files of the runs folder that are not readable records (damaged). */
+  listRuns(): Promise<HistoryEntry[]>;
   loadRun(runId: string): Promise<RunRecord>;
   deleteRun(runId: string): Promise<void>;
   /** The export's file name and content; Electron also offers a save dialog (`saved` is then the path written, or null when cancelled). */
-  exportRun(runId: string, format: 'json' | 'csv'): Promise<RunExport>;
+  /** `raw`: a damaged record's file as it is (a regular file within the cap only), to mend or report it. */
+  exportRun(runId: string, format: RunExportFormat): Promise<RunExport>;
   recentModels(): Promise<ModelSource[]>;
   /** Application menu commands and dropped folders (Electron); a no-op subscription in the browser. Returns an unsubscribe function. */
   onCommand(listener: (command: WorkbenchCommand) => void): () => void;
@@ -145,6 +146,32 @@ export interface RunSummary {
   readonly kvDtype?: 'float32' | 'float16';
   readonly stopReason: GenerationResult['stopReason'];
 }
+
+/**
+ * A file of the runs folder that is not a readable record: cut, edited, too large, a link, or from a
+ * newer kvscope. History lists it with the reason (never a byte of the file) so that it can be
+ * deleted or, where it is a regular file within the cap, exported as it is.
+ */
+export interface DamagedRunSummary {
+  readonly damaged: true;
+  /** the file name without `.json`: how the file is addressed (delete-run, export-run) */
+  readonly id: string;
+  readonly fileName: string;
+  /** the entry's size (a link's own, not its target's) */
+  readonly bytes: number;
+  /** the file's modification time, ISO 8601 */
+  readonly modifiedAt: string;
+  readonly reason: string;
+  readonly fix: string;
+  /** whether `exportRun(id, 'raw')` can hand the file out (a regular file within the run record cap) */
+  readonly exportable: boolean;
+}
+
+/** One line of History: a run, or a damaged file in the runs folder. */
+export type HistoryEntry = RunSummary | DamagedRunSummary;
+
+export const RUN_EXPORT_FORMATS = ['json', 'csv', 'raw'] as const;
+export type RunExportFormat = (typeof RUN_EXPORT_FORMATS)[number];
 
 export interface RunExport {
   readonly fileName: string;

@@ -24,7 +24,8 @@ export function readRunRecord(document: unknown, sourceName: string): RunRecord 
     const fields = readObject(document, '');
     const format = fields.get('format', (value) => value);
     if (format !== RUN_RECORD_FORMAT) {
-      throw new RunRecordError(`${sourceName} is not a kvscope run record (its "format" is ${JSON.stringify(format) ?? 'missing'}, expected "${RUN_RECORD_FORMAT}").`);
+      // Not the value found: a file that is no record may be anyone's, and messages never quote files.
+      throw new RunRecordError(`${sourceName} is not a kvscope run record (its "format" is ${format === undefined ? 'missing' : 'something else'}, expected "${RUN_RECORD_FORMAT}").`);
     }
     const version = fields.get('version', (value) => value);
     if (typeof version === 'number' && version > RUN_RECORD_VERSION) {

@@ -36,6 +36,17 @@ export class HistoryView {
     return view;
   }
 
+  /** A damaged file of the runs folder (issue 24): listed by file name with the reason, never opened. */
+  damagedRow(fileId: string): Locator {
+    return this.root.locator(`[data-testid="history-damaged-row"][data-run-id="${fileId}"]`);
+  }
+
+  async deleteDamaged(fileId: string): Promise<void> {
+    await this.damagedRow(fileId).getByTestId('history-damaged-delete').click();
+    await this.damagedRow(fileId).getByTestId('history-damaged-delete-confirm').click();
+    await expect(this.damagedRow(fileId)).toHaveCount(0);
+  }
+
   async delete(runId: string): Promise<void> {
     await this.row(runId).getByTestId('history-delete').click();
     await this.row(runId).getByTestId('history-delete-confirm').click();

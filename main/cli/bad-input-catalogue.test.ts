@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,144 @@ describe('bad-input catalogue: flags', () => {
     });
   }
 });
+
+/**
+ * Issue 24's rows: user mistakes that printed "internal error … This is a bug in kvscope" or a raw
+ * library message, and inputs whose size made kvscope work for minutes. Each row asserts the exit
+ * code, a message that names the input and says what to do, and no bug report.
+ */
+describe('bad-input catalogue: issue 24, user mistakes in user words', () => {
+  const file = (name: string, content: string | Buffer): string => {
+    const path = join(root, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const spec = (name: string, content: string | Buffer): string => file(name, content);
+  const goodSpec = (): string => spec('good-spec.json', JSON.stringify({ model: 'synthetic', grid: { nbits: [4] } }));
+  const asRoot = process.getuid?.() === 0;
+  const rows: readonly [string, () => string[] | null, number, RegExp][] = [
+    ['sweep --out onto a file', () => ['sweep', '--spec', goodSpec(), '--out', file('a-file', 'x')], 1, /--out .*a-file is a file, not a folder: a sweep writes a folder of records there\. Give a new or existing folder/],
+    ['sweep --out under a file', () => ['sweep', '--spec', goodSpec(), '--out', join(file('b-file', 'x'), 'sub')], 1, /--out .*b-file\/sub: .*b-file is a file, so no folder can be made under it/],
+    ['sweep --out without permission', () => {
+      if (asRoot) return null; // root writes anywhere: the permission row needs another user
+      const locked = join(root, 'locked');
+      mkdirSync(locked, { recursive: true });
+      chmodSync(locked, 0o555);
+      return ['sweep', '--spec', goodSpec(), '--out', join(locked, 'out')];
+    }, 1, /--out .*locked\/out: cannot write into .*locked \(this user may not write there\)\. Choose a writable folder\./],
+    ['sweep --out where the system refuses a folder (/sys)', () => (existsSync('/sys') ? ['sweep', '--spec', goodSpec(), '--out', '/sys/kvscope-catalogue'] : null), 1,
+      /(Permission denied: cannot create \/sys\/kvscope-catalogue\. Choose a writable folder|--out \/sys\/kvscope-catalogue: cannot write into \/sys)/],
+    ['a spec nested 200,000 deep', () => ['sweep', '--spec', spec('deep.json', `{"model":"synthetic","grid":{"nbits":${'['.repeat(200_000)}${']'.repeat(200_000)}}}`), '--out', join(root, 'deep-out')], 1,
+      /deep\.json: grid\.nbits\[0\]: --nbits takes a value; give a string or a number, got a list/],
+    ['a spec with a UTF-8 byte order mark is read as JSON', () => ['sweep', '--spec', spec('bom.json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"model":"synthetic","gird":{}}')])), '--out', join(root, 'bom-out')], 1,
+      /bom\.json: unknown key "gird"\./],
+    ['nbits: 1e309', () => ['sweep', '--spec', spec('huge.json', '{"model":"synthetic","grid":{"nbits":[1e309]}}'), '--out', join(root, 'huge-out')], 1,
+      /huge\.json: grid\.nbits\[0\]: --nbits takes a value; give a string or a number, got Infinity, a number out of range/],
+    ['--jobs 0', () => ['sweep', '--spec', goodSpec(), '--out', join(root, 'jobs-out'), '--jobs', '0'], 1, /--jobs must be 1 or more \(the points run at once\), got 0/],
+    ['--jobs -1', () => ['sweep', '--spec', goodSpec(), '--out', join(root, 'jobs-out'), '--jobs', '-1'], 1, /--jobs must be 1 or more \(the points run at once\), got -1/],
+  ];
+  for (const [name, make, code, message] of rows) {
+    it(name, async () => {
+      const args = make();
+      if (args === null) return;
+      const outcome = await cli(args);
+      expectClean(outcome);
+      expect(outcome.code, outcome.err).toBe(code);
+      expect(outcome.err).toMatch(message);
+      expect(outcome.err).not.toMatch(/Unexpected token|YAMLWarning|ELOOP|EEXIST|ENOTDIR/);
+      survived.push(`issue 24: ${name}`);
+    });
+  }
+  it('a --jobs 0 run left no folder behind', () => {
+    expect(existsSync(join(root, 'jobs-out'))).toBe(false);
+  });
+});
+
+describe.skipIf(!hasShared())('bad-input catalogue: issue 24, layer maps, model folders and refused points', () => {
+  const layerMapRows: readonly [string, string | Buffer, RegExp][] = [
+    ['a 2 MiB layer map is refused before it is parsed', '#'.repeat(2 * 1024 * 1024), /is too large for a layer map \(--layer-map\): 2\.00 MiB, more than the 1\.00 MiB kvscope reads\. A layer map has one entry per decoder layer/],
+    ['a !!js/function tag', '0: !!js/function "function () {}"\n', /uses a YAML tag kvscope does not read \(Unresolved tag: tag:yaml\.org,2002:js\/function at line 1, column 4\); a layer map holds numbers and full only/],
+    ['a layer map nested 200,000 deep', `${'['.repeat(200_000)}${']'.repeat(200_000)}`, /is not valid YAML or JSON: it nests deeper than any layer map does\. A layer map maps layer indices/],
+  ];
+  for (const [name, content, message] of layerMapRows) {
+    it(`--layer-map: ${name}`, async () => {
+      const path = join(root, `${name.replace(/\W+/g, '-')}.yaml`);
+      writeFileSync(path, content);
+      const started = performance.now();
+      const outcome = await cli(['preflight', '--config', storiesDir(), '--layer-map', path]);
+      expectClean(outcome);
+      expect(outcome.code, outcome.err).toBe(1);
+      expect(outcome.err).toContain(path);
+      expect(outcome.err).toMatch(message);
+      expect(outcome.err).not.toMatch(/YAMLWarning|Maximum call stack/);
+      // Refused in the time a user would not notice (a 10 MB map once took over 240 s).
+      expect(performance.now() - started).toBeLessThan(5_000);
+      survived.push(`issue 24: --layer-map: ${name}`);
+    });
+  }
+
+  it('a layer map with a byte order mark is read', async () => {
+    const path = join(root, 'bom-map.yaml');
+    writeFileSync(path, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('0: {nbits_key: 4, nbits_value: 2}\n')]));
+    const outcome = await cli(['preflight', '--config', storiesDir(), '--layer-map', path, '--json']);
+    expectClean(outcome);
+    expect(outcome.code, outcome.err).toBe(0);
+  });
+
+  it('a symlink loop inside a model folder (root and onnx/) is passed over: preflight and run work', async () => {
+    const folder = join(root, 'looped-model');
+    cpModel(storiesDir(), folder);
+    symlinkSync('loop', join(folder, 'loop'));
+    symlinkSync('b', join(folder, 'a'));
+    symlinkSync('a', join(folder, 'b'));
+    symlinkSync('self', join(folder, 'onnx', 'self'));
+    const preflight = await cli(['preflight', '--config', folder]);
+    expectClean(preflight);
+    expect(preflight.err).not.toMatch(/ELOOP/);
+    expect(preflight.code, preflight.err).toBe(0);
+    const run = await cli(['run', '--model', folder, '--cache', 'dynamic', '--max-new-tokens', '2', '--prompt', 'Once', '--json']);
+    expectClean(run);
+    expect(run.code, run.err).toBe(0);
+    expect((JSON.parse(run.out) as { tokens: number[] }).tokens).toHaveLength(2);
+    survived.push('issue 24: a symlink loop in a model folder');
+  });
+
+  for (const file of ['config.json', 'tokenizer.json']) {
+    it(`${file} a link to itself: the folder's file is named as a loop of links, not a raw ELOOP or a missing file`, async () => {
+      const folder = join(root, `self-linked-${file}`);
+      cpModel(storiesDir(), folder);
+      rmSync(join(folder, file));
+      symlinkSync(file, join(folder, file));
+      const outcome = await cli(file === 'config.json' ? ['preflight', '--config', folder] : ['run', '--model', folder, '--cache', 'dynamic', '--max-new-tokens', '2', '--prompt', 'Once']);
+      expectClean(outcome);
+      expect(outcome.code, outcome.err).toBe(1);
+      expect(outcome.err).toContain(`${join(folder, file)} is a symbolic link that leads back to itself (a loop of links), so there is no file to read.`);
+      expect(outcome.err).toMatch(/Replace the link with the file/);
+      expect(outcome.err).not.toMatch(/ELOOP|has neither config\.json/);
+      survived.push(`issue 24: ${file} a link to itself`);
+    });
+  }
+
+  it('a refused sweep point shows its whole reason on the terminal and in results.csv/json', async () => {
+    const specPath = join(root, 'refused.json');
+    writeFileSync(specPath, JSON.stringify({ model: storiesDir(), fixed: { context: 128, windows: 1 }, points: [{ backend: 'quanto', nbits: 3 }] }));
+    const out = join(root, 'refused-out');
+    const outcome = await cli(['sweep', '--spec', specPath, '--out', out]);
+    expectClean(outcome);
+    expect(outcome.code, outcome.err).toBe(0);
+    // The preflight's findings come after "refuses them:"; the terminal once stopped there.
+    expect(outcome.err).toMatch(/point 0 \(point\) refused: The quantized cache cannot run with these settings; the preflight refuses them:\n {2}- `nbits` for `quanto` backend has to be one of \[`2`, `4`\] but got 3\n[^]*fix: Use nbits 4\./);
+    const rows = (JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { rows: { reason: string }[] }).rows;
+    expect(rows[0]!.reason).toMatch(/refuses them:\n- `nbits` for `quanto` backend has to be one of \[`2`, `4`\] but got 3\n[^]*fix: Use nbits 4\./);
+    expect(readFileSync(join(out, 'results.csv'), 'utf8')).toContain('but got 3');
+    survived.push('issue 24: a refused sweep point\'s whole reason');
+  });
+});
+
+/** A copy of a model folder (files and onnx/), to add faults to without touching the shared one. */
+function cpModel(from: string, to: string): void {
+  cpSync(from, to, { recursive: true });
+}
 
 describe('bad-input catalogue: totals', () => {
   it('every row above was survived', () => {

@@ -23,7 +23,7 @@ Usage:
       vLLM/SGLang FP8, NVFP4, MLX, ONNX Runtime WebGPU); see quantize --help for the formats.
 
   kvscope run --model <model folder | graph.onnx | synthetic | synthetic-hybrid | synthetic-8b-kv> [cache options]
-              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--pad-prompt-to N] [--max-new-tokens N] [--greedy | --temperature T ...]
+              [--prompt TEXT | --prompt-file FILE] [--chat] [--prompt-ids 1,2,3] [--pad-prompt-to N] [--max-new-tokens N] [--allow-past-positions] [--greedy | --temperature T ...]
               [--dequantize graph|host] [--ignore-eos] [--reference] [--out run.json | run.csv] [--json]
       Generates text with onnxruntime and transformers' QuantizedCache semantics, in a worker
       thread, and reports KV-cache bytes, flushes and quantization error per layer.
@@ -277,7 +277,10 @@ Generation:
                          the attention mask (transformers' padding="max_length", padding_side="left");
                          a prompt of N tokens or more is fed as it is. The workbench offers it when
                          the prompt's length does not split into groups
-  --max-new-tokens N     tokens to generate (default 64)
+  --max-new-tokens N     tokens to generate (default 64); the prompt plus these must stay within the
+                         model's max_position_embeddings, or the run is refused before it starts
+  --allow-past-positions run past max_position_embeddings anyway (the graph runs, but the model was
+                         not trained for those positions); a warning is printed before the run
   --greedy               pick the most likely token (the default without sampling flags)
   --temperature T        sample; transformers' defaults apply to the others:
   --top-k K                temperature 1.0, top-k 50 (0 = off), top-p 1.0, seed 0

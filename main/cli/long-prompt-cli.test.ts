@@ -22,7 +22,7 @@ describe.skipIf(!hasShared())('long prompts through the CLI, in its own process 
     expect((JSON.parse(outcome.stdout) as { tokens: number[] }).tokens).toHaveLength(4);
   });
 
-  it('takes a 200 KB prompt from --prompt-file and from standard input, and says clearly why it cannot prefill it here', async () => {
+  it('takes a 200 KB prompt from --prompt-file and from standard input, and refuses it from a prefix with advice within the model\'s 512 positions (issue 24)', async () => {
     const file = join(root, 'prompt.txt');
     writeFileSync(file, `${PROMPT_200_KB}\n`);
     for (const outcome of [
@@ -31,11 +31,24 @@ describe.skipIf(!hasShared())('long prompts through the CLI, in its own process 
     ]) {
       expect(outcome.signal).toBeNull();
       expect(outcome.code).toBe(1);
-      // The whole prompt arrived (its token count) and was refused before any memory was taken.
-      expect(outcome.stderr).toMatch(/^kvscope run: The prompt is 1000\d\d tokens; prefilling it at once needs about [\d.]+ [GT]iB for the attention scores/);
-      expect(outcome.stderr).toMatch(/\n {2}fix: Shorten the prompt to at most about \d+ tokens/);
+      // The whole prompt arrived (its length in characters), a prefix was encoded, and the advice fits max_position_embeddings.
+      expect(outcome.stderr).toMatch(/^kvscope run: The prompt is more than 508 tokens \(its first \d+ of 200\d{3} characters alone encode to \d+; the rest was not encoded\); the model has max_position_embeddings = 512/);
+      expect(outcome.stderr).toMatch(/\n {2}fix: Shorten the prompt to at most 508 tokens, or ask for fewer new tokens, or pass --allow-past-positions/);
       expect(outcome.stderr).not.toMatch(/\n\s+at /);
     }
+  });
+
+  it('refuses --max-new-tokens past the model\'s positions before the run, or runs it with --allow-past-positions and says so first (issue 24)', async () => {
+    const refused = await runCliProcess(['run', '--model', storiesDir(), '--cache', 'dynamic', '--prompt', 'Once', '--max-new-tokens', '1000000']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^kvscope run: --max-new-tokens 1000000 reaches past the model's max_position_embeddings = 512 with even a 1-token prompt[^]*fix: Ask for at most 511 new tokens/);
+    const past = await runCliProcess(['run', '--model', storiesDir(), '--cache', 'dynamic', '--prompt', 'Once upon a time', '--max-new-tokens', '510', '--ignore-eos', '--allow-past-positions', '--json']);
+    expect(past.code).toBe(0);
+    expect(past.stderr).toMatch(/^kvscope run: --allow-past-positions: the run may go past the model's max_position_embeddings/);
+    expect((JSON.parse(past.stdout) as { tokens: number[] }).tokens).toHaveLength(510);
+    const near = await runCliProcess(['run', '--model', storiesDir(), '--cache', 'dynamic', '--prompt', 'Once upon a time', '--max-new-tokens', '510']);
+    expect(near.code).toBe(1);
+    expect(near.stderr).toMatch(/^kvscope run: The prompt is 5 tokens; the model has max_position_embeddings = 512, and with up to 510 new tokens a prompt may take 2\./);
   });
 
   it('reads a short prompt from standard input as --prompt would give it', async () => {

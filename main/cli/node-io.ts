@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../../app/node/atomic-write.js';
 import type { FileKind } from '../../app/node/files/file-kinds.js';
 import { readFilePrefixSync } from '../../app/node/files/file-prefix.js';
 import { readGuardedFileSync } from '../../app/node/files/guarded-read.js';
-import { checkOutputPath } from '../../app/node/files/output-path.js';
+import { checkOutputDirectory, checkOutputPath } from '../../app/node/files/output-path.js';
 
 /** The CLI's window on the file system and terminal. */
 export function nodeCliIo(): CliIo {
@@ -29,6 +29,7 @@ export function nodeCliIo(): CliIo {
     },
     joinPath: (...parts) => join(...parts),
     checkOutputPath,
+    checkOutputDirectory,
     writeFileAtomic,
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),

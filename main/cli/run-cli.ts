@@ -86,6 +86,7 @@ const COMMANDS: Record<string, {
       'pad-prompt-to': { type: 'string' },
       chat: { type: 'boolean' },
       'max-new-tokens': { type: 'string' },
+      'allow-past-positions': { type: 'boolean' },
       greedy: { type: 'boolean' },
       temperature: { type: 'string' },
       'top-k': { type: 'string' },

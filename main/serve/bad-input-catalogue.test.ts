@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { WebSocket } from 'ws';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
 import { hasShared } from '../../app/node/golden.js';
 import { buildBadModelFolders, type BadModelFolder } from '../../app/node/test-support/bad-model-folders.js';
-import { storiesSettings } from '../../app/node/test-support/stories.js';
+import { storiesDir, storiesSettings } from '../../app/node/test-support/stories.js';
 import { createWorkbenchBackend, type WorkbenchBackend } from '../../app/node/workbench/workbench-backend.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
 import { createWebSocketApi, type WebSocketConstructor, type WebSocketWorkbenchApi } from '../../renderer/api/websocket-api.js';
@@ -99,11 +99,43 @@ describe.skipIf(!hasShared())('bad-input catalogue: a serve host opening, prefli
     mkdirSync(runs, { recursive: true });
     writeFileSync(join(root, 'foreign.txt'), 'root:x:0:0:root:/root:/bin/bash\nTOP-SECRET\n');
     symlinkSync(join(root, 'foreign.txt'), join(runs, '20250101-000000-abcdef.json'));
-    await api.listRuns();
+    // Listed as a damaged entry (issue 24), with the reason and no byte of the file it points to.
+    const damaged = (await api.listRuns()).find((entry) => entry.id === '20250101-000000-abcdef');
+    expect(damaged).toMatchObject({ damaged: true, exportable: false, reason: expect.stringMatching(/is a symbolic link/) });
+    expect(JSON.stringify(damaged)).not.toMatch(/root|SECRET/);
     const error = await api.loadRun('20250101-000000-abcdef').catch((caught: Error) => caught);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toMatch(/is a symbolic link/);
     expect((error as Error).message).not.toMatch(/root|SECRET/);
     expect((await api.environment()).kvscopeVersion).toMatch(/\d/);
+  });
+
+  it('never quotes one byte of a file a config.json links to (/etc/shadow): open, preflight and run say where, not what (issue 24)', async () => {
+    const folder = join(root, 'shadow-model');
+    cpSync(storiesDir(), folder, { recursive: true });
+    rmSync(join(folder, 'config.json'));
+    const shadow = join(root, 'shadow');
+    writeFileSync(shadow, 'root:$6$SALTSALT$HASHHASH:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n');
+    symlinkSync(shadow, join(folder, 'config.json'));
+    const summary = await api.openModel({ kind: 'folder', path: folder });
+    const preflight = await api.preflight({ kind: 'folder', path: folder }, DEFAULT_QUANTIZED_CACHE_SETTINGS).then(() => null, (error: Error) => error);
+    const run = await new Promise<RunErrorPayload | null>((resolve, reject) => {
+      void api.startRun(storiesSettings({ model: folder, prompt: 'Once', maxNewTokens: 2 }), {
+        onText: () => undefined, onMetrics: () => undefined, onDone: () => resolve(null), onError: resolve,
+      }).catch(reject);
+    });
+    const said = [
+      ...summary.diagnostics.map((d) => `${d.message} ${d.fix ?? ''}`),
+      `${preflight?.message ?? ''} ${(preflight as { fix?: string } | null)?.fix ?? ''}`,
+      `${run?.message ?? ''} ${run?.fix ?? ''}`,
+    ];
+    expect(summary.ok).toBe(false);
+    expect(preflight).toBeInstanceOf(Error);
+    expect(run).not.toBeNull();
+    for (const text of said) {
+      expect(text).toMatch(/config\.json is not valid JSON[^]*at line 1, column 1 \(position 0\)/);
+      // Not one character of it: V8 quoted the first one ('r'), kvscope's reader once did too ("r").
+      expect(text).not.toMatch(/root|SALT|HASH|bin:|"r"|'r'|\$6\$/);
+    }
   });
 });

@@ -7,7 +7,7 @@ import type { RunFix } from '../../app/preflight/check-run.js';
 import type { Diagnostic } from '../../app/preflight/diagnostic.js';
 import { runPreflight } from '../../app/preflight/run-preflight.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
-import type { ModelSource, WorkbenchApi, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
+import type { ModelSource, RunExportFormat, WorkbenchApi, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
 import type { RunRecord } from '../../app/record/run-record.js';
 import { downloadText } from '../platform/download.js';
 import { fromRunError, fromThrown, type ErrorInfo } from '../store/error-info.js';
@@ -311,16 +311,18 @@ export class WorkbenchController {
     await this.refreshHistory();
   }
 
-  async exportRun(runId: string, format: 'json' | 'csv'): Promise<void> {
+  /** `raw`: a damaged record's file as it is (History's damaged entries). */
+  async exportRun(runId: string, format: RunExportFormat): Promise<void> {
+    const title = format === 'raw' ? 'Exported the file' : `Exported ${format.toUpperCase()}`;
     try {
       const exported = await this.api.exportRun(runId, format);
       if (exported.saved !== null) {
-        this.store.getState().pushNotice({ tone: 'success', title: `Exported ${format.toUpperCase()}`, text: `Saved to ${exported.saved}` });
+        this.store.getState().pushNotice({ tone: 'success', title, text: `Saved to ${exported.saved}` });
         return;
       }
       if (this.api.host === 'electron') return; // the save dialog was cancelled
       this.#download(exported.fileName, exported.mimeType, exported.content);
-      this.store.getState().pushNotice({ tone: 'success', title: `Exported ${format.toUpperCase()}`, text: `Downloaded ${exported.fileName}` });
+      this.store.getState().pushNotice({ tone: 'success', title, text: `Downloaded ${exported.fileName}` });
     } catch (error) {
       this.#notifyError('The export failed', fromThrown(error));
     }

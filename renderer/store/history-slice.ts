@@ -1,5 +1,5 @@
 import type { StateCreator } from 'zustand/vanilla';
-import type { RunSummary } from '../../app/protocol/workbench-api.js';
+import type { DamagedRunSummary, HistoryEntry, RunSummary } from '../../app/protocol/workbench-api.js';
 import type { RunRecord } from '../../app/record/run-record.js';
 import type { ErrorInfo } from './error-info.js';
 import type { LoadStatus } from './model-slice.js';
@@ -24,12 +24,18 @@ export interface CompareState {
 
 export interface HistorySlice {
   readonly view: MainView;
-  readonly history: { readonly status: LoadStatus; readonly runs: readonly RunSummary[]; readonly error: ErrorInfo | null };
+  readonly history: {
+    readonly status: LoadStatus;
+    readonly runs: readonly RunSummary[];
+    /** files of the runs folder that are not readable records: listed with the reason, to delete or export */
+    readonly damaged: readonly DamagedRunSummary[];
+    readonly error: ErrorInfo | null;
+  };
   readonly savedRun: SavedRunState;
   readonly compare: CompareState;
   setView(view: MainView): void;
   historyLoading(): void;
-  historyLoaded(runs: readonly RunSummary[]): void;
+  historyLoaded(entries: readonly HistoryEntry[]): void;
   historyFailed(error: ErrorInfo): void;
   savedRunLoading(runId: string): void;
   savedRunLoaded(record: RunRecord): void;
@@ -47,16 +53,20 @@ export const INITIAL_COMPARE: CompareState = { status: 'idle', runIds: [], recor
 
 export const createHistorySlice: StateCreator<WorkbenchState, [], [], HistorySlice> = (set) => ({
   view: 'live',
-  history: { status: 'idle', runs: [], error: null },
+  history: { status: 'idle', runs: [], damaged: [], error: null },
   savedRun: INITIAL_SAVED_RUN,
   compare: INITIAL_COMPARE,
   setView: (view) => set({ view }),
   historyLoading: () => set((state) => ({ history: { ...state.history, status: 'loading' } })),
-  historyLoaded: (runs) => set((state) => ({
-    history: { status: 'ready', runs, error: null },
-    // ticks of runs that no longer exist go away
-    compare: { ...state.compare, runIds: state.compare.runIds.filter((id) => runs.some((run) => run.id === id)) },
-  })),
+  historyLoaded: (entries) => set((state) => {
+    const runs = entries.filter((entry): entry is RunSummary => !('damaged' in entry));
+    const damaged = entries.filter((entry): entry is DamagedRunSummary => 'damaged' in entry);
+    return {
+      history: { status: 'ready', runs, damaged, error: null },
+      // ticks of runs that no longer exist go away
+      compare: { ...state.compare, runIds: state.compare.runIds.filter((id) => runs.some((run) => run.id === id)) },
+    };
+  }),
   historyFailed: (error) => set((state) => ({ history: { ...state.history, status: 'error', error } })),
   savedRunLoading: (runId) => set({ savedRun: { status: 'loading', runId, record: null, error: null }, view: 'saved' }),
   savedRunLoaded: (record) => set((state) => (state.savedRun.runId === record.id ? { savedRun: { status: 'ready', runId: record.id, record, error: null } } : {})),
@@ -76,7 +86,7 @@ export const createHistorySlice: StateCreator<WorkbenchState, [], [], HistorySli
     const view = (opened && state.view === 'saved') || (compared && state.view === 'compare') ? 'history' : state.view;
     return {
       view,
-      history: { ...state.history, runs: state.history.runs.filter((run) => run.id !== runId) },
+      history: { ...state.history, runs: state.history.runs.filter((run) => run.id !== runId), damaged: state.history.damaged.filter((file) => file.id !== runId) },
       compare: { ...state.compare, runIds: state.compare.runIds.filter((id) => id !== runId), ...(compared ? { records: null, status: 'idle' as const } : {}) },
       ...(opened ? { savedRun: INITIAL_SAVED_RUN } : {}),
     };

@@ -153,6 +153,18 @@ describe('workbench store', () => {
         .toEqual({ runs: ['b'], ticked: [], saved: null, view: 'history' });
     });
 
+    it('keeps damaged files apart from the runs (never ticked for comparison) and forgets one once deleted (issue 24)', () => {
+      const damaged = { damaged: true as const, id: 'cut', fileName: 'cut.json', bytes: 10, modifiedAt: '2025-01-31T12:00:00.000Z', reason: 'cut.json is not valid JSON.', fix: 'Delete it.', exportable: true };
+      store.getState().toggleCompare('cut');
+      store.getState().historyLoaded([runSummary('a'), damaged]);
+      expect(store.getState().history.runs.map((r) => r.id)).toEqual(['a']);
+      expect(store.getState().history.damaged).toEqual([damaged]);
+      expect(store.getState().compare.runIds).toEqual([]);
+      store.getState().runDeleted('cut');
+      expect(store.getState().history.damaged).toEqual([]);
+      expect(store.getState().history.runs.map((r) => r.id)).toEqual(['a']);
+    });
+
     it('drops ticks of runs that left the list', () => {
       store.getState().toggleCompare('gone');
       store.getState().historyLoaded([runSummary('a')]);

@@ -6,7 +6,7 @@
  */
 export type FileKind =
   | 'config' | 'generation-config' | 'tokenizer' | 'tokenizer-config' | 'chat-template'
-  | 'npy' | 'onnx' | 'run-record' | 'recent-models' | 'prompt' | 'manifest' | 'input';
+  | 'npy' | 'onnx' | 'run-record' | 'recent-models' | 'prompt' | 'manifest' | 'input' | 'layer-map';
 
 export interface FileRule {
   /** what the file is, in messages: "a model config (config.json)" */
@@ -37,6 +37,8 @@ export const FILE_RULES: Readonly<Record<FileKind, FileRule>> = {
   'run-record': { label: 'a run record', maxBytes: 256 * MiB, followLinks: false, fix: 'Move the file out of the runs folder: kvscope writes its records itself.' },
   'recent-models': { label: 'the recent-models list (recent.json)', maxBytes: 1 * MiB, followLinks: false, fix: 'Delete recent.json: kvscope writes a new one on the next open.' },
   prompt: { label: 'a prompt (--prompt-file)', maxBytes: 64 * MiB, followLinks: true, fix: 'Pass a shorter prompt; a model\'s context is far smaller than this anyway.' },
+  // A layer map is one line per decoder layer (a few hundred bytes); a YAML parser on megabytes takes minutes.
+  'layer-map': { label: 'a layer map (--layer-map)', maxBytes: 1 * MiB, followLinks: true, fix: 'A layer map has one entry per decoder layer, a few hundred bytes: write one with kvscope preflight --write-layer-map, or by hand.' },
   input: { label: 'an input file', maxBytes: 64 * MiB, followLinks: true, fix: 'Pass a smaller file.' },
   manifest: { label: 'a cache manifest', maxBytes: 1 * MiB, followLinks: false, fix: 'Delete the cached folder: kvscope builds it again.' },
 };

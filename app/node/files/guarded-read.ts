@@ -28,7 +28,7 @@ export async function readGuardedFile(path: string, kind: FileKind): Promise<Buf
     }
     return chunks.result();
   } catch (error) {
-    throw asReadError(error, path);
+    throw asReadError(error, path, rule);
   } finally {
     await handle?.close().catch(() => undefined);
   }
@@ -52,7 +52,7 @@ export function readGuardedFileSync(path: string, kind: FileKind): Buffer {
     }
     return chunks.result();
   } catch (error) {
-    throw asReadError(error, path);
+    throw asReadError(error, path, rule);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
@@ -73,7 +73,7 @@ export function readGuardedHeadSync(path: string, kind: FileKind, bytes: number)
     const head = Buffer.alloc(bytes);
     return head.subarray(0, readSync(fd, head, 0, bytes, 0));
   } catch (error) {
-    throw asReadError(error, path);
+    throw asReadError(error, path, rule);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
@@ -94,7 +94,7 @@ export async function openGuardedFile(path: string, kind: FileKind): Promise<{ h
     return { handle, size: opened.size };
   } catch (error) {
     await handle?.close().catch(() => undefined);
-    throw asReadError(error, path);
+    throw asReadError(error, path, rule);
   }
 }
 
@@ -104,7 +104,7 @@ export async function checkReadableFile(path: string, kind: FileKind): Promise<v
   try {
     checkStats(rule.followLinks ? await stat(path) : await lstat(path), path, rule);
   } catch (error) {
-    throw asReadError(error, path);
+    throw asReadError(error, path, rule);
   }
 }
 
@@ -113,7 +113,7 @@ export function checkReadableFileSync(path: string, kind: FileKind): void {
   try {
     checkStats(rule.followLinks ? statSync(path) : lstatSync(path), path, rule);
   } catch (error) {
-    throw asReadError(error, path);
+    throw asReadError(error, path, rule);
   }
 }
 
@@ -147,9 +147,14 @@ function tooLarge(path: string, rule: FileRule, bytes: number | null): GuardedFi
   return new GuardedFileError(`${path} is too large for ${rule.label}: ${size}, more than the ${formatBytes(rule.maxBytes ?? 0)} kvscope reads.`, 'too-large', rule.fix);
 }
 
-function asReadError(error: unknown, path: string): Error {
+function asReadError(error: unknown, path: string, rule?: FileRule): Error {
   if (error instanceof FileAccessError) return error;
   if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+    // Where links are followed (model folders), ELOOP is a loop of links, not a refused link.
+    if (rule?.followLinks === true) {
+      return new GuardedFileError(`${path} is a symbolic link that leads back to itself (a loop of links), so there is no file to read.`, 'link',
+        'Replace the link with the file, or point it at the file it was meant for.');
+    }
     return new GuardedFileError(`${path} is a symbolic link; kvscope reads it only from a file it wrote itself, not through a link.`, 'link', '');
   }
   return new FileAccessError(describeFsError(error, path, 'read'));

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,41 @@ describe('findModelFolder', () => {
     expect(folder.genaiConfigPath).toBeNull();
     expect(choose(storiesDir())).toBe('onnx/model.onnx');
     expect(choose(storiesDir(), 'model_fp16.onnx')).toBe('onnx/model_fp16.onnx');
+  });
+
+  it('lists a folder of 10,000 graphs in one pass, their data files by name, and names only a few in a message (issue 24)', () => {
+    const folder = join(temp, 'ten-thousand');
+    mkdirSync(join(folder, 'onnx'), { recursive: true });
+    writeFileSync(join(folder, 'config.json'), '{}');
+    for (let i = 0; i < 10_000; i++) writeFileSync(join(folder, 'onnx', `e${i}.onnx`), '');
+    writeFileSync(join(folder, 'onnx', 'e7.onnx_data'), 'x');
+    writeFileSync(join(folder, 'onnx', 'e7.onnx.data_1'), 'xy');
+    const started = performance.now();
+    const found = findModelFolder(folder);
+    // Comparing every graph with every file took over 2 s here; one pass takes a fraction of that.
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(found.variants).toHaveLength(10_000);
+    expect(found.variants.find((v) => v.file === 'onnx/e7.onnx')).toMatchObject({ externalData: ['onnx/e7.onnx.data_1', 'onnx/e7.onnx_data'], bytes: 3 });
+    expect(found.variants.find((v) => v.file === 'onnx/e70.onnx')!.externalData).toEqual([]);
+    let message = '';
+    try {
+      readModelLayout(found);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/has several graphs and no model\.onnx: (onnx\/e\d+\.onnx, ){9}onnx\/e\d+\.onnx and 9990 more\./);
+    expect(message.length).toBeLessThan(1_000);
+  });
+
+  it('passes over a loop of links anywhere in the folder (a raw ELOOP once ended the open, issue 24)', () => {
+    const folder = join(temp, 'looped');
+    mkdirSync(join(folder, 'onnx'), { recursive: true });
+    writeFileSync(join(folder, 'config.json'), '{}');
+    writeFileSync(join(folder, 'onnx', 'model.onnx'), '');
+    symlinkSync('loop', join(folder, 'loop'));
+    symlinkSync('self', join(folder, 'onnx', 'self.onnx'));
+    const found = findModelFolder(folder);
+    expect(found.variants.map((v) => v.file)).toEqual(['onnx/model.onnx']);
   });
 
   it('accepts the path of a graph inside onnx/, and picks that graph', () => {

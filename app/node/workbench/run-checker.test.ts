@@ -23,6 +23,16 @@ describe('RunChecker on stories260k', () => {
     expect(check.elapsedMs).toBeGreaterThanOrEqual(0);
   });
 
+  it('judges a pasted 10 MB prompt from a prefix, as the run would, in well under the time encoding it took (issue 24)', async () => {
+    const prompt = 'Once upon a time there was a little girl named Lily. '.repeat(200_000);
+    const started = performance.now();
+    const check = await checker.check(quantized({ groupSize: 32 }, { prompt }));
+    expect(check.ok).toBe(false);
+    expect(check.refusal?.message).toMatch(/^The prompt is more than \d+ tokens \(its first \d+ of 10600000 characters alone encode to \d+; the rest was not encoded\); prefilling more than/);
+    expect(check.refusal?.fix).toMatch(/^Shorten the prompt to at most \d+ tokens\.$/);
+    expect(performance.now() - started).toBeLessThan(10_000);
+  });
+
   it('checks the padded prompt as the run encodes it', async () => {
     expect(await checker.check(quantized({}, { padPromptTo: 6 }))).toMatchObject({ ok: true, promptTokens: 6, flushes: 0 });
     expect(await checker.check(quantized({ groupSize: 32 }))).toMatchObject({ ok: true, promptTokens: 5 });

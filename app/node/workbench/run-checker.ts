@@ -4,6 +4,7 @@ import { checkRun, refusedRunCheck, type RunCheck } from '../../preflight/check-
 import { ModelFilesCache } from '../model/model-files-cache.js';
 import type { ModelFiles } from '../model/open-model.js';
 import { encodeRunPrompt } from '../model/run-prompt.js';
+import { probePromptLength, runPromptLimit } from '../model/prompt-probe.js';
 
 export interface RunCheckerOptions {
   /** a folder path as is; `synthetic` / `synthetic-hybrid` to where the builder put them */
@@ -51,6 +52,8 @@ export class RunChecker {
     let promptTokens: number;
     try {
       files = await this.#files.read(await this.options.resolveModel(settings.model), settings.onnxFile);
+      // A pasted 10 MB prompt is judged from a prefix, as the run would judge it, not encoded at every keystroke.
+      if (settings.promptTokenIds === undefined && files.tokenizer !== null) probePromptLength(files.tokenizer, settings.prompt, runPromptLimit(files.config.geometry, settings));
       promptTokens = encodeRunPrompt(files, settings).tokenIds.length;
     } catch (error) {
       const fix = (error as { fix?: unknown }).fix;

@@ -9,3 +9,12 @@ export function exportRunRecord(record: RunRecord, format: 'json' | 'csv'): RunE
   }
   return { fileName: `kvscope-run-${record.id}.json`, mimeType: 'application/json', content: serializeRunRecord(record), saved: null };
 }
+
+/**
+ * A damaged record's file as it is (RunStore.readRaw: a regular file within the cap, never through a
+ * link), to mend by hand or attach to a report. Not valid UTF-8 where it was cut inside a character:
+ * those bytes become U+FFFD, the rest is the file.
+ */
+export function exportRawRecord(id: string, bytes: Uint8Array): RunExport {
+  return { fileName: `${id}.json`, mimeType: 'application/json', content: new TextDecoder('utf-8').decode(bytes), saved: null };
+}

@@ -6,6 +6,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
 import type { GenerationResult } from '../../engine/generation-result.js';
 import type { StepMetrics } from '../../engine/types.js';
 import type { RunErrorPayload } from '../../protocol/messages.js';
+import type { RunSummary } from '../../protocol/workbench-api.js';
 import { parseRunRecord } from '../../record/parse-run-record.js';
 import { RUN_CSV_COLUMNS } from '../../record/run-record-csv.js';
 import { sharedDir } from '../golden.js';
@@ -122,7 +123,7 @@ describe('workbench backend', () => {
     expect(list[0]).toMatchObject({
       id: runId, modelName: 'stories260k', cacheMode: 'dynamic', backend: null, nbits: null, executionProvider: 'cpu', tokens: 16, stopReason: 'max-new-tokens',
     });
-    expect(list[0]!.totalKvBytes).toBeGreaterThan(0);
+    expect((list[0] as RunSummary).totalKvBytes).toBeGreaterThan(0);
     expect((await backend.loadRun(runId)).steps).toHaveLength(16);
   });
 
@@ -239,13 +240,19 @@ describe('workbench backend', () => {
     }
   });
 
-  it('takes a 200 KB prompt (the Electron host\'s backend): the real engine reads all of it and refuses its prefill clearly; a stand-in engine runs it and saves it', async () => {
+  it('takes a 200 KB prompt (the Electron host\'s backend): the real engine refuses its prefill clearly from a prefix (issue 24), a stand-in engine runs it and saves it', async () => {
     const error = await new Promise<RunErrorPayload>((resolve, reject) => {
       void backend.startRun(storiesSettings({ prompt: PROMPT_200_KB, maxNewTokens: 2 }), {
         onText: () => undefined, onMetrics: () => undefined, onDone: () => reject(new Error('expected a refusal')), onError: resolve,
       });
     });
-    expect(error).toMatchObject({ code: 'generation-failed', message: expect.stringMatching(/^The prompt is 1000\d\d tokens; prefilling it at once needs about/), fix: expect.stringMatching(/Shorten the prompt/) });
+    // The run panel's runs may pass the positions (the panel says so before): memory is the bound, found
+    // from a prefix, so the 100,000-token prompt is not encoded whole.
+    expect(error).toMatchObject({
+      code: 'invalid-input',
+      message: expect.stringMatching(/^The prompt is more than \d+ tokens \(its first \d+ of 200\d{3} characters alone encode to \d+; the rest was not encoded\); prefilling more than \d+ tokens at once needs more memory/),
+      fix: expect.stringMatching(/^Shorten the prompt to at most \d+ tokens\.$/),
+    });
 
     const dir = mkdtempSync(join(tmpdir(), 'kvscope-long-prompt-'));
     const fake = createWorkbenchBackend({ dataDir: dir, runOptions: { engineModule: new URL('../../../workers/test-support/fake-engine.ts', import.meta.url).href } });

@@ -12,7 +12,8 @@ import { ApiError } from '../../protocol/api-error.js';
 import { toRunErrorPayload } from '../../protocol/run-error.js';
 import type { RunHandle, StartRun } from '../../protocol/run-handle.js';
 import type {
-  FolderListing, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunSummary, RunTicket, WorkbenchApi, WorkbenchEnvironment,
+  DamagedRunSummary, FolderListing, HistoryEntry, ModelSource, ModelSummary, RunEventHandlers, RunExport, RunExportFormat, RunSummary, RunTicket, WorkbenchApi,
+  WorkbenchEnvironment,
 } from '../../protocol/workbench-api.js';
 import { createRunRecord, newRunId, type RunRecord } from '../../record/run-record.js';
 import { dataFolderNotice, runNotSavedNotice } from '../../record/data-folder-notices.js';
@@ -26,7 +27,8 @@ import { startRun as startWorkerRun, type StartRunOptions } from '../worker/work
 import { modelArgument } from '../../protocol/model-source.js';
 import { toModelSummary, unopenedModelSummary } from './model-summary.js';
 import { RecentModels } from './recent-models.js';
-import { exportRunRecord } from './run-export.js';
+import { exportRawRecord, exportRunRecord } from './run-export.js';
+import { damagedRunSummary } from './run-damage.js';
 import { defaultRunLimits, limitConcurrentRuns, type RunLimits } from './run-limit.js';
 import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
@@ -105,13 +107,11 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
   private readonly now: () => Date;
   /** each live run's handle, and its whole course: ended, saved and reported */
   private readonly live = new Map<string, { readonly handle: RunHandle; readonly settled: Promise<void> }>();
-  /** summaries by record id, valid while the file's mtime is unchanged: a list re-reads only new records */
-  private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary }>();
+  /** summaries (or damage) by file id, valid while the file's mtime is unchanged: a list re-reads only new records */
+  private readonly summaries = new Map<string, { modifiedMs: number; summary: RunSummary | DamagedRunSummary }>();
   private readonly checker: RunChecker;
   private readonly warm: WarmGenerationWorker | null;
   private environmentAnswer: Promise<WorkbenchEnvironment> | undefined;
-  /** records found damaged, by id and mtime: reported once per version of the file, not at every list */
-  private readonly damaged = new Map<string, number>();
   /** Records that could not be written (a full or read-only disk): kept for this session, so they can still be exported. */
   private readonly unsaved = new Map<string, RunRecord>();
   private disposed = false;
@@ -241,27 +241,32 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     await Promise.allSettled(runs.map((run) => run.settled));
   }
 
-  async listRuns(): Promise<RunSummary[]> {
+  async listRuns(): Promise<HistoryEntry[]> {
     const entries = this.store.list();
     const summaries: RunSummary[] = [];
+    const damaged: DamagedRunSummary[] = [];
     for (const entry of entries) {
       const cached = this.summaries.get(entry.id);
       if (cached !== undefined && cached.modifiedMs === entry.modifiedMs) {
-        summaries.push(cached.summary);
+        if ('damaged' in cached.summary) damaged.push(cached.summary);
+        else summaries.push(cached.summary);
         continue;
       }
-      if (this.damaged.get(entry.id) === entry.modifiedMs) continue;
       try {
+        // Addressed by file name (RunStore.read): the summary's id opens and deletes this very file.
         const summary = summarizeRun(await this.store.read(entry.id));
         this.summaries.set(entry.id, { modifiedMs: entry.modifiedMs, summary });
         summaries.push(summary);
       } catch (error) {
-        // One damaged file must not hide the rest of the history; loading it shows why it is damaged.
-        this.damaged.set(entry.id, entry.modifiedMs);
-        console.error(`kvscope: skipped run ${entry.id} in the history: ${(error as Error).message}`);
+        // One damaged file must not hide the rest of the history, nor vanish from it: listed with the reason.
+        const summary = damagedRunSummary(entry, error);
+        this.summaries.set(entry.id, { modifiedMs: entry.modifiedMs, summary });
+        damaged.push(summary);
       }
     }
-    return summaries.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    summaries.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+    damaged.sort((a, b) => b.modifiedAt.localeCompare(a.modifiedAt) || b.id.localeCompare(a.id));
+    return [...summaries, ...damaged];
   }
 
   async loadRun(runId: string): Promise<RunRecord> {
@@ -273,7 +278,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.summaries.delete(runId);
   }
 
-  async exportRun(runId: string, format: 'json' | 'csv'): Promise<RunExport> {
+  async exportRun(runId: string, format: RunExportFormat): Promise<RunExport> {
+    if (format === 'raw') return exportRawRecord(runId, await this.store.readRaw(runId));
     return exportRunRecord(await this.loadRun(runId), format);
   }
 

@@ -8,6 +8,7 @@ function dtypeName(run: RunSummary): string {
 }
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
+import { DamagedRecords } from './DamagedRecords.js';
 
 /** Every saved run, newest first: open, tick two to compare, export, delete. */
 export function HistoryView(): ReactNode {
@@ -42,6 +43,7 @@ export function HistoryView(): ReactNode {
           </tbody>
         </table>
       )}
+      <DamagedRecords files={history.damaged} />
     </div>
   );
 }
