@@ -23,6 +23,9 @@ import { resolveModelPath } from '../run-generation.js';
 import { LabWorker, type LabWorkerOptions } from './lab-worker-client.js';
 import { nodeEvalOptionIo, nodeSweepFolderIo } from './node-sweep-folder-io.js';
 
+/** What to do when a sweep's files cannot be written (the CLI says the same in app/cli/sweep-command.ts). */
+const STORAGE_FIX = 'Free space on the disk holding the sweep folder (or fix its permissions), then resume the sweep: complete points are kept and the unrecorded one is redone.';
+
 export interface LabBackendOptions {
   /** the workbench's data folder: sweeps live in `sweeps/<id>/`, each a sweep folder like the CLI's */
   readonly dataDir: string;
@@ -92,7 +95,19 @@ export class LabBackend {
     void run.done.then(
       (outcome) => {
         this.#running.delete(sweepId);
-        on.onDone({ interrupted: outcome.interrupted, results: writeResults(this.#io, dir, manifest) });
+        // An I/O failure is never a result: the sweep ends in an error that says what to do, the point unrecorded.
+        if (outcome.storageFailure !== null) {
+          on.onError({ code: 'storage-failed', message: outcome.storageFailure, fix: STORAGE_FIX });
+          return;
+        }
+        let results;
+        try {
+          results = writeResults(this.#io, dir, manifest);
+        } catch (error) {
+          on.onError({ ...toRunErrorPayload(error), fix: STORAGE_FIX });
+          return;
+        }
+        on.onDone({ interrupted: outcome.interrupted, results });
       },
       (error: unknown) => {
         this.#running.delete(sweepId);
