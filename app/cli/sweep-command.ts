@@ -74,10 +74,13 @@ export async function runSweepCommand(positionals: readonly string[], options: R
     interrupts++;
     progress?.clear();
     if (interrupts === 1) {
-      io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded (Ctrl-C again to stop at once)…\n');
+      io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded…\n');
       run.stop();
-    } else {
-      run.abort();
+    } else if (interrupts === 2) {
+      // Never abort here: terminating a lab worker while onnxruntime's session.run is in flight aborts
+      // the process natively (Napi::Error); the cancel is on its way, and a stuck worker is terminated
+      // by its cancel timeout (lab-worker-client.ts).
+      io.stderr('kvscope sweep: already stopping; the running points end at their next step (SIGKILL stops at once; complete points are kept).\n');
     }
   });
   let outcome;
