@@ -141,6 +141,34 @@ describe.skipIf(!hasShared())('repeated signals at any phase never abort nativel
     }, 60_000);
   }
 
+  it('kvscope serve, SIGTERM three times while a run decodes (2 trials): the run saved as cancelled, exit 0, never SIGABRT', async () => {
+    for (let i = 0; i < 2; i++) {
+      const dataDir = join(root, `serve-burst-${i}`);
+      const serve = spawnCli(['serve', '--port', '0', '--data-dir', dataDir]);
+      await until(() => /token=/.test(serve.output().stdout), 'the printed URL');
+      const url = new URL(/http:\/\/\S+/.exec(serve.output().stdout)![0]);
+      const api = createWebSocketApi(`ws://${url.host}/api`, url.searchParams.get('token')!, { WebSocket: WebSocket as unknown as WebSocketConstructor });
+      let steps = 0;
+      const ended = new Promise<string | null>((resolve, reject) => {
+        void api.startRun(storiesSettings({ maxNewTokens: 450 }), {
+          onText: () => undefined,
+          onMetrics: (batch) => void (steps += batch.length),
+          onDone: (_result, savedRunId) => resolve(savedRunId),
+          onError: (error) => reject(new Error(error.message)),
+        });
+      });
+      await until(() => steps > 0, 'the first metrics');
+      await burst(serve.child.pid!, ['SIGTERM', 'SIGTERM', 'SIGINT'], 2);
+      const savedRunId = await ended;
+      const outcome = await serve.done;
+      api.close();
+      expect(outcome.stderr).not.toMatch(/terminate called|Napi::Error/);
+      expect(outcome.signal, outcome.stderr).toBeNull();
+      expect(outcome.code, outcome.stderr).toBe(0);
+      expect(readdirSync(join(dataDir, 'runs'))).toEqual([`${savedRunId}.json`]);
+    }
+  }, 60_000);
+
   it('as `timeout -s TERM -k 5 4` and Slurm (SIGTERM to the step, SIGKILL after KillWait) send them: the record is written within the grace', async () => {
     // GNU timeout: SIGTERM at 4 s (in the decode, or after the run ended, by the machine's speed), SIGKILL 5 s later if still running
     const out = join(root, 'timeout.json');
