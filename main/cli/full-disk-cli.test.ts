@@ -16,12 +16,15 @@ import { runCli } from './run-cli.js';
  * names the full disk and what to do, record nothing for that point (no failure.json the next run
  * would keep), and once space is freed the same command completes the point.
  */
-const tmpfs: TestTmpfs | null = hasShared() ? mountTestTmpfs('256k') : null;
-if (tmpfs !== null && tmpfs.dir === null) console.warn(`full-disk tests skipped: ${tmpfs.skipReason}`);
+/** Mounted by beforeAll, so that a run that filters every test out mounts nothing (its afterAll would not run). */
+let tmpfs: TestTmpfs | null = null;
 const previousCache = process.env['KVSCOPE_CACHE_DIR'];
 let work = '';
 
 beforeAll(() => {
+  if (!hasShared()) return;
+  tmpfs = mountTestTmpfs('256k');
+  if (tmpfs.dir === null) console.warn(`full-disk tests skipped: ${tmpfs.skipReason}`);
   work = mkdtempSync(join(tmpdir(), 'kvscope-full-disk-'));
   // the eval reference cache stays on the real disk: only the records meet the full one
   process.env['KVSCOPE_CACHE_DIR'] = join(work, 'cache');
@@ -32,7 +35,7 @@ afterAll(async () => {
   else process.env['KVSCOPE_CACHE_DIR'] = previousCache;
   for (let waited = 0; liveLabWorkers() > 0 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
   if (tmpfs?.dir != null) tmpfs.unmount();
-  rmSync(work, { recursive: true, force: true });
+  if (work !== '') rmSync(work, { recursive: true, force: true });
 });
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -52,8 +55,9 @@ function fill(leaveBytes: number): string {
   return path;
 }
 
-describe.skipIf(tmpfs?.dir == null)('a full disk under the records (tmpfs of 256 KiB)', () => {
-  it('sweep: stops non-zero naming the full disk, records no point as failed; after space is freed the rerun completes it', async () => {
+describe.skipIf(!hasShared())('a full disk under the records (tmpfs of 256 KiB)', () => {
+  it('sweep: stops non-zero naming the full disk, records no point as failed; after space is freed the rerun completes it', async (context) => {
+    if (tmpfs?.dir == null) context.skip();
     const out = join(tmpfs!.dir!, 'sweep');
     const spec = join(work, 'sweep.json');
     writeFileSync(spec, JSON.stringify({ model: storiesDir(), fixed: { context: 128, windows: 2 }, points: [{ backend: 'quanto', nbits: 4, 'group-size': 32, 'residual-length': 16 }] }));
@@ -82,7 +86,8 @@ describe.skipIf(tmpfs?.dir == null)('a full disk under the records (tmpfs of 256
     expect(readdirSync(join(out, point!)).sort()).toEqual(['eval.json', 'settings.json']);
   }, 120_000);
 
-  it('eval --out and run --out: the figures are printed, nothing half-written, exit 1 with the reason', async () => {
+  it('eval --out and run --out: the figures are printed, nothing half-written, exit 1 with the reason', async (context) => {
+    if (tmpfs?.dir == null) context.skip();
     const filler = fill(0);
     const evalOut = join(tmpfs!.dir!, 'eval.json');
     const evalRun = await cli(['eval', '--model', storiesDir(), '--context', '128', '--windows', '2', '--cache', 'quantized', '--group-size', '32', '--out', evalOut]);

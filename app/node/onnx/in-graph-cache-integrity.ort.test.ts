@@ -7,6 +7,7 @@ import type { RunSettings } from '../../engine/types.js';
 import { decodeModel } from '../../onnx/onnx-model.js';
 import { hasShared } from '../golden.js';
 import { releaseCachedSessions } from '../ort/session-cache.js';
+import { runGeneration } from '../run-generation.js';
 import { runPath, type PathRun } from '../test-support/path-run.js';
 import { storiesDir, storiesSettings } from '../test-support/stories.js';
 import { mountTestTmpfs, type TestTmpfs } from '../test-support/tmpfs.js';
@@ -18,13 +19,18 @@ import { writeModelWithExternalData } from './write-external-data.js';
  * size is kept is found, discarded, rebuilt with one line that does not blame the model, and gives
  * the fresh run's logits bit for bit.
  */
-const tmpfs: TestTmpfs | null = hasShared() ? mountTestTmpfs('64m') : null;
-if (tmpfs !== null && tmpfs.dir === null) console.warn(`in-graph cache on two file systems skipped: ${tmpfs.skipReason}`);
+/** Mounted by beforeAll, so that a run that filters every test out mounts nothing (its afterAll would not run). */
+let tmpfs: TestTmpfs | null = null;
 const savedCacheDir = process.env['KVSCOPE_CACHE_DIR'];
 let modelDir = '';
 
 beforeAll(async () => {
-  if (tmpfs?.dir == null) return;
+  if (!hasShared()) return;
+  tmpfs = mountTestTmpfs('64m');
+  if (tmpfs.dir === null) {
+    console.warn(`in-graph cache on two file systems skipped: ${tmpfs.skipReason}`);
+    return;
+  }
   modelDir = join(mkdtempSync(join(tmpdir(), 'kvscope-in-graph-src-')), 'stories260k');
   cpSync(storiesDir(), modelDir, { recursive: true });
   chmodSync(join(modelDir, 'onnx'), 0o755);
@@ -85,9 +91,10 @@ async function graphRun(onnxFile: string): Promise<{ run: PathRun; stderr: strin
   }
 }
 
-describe.skipIf(tmpfs?.dir == null)('the rewrite cache on another file system (tmpfs) than the model', () => {
+describe.skipIf(!hasShared())('the rewrite cache on another file system (tmpfs) than the model', () => {
   for (const onnxFile of ['onnx/model.onnx', 'onnx/model_ext.onnx']) {
-    it(`${onnxFile}: no weight bytes in the cache, bit-identical to the host path; each damaged part rebuilt with one line`, async () => {
+    it(`${onnxFile}: no weight bytes in the cache, bit-identical to the host path; each damaged part rebuilt with one line`, async (context) => {
+      if (tmpfs?.dir == null) context.skip();
       expect(statSync(tmpfs!.dir!).dev, 'the cache and the model are on two file systems').not.toBe(statSync(modelDir).dev);
       rmSync(join(tmpfs!.dir!, 'in-graph'), { recursive: true, force: true });
       const host = await runPath(settings(onnxFile), 'host');
@@ -128,6 +135,17 @@ describe.skipIf(tmpfs?.dir == null)('the rewrite cache on another file system (t
         expect(repaired.stderr, what).not.toMatch(/Download|\bagain\b|\.onnx file/);
         expectSameRun(repaired.run, host);
         expect(cacheEntries(), what).toEqual([entry]);
+      }
+      // a run's record keeps the line as a diagnostic
+      flipBytes(join(entry!, 'model.onnx'), 100);
+      const spy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      try {
+        const result = await runGeneration({ ...settings(onnxFile), dequantize: 'graph', maxNewTokens: 4 });
+        const notice = result.diagnostics.find((d) => d.code === 'cache-entry-rebuilt');
+        expect(notice?.message).toMatch(/cached rewritten graph .* does not match its sha256 \(damaged\); it was discarded and rebuilt \(the model itself was not at fault\)/);
+        expect(result.generatedTokenIds).toEqual(host.ids.slice(0, 4));
+      } finally {
+        spy.mockRestore();
       }
     }, 120_000);
   }
