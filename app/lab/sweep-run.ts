@@ -53,7 +53,9 @@ export interface SweepRunOutcome {
  * Runs a sweep's points (the CLI's `kvscope sweep` and the Lab view alike): the reference once, on
  * the first worker, before the points fan out over `jobs` lab workers; each point's folder is
  * written whole when it ends (sweep-folder.ts). `stop` cancels the running points (nothing of them
- * is recorded) and starts no more; `abort` also terminates the workers at once.
+ * is recorded) and starts no more. There is no way to terminate the workers mid-point: one whose
+ * onnxruntime session.run is in flight would abort the whole process natively (Napi::Error); the
+ * workers go once their points have settled, or by their own cancel timeout.
  */
 export class SweepRun {
   readonly done: Promise<SweepRunOutcome>;
@@ -77,11 +79,6 @@ export class SweepRun {
     if (this.#stopped) return;
     this.#stopped = true;
     for (const job of this.#running) job.cancel();
-  }
-
-  abort(): void {
-    this.stop();
-    for (const worker of this.#workers) void worker.dispose();
   }
 
   async #run(): Promise<SweepRunOutcome> {

@@ -162,10 +162,14 @@ export class LabBackend {
       : { fileName: `kvscope-sweep-${sweepId}.json`, mimeType: 'application/json', content: stringifyJson(results, 1) + '\n', saved: null };
   }
 
-  /** Stops every running sweep and waits for their workers to go. */
+  /**
+   * Stops every running sweep and waits for their workers to go: each point is cancelled at its next
+   * step, then its worker ends. Not `abort`: terminating a worker whose onnxruntime session.run is in
+   * flight aborts the whole host natively (Napi::Error); a stuck worker goes by its cancel timeout.
+   */
   async dispose(): Promise<void> {
     const runs = [...this.#running.values()];
-    for (const run of runs) run.abort();
+    for (const run of runs) run.stop();
     await Promise.all(runs.map((run) => run.done.catch(() => undefined)));
   }
 
