@@ -30,7 +30,7 @@ const planned = planInGraph(io, files.config.geometry, planCacheLayers(files.con
 if (!planned.ok) throw new Error(planned.reason);
 const graph = job.variant === 'host' ? null : await ensureInGraphModel(files.onnxPath, { ...planned.spec, ...(job.variant === 'ungated' ? { gate: false } : {}) });
 const session = await createOrtDecoderSession(graph?.path ?? files.onnxPath, {
-  executionProvider: 'cpu', intraOpNumThreads: 1, ...(graph === null ? {} : { disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS }),
+  executionProvider: 'cpu', intraOpNumThreads: 1, ...(graph === null ? {} : { disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS, externalDataFolder: graph.externalDataFolder }),
 });
 
 const tokenFeeds = (past: number): Record<string, HostTensor> => ({

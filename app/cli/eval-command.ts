@@ -54,13 +54,22 @@ export async function runEvalCommand(options: RawOptions, io: CliIo, runtime: Ev
   try {
     const result = await handle.done;
     progress?.clear();
+    let recordError: string | undefined;
     if (out !== undefined) {
       const record = createEvalRecord(result, { createdAt: runtime.now(), kvscopeVersion: runtime.kvscopeVersion });
-      io.writeFileAtomic(out, encodeUtf8(serializeEvalRecord(record)));
+      try {
+        io.writeFileAtomic(out, encodeUtf8(serializeEvalRecord(record)));
+      } catch (error) {
+        // Checked before the eval, yet the write failed (a full disk): the figures are still printed, nothing half-written, and the command fails.
+        recordError = `the eval finished but its record could not be written: ${(error as Error).message.split('\n')[0]}`;
+      }
     }
-    if (json) io.stdout(stringifyJson({ ok: true, ...evalJson(result), ...(out !== undefined ? { record: out } : {}) }) + '\n');
-    else io.stdout(formatEvalReport(result, formatBytes) + (out !== undefined ? `wrote ${out}\n` : ''));
-    return ExitCode.ok;
+    const wrote = out !== undefined && recordError === undefined;
+    if (json) io.stdout(stringifyJson({ ok: recordError === undefined, ...evalJson(result), ...(wrote ? { record: out } : {}), ...(recordError !== undefined ? { recordError } : {}) }) + '\n');
+    else io.stdout(formatEvalReport(result, formatBytes) + (wrote ? `wrote ${out}\n` : ''));
+    if (recordError === undefined) return ExitCode.ok;
+    io.stderr(`kvscope eval: ${recordError} Free space on that disk (or choose another --out) and run again; the figures above are complete.\n`);
+    return ExitCode.badInput;
   } catch (error) {
     progress?.clear();
     if (!(error instanceof RunError)) throw error;

@@ -178,12 +178,13 @@ describe('kvscope run: output', () => {
     expect(io.out).toBe('');
   });
 
-  it('cancels on the first Ctrl-C and disposes on the second', async () => {
+  it('cancels on the first Ctrl-C; further ones never dispose a run in flight (a native abort), they say it is already cancelling', async () => {
     const io = memoryIo();
-    const runtime = fakeRuntime(sampleResult(), { script: (_handlers, run) => queueMicrotask(() => { run.interrupt?.(); run.interrupt?.(); }) });
-    await runRunCommand(TINY, io, runtime);
+    const runtime = fakeRuntime(sampleResult(), { script: (_handlers, run) => queueMicrotask(() => { run.interrupt?.(); run.interrupt?.(); run.interrupt?.(); }) });
+    expect(await runRunCommand(TINY, io, runtime)).toBe(0);
     expect(runtime.run.cancelled).toBe(1);
-    expect(runtime.run.disposed).toBe(2); // the second Ctrl-C, then the command's own cleanup
-    expect(io.err).toContain('cancelling at the next step (Ctrl-C again to stop at once)');
+    expect(runtime.run.disposed).toBe(1); // the command's own cleanup, once the result is in
+    expect(io.err).toContain('cancelling at the next step; the result and --out are still written');
+    expect(io.err.match(/already cancelling/g)).toHaveLength(1);
   });
 });

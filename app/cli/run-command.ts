@@ -66,14 +66,17 @@ export async function runRunCommand(options: RawOptions, io: CliIo, runtime: Run
   let interrupts = 0;
   const stopListening = runtime.onInterrupt((signal) => {
     interrupts++;
+    progress?.clear();
     if (interrupts === 1) {
-      progress?.clear();
       io.stderr(signal === undefined || signal === 'SIGINT'
-        ? '\nkvscope run: cancelling at the next step (Ctrl-C again to stop at once)…\n'
+        ? '\nkvscope run: cancelling at the next step; the result and --out are still written…\n'
         : `\nkvscope run: ${signal}: cancelling at the next step; the result and --out are still written…\n`);
       handle.cancel();
-    } else {
-      handle.dispose();
+    } else if (interrupts === 2) {
+      // Never dispose here: terminating the worker while onnxruntime's session.run is in flight aborts
+      // the whole process natively (Napi::Error, rc 134) and loses the run. The cancel is already on
+      // its way; a worker stuck in one step is terminated by the cancel timeout (worker-client.ts).
+      io.stderr(`kvscope run: ${signal ?? 'SIGINT'} again: already cancelling; the run ends at the end of its current step and --out is written (SIGKILL stops at once, writing nothing).\n`);
     }
   });
   try {

@@ -9,7 +9,7 @@ import { ExitCode, UsageError } from './io.js';
 import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
 import { SweepRun, type SweepWorker } from '../lab/sweep-run.js';
 import { parentFolder, readSweepText, settingsForPoint } from './sweep-point-settings.js';
-import { isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest } from '../lab/sweep-folder.js';
+import { collectResults, isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest } from '../lab/sweep-folder.js';
 import type { SweepIo } from './sweep-io.js';
 import { SweepProgress } from './sweep-progress.js';
 
@@ -34,7 +34,8 @@ export interface SweepRuntime {
  * with eval's flags as the fixed settings), and `kvscope sweep merge DIR… [--out DIR]`. Points run in
  * lab worker threads, the reference once first; complete points are skipped on a rerun; Ctrl-C stops
  * the running points (nothing of them is recorded) and leaves the complete ones. Exit 0 when every
- * point of this run completed (refused and failed points are results), 1 on bad input or Ctrl-C.
+ * point of this run completed (refused and failed points are results), 1 on bad input or Ctrl-C, and
+ * 1 when a point's record could not be written (a full disk): that point stays unrecorded for the next run.
  */
 export async function runSweepCommand(positionals: readonly string[], options: RawOptions, io: SweepIo, runtime: SweepRuntime): Promise<ExitCode> {
   if (positionals[0] === 'merge') return runMerge(positionals.slice(1), options, io, runtime);
@@ -75,10 +76,13 @@ export async function runSweepCommand(positionals: readonly string[], options: R
     interrupts++;
     progress?.clear();
     if (interrupts === 1) {
-      io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded (Ctrl-C again to stop at once)…\n');
+      io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded…\n');
       run.stop();
-    } else {
-      run.abort();
+    } else if (interrupts === 2) {
+      // Never abort here: terminating a lab worker while onnxruntime's session.run is in flight aborts
+      // the process natively (Napi::Error); the cancel is on its way, and a stuck worker is terminated
+      // by its cancel timeout (lab-worker-client.ts).
+      io.stderr('kvscope sweep: already stopping; the running points end at their next step (SIGKILL stops at once; complete points are kept).\n');
     }
   });
   let outcome;
@@ -88,11 +92,26 @@ export async function runSweepCommand(positionals: readonly string[], options: R
     stopListening();
     progress?.clear();
   }
-  const results = writeResults(io, out, manifest);
+  let storageFailure = outcome.storageFailure;
+  let results: SweepResults;
+  try {
+    results = writeResults(io, out, manifest);
+  } catch (error) {
+    // results.json/csv are derived: the table is still shown from the point folders, and the next run rewrites them
+    results = collectResults(io, out, manifest);
+    storageFailure ??= `the results table could not be written: ${(error as Error).message.split('\n')[0]}`;
+  }
   if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
   else io.stdout(formatResultsTable(results));
   // Whole reasons, their later lines indented under the point: the table's column holds only the start.
   for (const line of outcome.failures) io.stderr(`kvscope sweep: ${line.replace(/\n/g, '\n  ')}\n`);
+  if (storageFailure !== null) {
+    // An I/O failure is never a result (issue 24): nothing was recorded for it, so the next run redoes it.
+    io.stderr(`kvscope sweep: stopped: ${storageFailure}\n` +
+      `kvscope sweep: free space on the disk holding ${out} (or fix its permissions, or use another --out), then run the same command again: ` +
+      `the ${results.rows.length} complete point${results.rows.length === 1 ? ' is' : 's are'} kept and the unrecorded ones are redone.\n`);
+    return ExitCode.badInput;
+  }
   if (outcome.interrupted) {
     io.stderr(`kvscope sweep: interrupted with ${results.rows.length} of ${mine.length} points complete; run the same command again to resume.\n`);
     return ExitCode.badInput;

@@ -46,7 +46,9 @@ export type ModelDiagnosticCode =
   | 'data-folder-unwritable'
   | 'run-not-saved'
   // where a quantized cache is dequantized (in the graph or on the host)
-  | 'dequantize-path';
+  | 'dequantize-path'
+  // a damaged or stale cache entry (a rewritten graph) was discarded and rebuilt
+  | 'cache-entry-rebuilt';
 
 /** A preflight-style finding about a model (STYLE.md §9: what is wrong, and `fix`: what to do). */
 export interface ModelDiagnostic {

@@ -121,9 +121,19 @@ export function writePoint(
   const partial = io.joinPath(dir, `.${point.name}.partial-${random()}`);
   io.makeDirectory(partial);
   const settingsFile: PointSettingsFile = { format: 'kvscope-sweep-point', version: 1, specSha256, index: point.index, name: point.name, options: point.options, settings };
-  io.writeFileAtomic(io.joinPath(partial, 'settings.json'), encodeUtf8(stringifyJson(settingsFile, 1) + '\n'));
-  if ('record' in outcome) io.writeFileAtomic(io.joinPath(partial, 'eval.json'), encodeUtf8(stringifyJson(outcome.record, 1) + '\n'));
-  else io.writeFileAtomic(io.joinPath(partial, 'failure.json'), encodeUtf8(stringifyJson(outcome.failure, 1) + '\n'));
+  try {
+    io.writeFileAtomic(io.joinPath(partial, 'settings.json'), encodeUtf8(stringifyJson(settingsFile, 1) + '\n'));
+    if ('record' in outcome) io.writeFileAtomic(io.joinPath(partial, 'eval.json'), encodeUtf8(stringifyJson(outcome.record, 1) + '\n'));
+    else io.writeFileAtomic(io.joinPath(partial, 'failure.json'), encodeUtf8(stringifyJson(outcome.failure, 1) + '\n'));
+  } catch (error) {
+    // Nothing of the point stays (a full disk gets its space back now; the next run removes what this cannot).
+    try {
+      io.remove(partial);
+    } catch {
+      // the next openSweepFolder removes stale partial folders
+    }
+    throw error;
+  }
   const final = io.joinPath(dir, point.name);
   io.remove(final);
   io.rename(partial, final);

@@ -2,7 +2,7 @@ import { createEvalRecord } from './eval-record.js';
 import type { EvalProgress } from './evaluate.js';
 import type { EvalResult } from './eval-result.js';
 import type { EvalSettings } from './eval-settings.js';
-import { readPointState, writePoint, type SweepManifest } from './sweep-folder.js';
+import { readPointState, writePoint, type PointFailureFile, type SweepManifest } from './sweep-folder.js';
 import type { SweepFolderIo } from './sweep-folder-io.js';
 import type { SweepPoint } from './sweep-points.js';
 import { failedRow, fullReason, rowFromResult, type PointStatus, type SweepRow } from './sweep-results.js';
@@ -41,13 +41,21 @@ export interface SweepRunOutcome {
   readonly interrupted: boolean;
   /** one line per refused or failed point */
   readonly failures: readonly string[];
+  /**
+   * why the sweep stopped early because a file could not be written (a point's record, or a point
+   * that failed writing its own files: a full disk, a read-only folder), or null. That point is not
+   * recorded, so the next run redoes it: an I/O failure is never a result.
+   */
+  readonly storageFailure: string | null;
 }
 
 /**
  * Runs a sweep's points (the CLI's `kvscope sweep` and the Lab view alike): the reference once, on
  * the first worker, before the points fan out over `jobs` lab workers; each point's folder is
  * written whole when it ends (sweep-folder.ts). `stop` cancels the running points (nothing of them
- * is recorded) and starts no more; `abort` also terminates the workers at once.
+ * is recorded) and starts no more. There is no way to terminate the workers mid-point: one whose
+ * onnxruntime session.run is in flight would abort the whole process natively (Napi::Error); the
+ * workers go once their points have settled, or by their own cancel timeout.
  */
 export class SweepRun {
   readonly done: Promise<SweepRunOutcome>;
@@ -56,6 +64,7 @@ export class SweepRun {
   readonly #workers: SweepWorker[] = [];
   readonly #failures: string[] = [];
   #stopped = false;
+  #storageFailure: string | null = null;
 
   constructor(options: SweepRunOptions) {
     this.#options = options;
@@ -70,11 +79,6 @@ export class SweepRun {
     if (this.#stopped) return;
     this.#stopped = true;
     for (const job of this.#running) job.cancel();
-  }
-
-  abort(): void {
-    this.stop();
-    for (const worker of this.#workers) void worker.dispose();
   }
 
   async #run(): Promise<SweepRunOutcome> {
@@ -97,7 +101,7 @@ export class SweepRun {
     } finally {
       await Promise.all(this.#workers.map((worker) => worker.dispose()));
     }
-    return { interrupted: this.#stopped, failures: this.#failures };
+    return { interrupted: this.#stopped && this.#storageFailure === null, failures: this.#failures, storageFailure: this.#storageFailure };
   }
 
   #threadOptions(): { intraOpNumThreads?: number } {
@@ -130,26 +134,52 @@ export class SweepRun {
     }
     const job = worker.evaluate(settings, this.#threadOptions());
     this.#running.add(job);
+    let result: EvalResult;
     try {
-      const result = await job.done;
-      const record = createEvalRecord(result, { createdAt: this.#options.now(), kvscopeVersion: this.#options.kvscopeVersion });
-      writePoint(io, dir, point, manifest.specSha256, record.settings, { record }, this.#options.randomSuffix);
-      this.#options.onPointDone?.(point, rowFromResult(point.index, point.name, point.options, result));
+      result = await job.done;
     } catch (error) {
       const payload = toRunErrorPayload(error);
       // A cancelled point leaves nothing behind: the next run does it again.
       if (payload.code === 'cancelled' || this.#stopped) return;
+      // The point's own files (its reference, say) could not be written: a fault of the disk, not of the point.
+      if (payload.code === 'storage-failed') {
+        this.#stopForStorage(point, payload.message);
+        return;
+      }
       this.#failure(point, recorded(settings), payload.code === 'refused' ? 'refused' : 'failed', payload);
+      return;
     } finally {
       this.#running.delete(job);
     }
+    const record = createEvalRecord(result, { createdAt: this.#options.now(), kvscopeVersion: this.#options.kvscopeVersion });
+    this.#write(point, () => writePoint(io, dir, point, manifest.specSha256, record.settings, { record }, this.#options.randomSuffix),
+      rowFromResult(point.index, point.name, point.options, result));
   }
 
   #failure(point: SweepPoint, settings: EvalResult['settings'] | null, status: Exclude<PointStatus, 'ok'>, error: RunErrorPayload): void {
     const { io, dir, manifest } = this.#options;
-    this.#failures.push(`point ${point.index} (${point.name}) ${status}: ${fullReason(error)}`);
-    writePoint(io, dir, point, manifest.specSha256, settings, { failure: { format: 'kvscope-sweep-failure', version: 1, status, error } }, this.#options.randomSuffix);
-    this.#options.onPointDone?.(point, failedRow(point.index, point.name, point.options, status, fullReason(error)));
+    const failure: PointFailureFile = { format: 'kvscope-sweep-failure', version: 1, status, error };
+    if (this.#write(point, () => writePoint(io, dir, point, manifest.specSha256, settings, { failure }, this.#options.randomSuffix),
+      failedRow(point.index, point.name, point.options, status, fullReason(error)))) {
+      this.#failures.push(`point ${point.index} (${point.name}) ${status}: ${fullReason(error)}`);
+    }
+  }
+
+  /** Writes a point's folder; when that fails, the point stays unrecorded and the sweep stops. */
+  #write(point: SweepPoint, write: () => void, row: SweepRow): boolean {
+    try {
+      write();
+    } catch (error) {
+      this.#stopForStorage(point, error instanceof Error ? error.message : String(error));
+      return false;
+    }
+    this.#options.onPointDone?.(point, row);
+    return true;
+  }
+
+  #stopForStorage(point: SweepPoint, reason: string): void {
+    this.#storageFailure ??= `point ${point.name} could not be recorded: ${reason.split('\n')[0]}`;
+    this.stop();
   }
 }
 

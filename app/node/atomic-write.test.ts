@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ATOMIC_TEMP_PATTERN, writeFileAtomic } from './atomic-write.js';
-import { FileAccessError } from './fs-errors.js';
+import { FileAccessError, StorageWriteError } from './fs-errors.js';
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'kvscope-atomic-')); });
@@ -19,9 +19,17 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(dir)).toEqual(['x.json']);
   });
 
-  it('fails with a FileAccessError naming the path when the folder is missing, and leaves nothing', () => {
+  it('fails with a StorageWriteError (a FileAccessError: run code storage-failed) naming the path when the folder is missing, and leaves nothing', () => {
     const path = join(dir, 'missing', 'x.json');
-    expect(() => writeFileAtomic(path, new Uint8Array(1))).toThrow(new FileAccessError(`Cannot write ${path}: its folder does not exist. Create it first.`));
+    let thrown: unknown;
+    try {
+      writeFileAtomic(path, new Uint8Array(1));
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(StorageWriteError);
+    expect(thrown).toBeInstanceOf(FileAccessError);
+    expect(thrown).toMatchObject({ name: 'StorageWriteError', errno: 'ENOENT', message: `Cannot write ${path}: its folder does not exist. Create it first.` });
     expect(readdirSync(dir)).toEqual([]);
   });
 

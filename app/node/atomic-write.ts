@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { describeFsError, FileAccessError } from './fs-errors.js';
+import { describeFsError, StorageWriteError } from './fs-errors.js';
 
 /** Temp files are `.<target name>.<pid>.<random>.tmp` beside the target; readers of a folder skip them. */
 export const ATOMIC_TEMP_PATTERN = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/;
@@ -26,7 +26,7 @@ export function writeFileAtomic(path: string, bytes: Uint8Array): void {
     renameSync(temp, path);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw new FileAccessError(describeFsError(error, path, 'write'));
+    throw new StorageWriteError(describeFsError(error, path, 'write'), (error as NodeJS.ErrnoException).code);
   }
   syncFolder(folder);
 }

@@ -5,6 +5,19 @@ export class FileAccessError extends KvscopeError {
   override readonly name: string = 'FileAccessError';
 }
 
+/**
+ * A file kvscope writes (a record, a cache entry) that could not be written: a full disk, a quota, a
+ * read-only or failing disk, no permission. Its own name, so that a run reports it as
+ * `storage-failed` (app/protocol/run-error.ts) and a sweep stops instead of recording the point as
+ * failed: an I/O failure is never a result.
+ */
+export class StorageWriteError extends FileAccessError {
+  override readonly name: string = 'StorageWriteError';
+  constructor(message: string, readonly errno: string | undefined) {
+    super(message);
+  }
+}
+
 /** One sentence for a failed fs call, from its errno code. */
 export function describeFsError(error: unknown, path: string, verb: 'read' | 'write' | 'delete' | 'create'): string {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;

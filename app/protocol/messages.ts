@@ -108,10 +108,13 @@ export type ProtocolMessage = HostMessage | WorkerMessage;
  * - `worker-crashed`: the worker thread died (uncaught exception, process.exit, out of memory);
  * - `worker-busy`: a second `start` reached a worker that was already running;
  * - `protocol`: a message that does not parse (a version mismatch or a bug);
+ * - `storage-failed`: a file the run writes (a record, a cache entry) could not be written: a full
+ *   disk, a quota, a read-only or failing disk, no permission. Never a result: nothing was recorded,
+ *   and the same run redone once the disk is fixed completes;
  * - `internal`: anything else, a bug in kvscope.
  */
 export const RUN_ERROR_CODES = [
-  'refused', 'invalid-input', 'generation-failed', 'cancelled', 'cancel-timeout', 'worker-crashed', 'worker-busy', 'protocol', 'internal',
+  'refused', 'invalid-input', 'generation-failed', 'cancelled', 'cancel-timeout', 'worker-crashed', 'worker-busy', 'protocol', 'storage-failed', 'internal',
 ] as const;
 export type RunErrorCode = (typeof RUN_ERROR_CODES)[number];
 

@@ -59,6 +59,8 @@ export function toRunErrorPayload(error: unknown): RunErrorPayload {
 
 function classify(error: Error): RunErrorCode {
   if (error.name.endsWith('RefusedError')) return 'refused';
+  // app/node/fs-errors.ts: a write that failed on the disk, not on the user's input
+  if (error.name === 'StorageWriteError') return 'storage-failed';
   if (INPUT_ERROR_NAMES.has(error.name)) return 'invalid-input';
   // A kvscope domain error (cache, quantizer, generation) explains itself; anything else (a
   // TypeError, an ORT failure) is unexpected and keeps its class name in the message.

@@ -298,7 +298,8 @@ Output:
                          dequantize (quantized runs: graph or host, what ran)
 
 The text streams to stdout; a progress bar goes to stderr when it is a terminal. Ctrl-C cancels
-at the next step and still prints the summary (and writes --out); a second Ctrl-C stops at once.
+at the next step and still prints the summary (and writes --out), however many signals follow
+(SIGTERM alike, as timeout and Slurm send it); SIGKILL stops at once, writing nothing.
 Exit codes: 0 done (or cancelled), 2 refused by the preflight or the model checks (a graph kvscope
 cannot feed, a config that contradicts the graph), 1 bad input or a failed run.
 `,

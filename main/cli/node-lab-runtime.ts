@@ -21,9 +21,14 @@ export function nodeEvalRuntime(kvscopeVersion: string, options: LabWorkerOption
     kvscopeVersion,
     now: () => new Date(),
     onInterrupt(onInterrupt) {
+      // SIGTERM too (a scheduler's time limit, `timeout`): cancelled like Ctrl-C, never killed mid-step
       const listener = (): void => onInterrupt();
       process.on('SIGINT', listener);
-      return () => void process.off('SIGINT', listener);
+      process.on('SIGTERM', listener);
+      return () => {
+        process.off('SIGINT', listener);
+        process.off('SIGTERM', listener);
+      };
     },
   };
 }

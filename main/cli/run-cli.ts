@@ -19,6 +19,14 @@ import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
+/**
+ * The CLI's workers are never terminated after a cancel: one whose onnxruntime session.run is in
+ * flight would abort the process natively (Napi::Error) and lose the run's record, and a step that
+ * takes long (a long prefill on a big model) is no hang. The cancel ends the run at its next step;
+ * SIGKILL (or `timeout -k`, Slurm's KillWait) remains the hard stop.
+ */
+const CLI_WORKER_OPTIONS = { cancelTimeoutMs: null } as const;
+
 /** The quantized-cache settings, spelled the same by `preflight`, `run` and `eval` (app/cli/option-specs.ts). */
 const CACHE_OPTIONS: OptionSpecs = { ...CACHE_OPTION_SPECS };
 
@@ -98,11 +106,11 @@ const COMMANDS: Record<string, {
       out: { type: 'string' },
       json: { type: 'boolean' },
     },
-    run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, terminalStdin(io)), io, nodeRunRuntime(VERSION)),
+    run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, terminalStdin(io)), io, nodeRunRuntime(VERSION, CLI_WORKER_OPTIONS)),
   },
   eval: {
     options: EVAL_OPTIONS,
-    run: (values, io) => runEvalCommand(values, io, nodeEvalRuntime(VERSION)),
+    run: (values, io) => runEvalCommand(values, io, nodeEvalRuntime(VERSION, CLI_WORKER_OPTIONS)),
   },
   sweep: {
     // eval's options are the fixed settings of a --preset sweep; --out is the sweep's folder.
@@ -114,7 +122,7 @@ const COMMANDS: Record<string, {
       shard: { type: 'string' },
     },
     positionals: true,
-    run: (values, io, positionals) => runSweepCommand(positionals, values, { ...nodeSweepIo(), ...io }, nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable)),
+    run: (values, io, positionals) => runSweepCommand(positionals, values, { ...nodeSweepIo(), ...io }, nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable, CLI_WORKER_OPTIONS)),
   },
   serve: {
     options: {

@@ -28,16 +28,21 @@ export function nodeServeRuntime(): ServeRuntime {
     dataDir: defaultDataDir(),
     ...(token !== undefined && token !== '' ? { token } : {}),
     waitForStop: () => new Promise((resolve) => {
-      // The first signal stops gracefully (runs cancelled and saved); a second one stops at once.
+      // The first signal stops gracefully (runs cancelled and saved). Later ones only say so: exiting
+      // while a worker's onnxruntime session.run is in flight aborts the process natively (Napi::Error,
+      // SIGABRT; 2 of 4 trials here) and loses the runs. A worker stuck in one step is terminated by
+      // its cancel timeout; SIGKILL still stops at once.
       const stop = (): void => {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
-        const now = (signal: NodeJS.Signals): void => {
-          process.stderr.write(`kvscope serve: ${signal} again: stopping at once; runs in flight are lost.\n`);
-          process.exit(130);
+        let told = false;
+        const again = (signal: NodeJS.Signals): void => {
+          if (told) return;
+          told = true;
+          process.stderr.write(`kvscope serve: ${signal} again: already stopping; runs in flight end at their next step and are saved as cancelled (SIGKILL stops at once).\n`);
         };
-        process.once('SIGINT', now);
-        process.once('SIGTERM', now);
+        process.on('SIGINT', again);
+        process.on('SIGTERM', again);
         resolve();
       };
       process.on('SIGINT', stop);

@@ -23,6 +23,9 @@ import { resolveModelPath } from '../run-generation.js';
 import { LabWorker, type LabWorkerOptions } from './lab-worker-client.js';
 import { nodeEvalOptionIo, nodeSweepFolderIo } from './node-sweep-folder-io.js';
 
+/** What to do when a sweep's files cannot be written (the CLI says the same in app/cli/sweep-command.ts). */
+const STORAGE_FIX = 'Free space on the disk holding the sweep folder (or fix its permissions), then resume the sweep: complete points are kept and the unrecorded one is redone.';
+
 export interface LabBackendOptions {
   /** the workbench's data folder: sweeps live in `sweeps/<id>/`, each a sweep folder like the CLI's */
   readonly dataDir: string;
@@ -92,7 +95,19 @@ export class LabBackend {
     void run.done.then(
       (outcome) => {
         this.#running.delete(sweepId);
-        on.onDone({ interrupted: outcome.interrupted, results: writeResults(this.#io, dir, manifest) });
+        // An I/O failure is never a result: the sweep ends in an error that says what to do, the point unrecorded.
+        if (outcome.storageFailure !== null) {
+          on.onError({ code: 'storage-failed', message: outcome.storageFailure, fix: STORAGE_FIX });
+          return;
+        }
+        let results;
+        try {
+          results = writeResults(this.#io, dir, manifest);
+        } catch (error) {
+          on.onError({ ...toRunErrorPayload(error), fix: STORAGE_FIX });
+          return;
+        }
+        on.onDone({ interrupted: outcome.interrupted, results });
       },
       (error: unknown) => {
         this.#running.delete(sweepId);
@@ -147,10 +162,14 @@ export class LabBackend {
       : { fileName: `kvscope-sweep-${sweepId}.json`, mimeType: 'application/json', content: stringifyJson(results, 1) + '\n', saved: null };
   }
 
-  /** Stops every running sweep and waits for their workers to go. */
+  /**
+   * Stops every running sweep and waits for their workers to go: each point is cancelled at its next
+   * step, then its worker ends. Not `abort`: terminating a worker whose onnxruntime session.run is in
+   * flight aborts the whole host natively (Napi::Error); a stuck worker goes by its cancel timeout.
+   */
   async dispose(): Promise<void> {
     const runs = [...this.#running.values()];
-    for (const run of runs) run.abort();
+    for (const run of runs) run.stop();
     await Promise.all(runs.map((run) => run.done.catch(() => undefined)));
   }
 

@@ -13,8 +13,8 @@ export interface LabWorkerOptions {
   readonly engineModule?: string;
   /** the built worker entry, for hosts whose own code is bundled (see worker-launch.ts) */
   readonly workerEntry?: URL;
-  /** how long a cancelled job may take to stop before the worker is terminated (default 10 s) */
-  readonly cancelTimeoutMs?: number;
+  /** how long a cancelled job may take to stop before the worker is terminated (default 10 s); null: never (the CLI, as worker-client.ts says why) */
+  readonly cancelTimeoutMs?: number | null;
 }
 
 /** A job on a lab worker: `done` settles once; `cancel` stops it before its next session run. */
@@ -101,6 +101,7 @@ export class LabWorker {
       cancel: () => {
         if (this.#pending?.id !== id) return;
         this.#send({ type: 'cancel', id });
+        if (this.#options.cancelTimeoutMs === null) return;
         this.#cancelTimer ??= setTimeout(() => {
           this.#die({ code: 'cancel-timeout', message: 'The lab worker did not stop after the cancel (a run stuck in native code?), so it was terminated.' });
         }, this.#options.cancelTimeoutMs ?? 10_000);

@@ -47,6 +47,9 @@ export async function openInGraphModel(
   const planned = planInGraph(io, config.geometry, plan, settings.quantization, unpackStrategyFor(executionProvider));
   if (!planned.ok) return { reason: planned.reason };
   const rewrite = await ensureInGraphModel(onnxPath, planned.spec);
+  if (rewrite.rebuiltBecause !== null) {
+    diagnostics.push(modelWarning('cache-entry-rebuilt', `${rewrite.rebuiltBecause}; it was discarded and rebuilt (the model itself was not at fault).`));
+  }
   const intraOpNumThreads = cappedThreads(intraOpThreadsFor(executionProvider, config.geometry.hiddenSize), options.maxIntraOpThreads);
   const sessionOptions = { executionProvider, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }) };
   const leases: LeasedSession[] = [];
@@ -56,6 +59,7 @@ export async function openInGraphModel(
   try {
     const lease = await leaseDecoderSession(rewrite.path, {
       ...sessionOptions, displayName: `${layout.graph} (rewritten for in-graph dequantization)`, disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS,
+      externalDataFolder: rewrite.externalDataFolder,
     });
     leases.push(lease);
     let referenceSession: OpenedModel['session'] | undefined;

@@ -1,7 +1,10 @@
-import { constants as fsConstants, existsSync, readFileSync } from 'node:fs';
-import { copyFile, link, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { create } from '@bufbuild/protobuf';
+import { StringStringEntryProtoSchema, TensorProto_DataLocation } from 'onnx-buf';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
 import { rewriteForInGraphDequantize } from '../../onnx/rewrite/in-graph-dequantize.js';
@@ -9,34 +12,60 @@ import { IN_GRAPH_REWRITE_VERSION, type InGraphDequantizeSpec, type InGraphKvIo 
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
 import { sha256File, sha256Text } from '../model/file-digest.js';
 import { publishFolder } from '../synthetic/publish-folder.js';
+import { reportCacheRebuild } from '../cache-notice.js';
+import { dataFileIdentity, sameIdentity, type DataFileIdentity } from './data-file-identity.js';
 
 /** A rewritten graph on disk, ready for a session. */
 export interface InGraphModel {
-  /** the rewritten `.onnx`; its external data (if any) resolves through links to the source's files */
+  /** the rewritten `.onnx`: the graph alone; every weight stays in the source's files */
   readonly path: string;
+  /**
+   * the folder its weights are read from (the source graph's), to give onnxruntime as
+   * `session.model_external_initializers_file_folder_path`; the cache entry holds no weight bytes
+   */
+  readonly externalDataFolder: string;
   readonly io: InGraphKvIo;
   /** the content key: sha256 of the rewrite version, the source graph's bytes and the spec */
   readonly key: string;
   /** milliseconds the rewrite took in this call; null when the cached file was used */
   readonly builtMs: number | null;
+  /** why a cached entry was discarded and built again in this call (one line), or null */
+  readonly rebuiltBecause: string | null;
 }
 
 interface Manifest {
   readonly key: string;
   readonly version: number;
+  readonly cacheFormat: number;
   readonly sourceSha256: string;
   readonly spec: InGraphDequantizeSpec;
   readonly io: InGraphKvIo;
+  /** the rewritten graph's size and sha256, checked before every use */
   readonly modelBytes: number;
+  readonly modelSha256: string;
+  /** the source's external data files the graph reads in place (relative to the source graph's folder), by identity */
+  readonly externalData: readonly DataFileIdentity[];
 }
 
+/** Bumped when the entry's layout changes (2: weights referenced in place, graph digest in the manifest). */
+const CACHE_FORMAT = 2;
 const MODEL_FILE = 'model.onnx';
 const MANIFEST_FILE = 'in-graph.json';
+/** Initializers at least this large are read from the source in place, as onnx.save_model's size_threshold. */
+const IN_PLACE_MIN_BYTES = 1024;
 
 /** `$KVSCOPE_CACHE_DIR/in-graph`, else `~/.cache/kvscope/in-graph` (beside the synthetic models' `models/`). */
 export function defaultInGraphCacheDir(): string {
   const root = process.env['KVSCOPE_CACHE_DIR'];
   return join(root !== undefined && root !== '' ? root : join(homedir(), '.cache', 'kvscope'), 'in-graph');
+}
+
+/** onnxruntime session options (`extra`) that let a rewritten graph read its weights from the source's folder. */
+export function inGraphSessionConfig(model: Pick<InGraphModel, 'externalDataFolder'>): Record<string, string> {
+  // onnxruntime_session_options_config_keys.h: kOrtSessionOptionsModelExternalInitializersFileFolderPath.
+  // ORT refuses absolute or escaping `location`s (and symbolic links out of the graph's folder); this
+  // key moves the folder relative locations resolve against, so the graph can sit elsewhere.
+  return { model_external_initializers_file_folder_path: model.externalDataFolder };
 }
 
 /** One build per key per process; concurrent callers share it. */
@@ -48,83 +77,165 @@ const pending = new Map<string, Promise<InGraphModel>>();
  * source graph's bytes and the spec (the settings' shape: backend, bits, axes, group size, dtype,
  * which layers, the unpack strategy; the residual length does not change the graph). Publication is
  * atomic (publishFolder), so concurrent runs, in this process or others, see a whole folder or none.
- * A source with external data keeps it where it is: the folder holds hard links to the data files,
- * under the relative names the graph records, so onnxruntime finds them beside the new graph (it
- * refuses external data whose real path leaves the graph's folder, which rules out symbolic links).
- * Across file systems, where no hard link can be made, the data is copied once (a reflink where the
- * file system has them).
+ *
+ * The entry never holds weights (issue 23): initializers stored in the source graph point back at
+ * their bytes inside the source `.onnx` (external data with the offset protobuf gave them), and
+ * external data files are read where they are, through inGraphSessionConfig. So nothing is linked or
+ * copied, on one file system or across two. Before use the entry is verified: the rewritten graph's
+ * sha256 (a graph without weights: kilobytes to a few MB, well under a millisecond per MB) and each
+ * source data file's identity (dataFileIdentity); a mismatch discards the entry, rebuilds it and
+ * says so in one line.
  */
 export async function ensureInGraphModel(sourcePath: string, spec: InGraphDequantizeSpec, cacheDir = defaultInGraphCacheDir()): Promise<InGraphModel> {
   const sourceSha256 = await sha256File(sourcePath);
-  const key = sha256Text(JSON.stringify({ version: IN_GRAPH_REWRITE_VERSION, sourceSha256, spec }));
+  const key = sha256Text(JSON.stringify({ version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec }));
   const folder = join(cacheDir, key.slice(0, 32));
   const existing = pending.get(folder);
   if (existing !== undefined) return existing;
-  const result = checkOrBuild(sourcePath, sourceSha256, spec, key, folder).finally(() => pending.delete(folder));
+  const result = checkOrBuild(resolve(sourcePath), sourceSha256, spec, key, folder).finally(() => pending.delete(folder));
   pending.set(folder, result);
   return result;
 }
 
 async function checkOrBuild(sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, key: string, folder: string): Promise<InGraphModel> {
-  const cached = await readValid(folder, key);
-  if (cached !== null) return { path: join(folder, MODEL_FILE), io: cached.io, key, builtMs: null };
+  const sourceDir = dirname(sourcePath);
+  const entry = (manifest: Manifest, builtMs: number | null, rebuiltBecause: string | null): InGraphModel =>
+    ({ path: join(folder, MODEL_FILE), externalDataFolder: sourceDir, io: manifest.io, key, builtMs, rebuiltBecause });
+  const cached = await verifyEntry(folder, key, sourceDir);
+  if (cached.ok) return entry(cached.manifest, null, null);
+  const rebuiltBecause = cached.present ? `the cached rewritten graph in ${folder} ${cached.reason}` : null;
+  if (rebuiltBecause !== null) reportCacheRebuild(`${rebuiltBecause}; discarded and rebuilt.`);
   const start = performance.now();
   let built: Manifest | null = null;
   await publishFolder(folder, async (temp) => {
     built = await build(sourcePath, sourceSha256, spec, key, temp);
-  }, async (dir) => (await readValid(dir, key)) !== null);
-  const manifest = built ?? (await readValid(folder, key));
-  if (manifest === null) throw new GraphRewriteError(`the rewritten graph in ${folder} is incomplete.`, 'Remove that folder and run again.');
-  return { path: join(folder, MODEL_FILE), io: manifest.io, key, builtMs: performance.now() - start };
+  }, async (dir) => (await verifyEntry(dir, key, sourceDir)).ok);
+  const published = await verifyEntry(folder, key, sourceDir);
+  const manifest = built ?? (published.ok ? published.manifest : null);
+  if (manifest === null) throw new GraphRewriteError(`the rewritten graph in ${folder} could not be verified after it was written.`, 'Remove that folder and run again.');
+  return entry(manifest, performance.now() - start, rebuiltBecause);
 }
 
 async function build(sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, key: string, dir: string): Promise<Manifest> {
-  const source = decodeModel(readFileSync(sourcePath), sourcePath);
+  const sourceBytes = readFileSync(sourcePath);
+  const source = decodeModel(sourceBytes, sourcePath);
+  const inPlace = embeddedInitializers(source, sourceBytes);
   const { model, io } = rewriteForInGraphDequantize(source, spec);
+  pointAtSource(model, inPlace, basename(sourcePath));
   const bytes = encodeModel(model);
   await writeFile(join(dir, MODEL_FILE), bytes);
-  await linkExternalData(model, dirname(resolve(sourcePath)), dir);
-  const manifest: Manifest = { key, version: IN_GRAPH_REWRITE_VERSION, sourceSha256, spec, io, modelBytes: bytes.byteLength };
+  const externalData: DataFileIdentity[] = [];
+  for (const location of externalLocations(model, basename(sourcePath))) {
+    externalData.push(await dataFileIdentity(dirname(sourcePath), location));
+  }
+  const manifest: Manifest = {
+    key, version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, io,
+    modelBytes: bytes.byteLength, modelSha256: sha256Text(bytes), externalData,
+  };
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
 }
 
-/** Hard-links (or copies) every external data file the graph names into `dir`, at the same relative path. */
-async function linkExternalData(model: ModelProto, sourceDir: string, dir: string): Promise<void> {
+interface SourceRange {
+  readonly offset: number;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * Where each large initializer's raw bytes sit inside the source file. protobuf-es decodes `bytes`
+ * fields as views of the buffer it was given (BinaryReader.bytes: `buf.subarray`), so the offset is
+ * the view's, read before the rewrite copies anything.
+ */
+function embeddedInitializers(source: ModelProto, file: Uint8Array): Map<string, SourceRange> {
+  const ranges = new Map<string, SourceRange>();
+  for (const tensor of source.graph?.initializer ?? []) {
+    const raw = tensor.rawData;
+    if (raw.byteLength < IN_PLACE_MIN_BYTES || raw.buffer !== file.buffer) continue;
+    ranges.set(tensor.name, { offset: raw.byteOffset - file.byteOffset, bytes: raw });
+  }
+  return ranges;
+}
+
+/** Turns every initializer the rewrite kept unchanged into external data inside the source graph file (location, offset, length). */
+function pointAtSource(model: ModelProto, ranges: ReadonlyMap<string, SourceRange>, sourceFile: string): void {
+  const entry = (key: string, value: string) => create(StringStringEntryProtoSchema, { key, value });
+  for (const tensor of model.graph?.initializer ?? []) {
+    const range = ranges.get(tensor.name);
+    // the rewrite copies initializers; only bytes still equal to the source's may be read from it
+    if (range === undefined || !Buffer.from(tensor.rawData.buffer, tensor.rawData.byteOffset, tensor.rawData.byteLength).equals(range.bytes)) continue;
+    tensor.externalData = [entry('location', sourceFile), entry('offset', String(range.offset)), entry('length', String(range.bytes.byteLength))];
+    tensor.dataLocation = TensorProto_DataLocation.EXTERNAL;
+    tensor.rawData = new Uint8Array(0);
+  }
+}
+
+/** The graph's external data files other than the source graph itself (whose bytes the key already hashes). */
+function externalLocations(model: ModelProto, sourceFile: string): string[] {
   const locations = new Set<string>();
   for (const tensor of model.graph?.initializer ?? []) {
-    const location = tensor.externalData.find((entry) => entry.key === 'location')?.value;
-    if (location !== undefined) locations.add(location);
-  }
-  for (const location of locations) {
+    const location = tensor.externalData.find((item) => item.key === 'location')?.value;
+    if (location === undefined || location === sourceFile) continue;
     const relative = normalize(location);
     if (isAbsolute(relative) || relative.split(sep).includes('..')) {
       throw new GraphRewriteError(`the graph's external data location ${JSON.stringify(location)} leaves its folder.`,
         'Use a model whose external data files sit beside (or below) the .onnx file, as exporters write them.');
     }
-    const target = join(sourceDir, relative);
-    if (!existsSync(target)) {
-      throw new GraphRewriteError(`the graph's external data file ${target} is missing.`, 'Download the external data file(s) into the same folder as the .onnx file.');
-    }
-    const copy = join(dir, relative);
-    await mkdir(dirname(copy), { recursive: true });
-    try {
-      await link(target, copy);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
-      await copyFile(target, copy, fsConstants.COPYFILE_FICLONE);
-    }
+    locations.add(relative);
   }
+  return [...locations].sort();
 }
 
-async function readValid(folder: string, key: string): Promise<Manifest | null> {
+type EntryCheck = { readonly ok: true; readonly manifest: Manifest } | { readonly ok: false; readonly present: boolean; readonly reason: string };
+
+/**
+ * Whether `folder` holds this key's entry, whole and unaltered: the manifest parses and names this
+ * key and format, the graph has the manifest's size and sha256, and each source data file still has
+ * the identity recorded when the entry was built. `present` is false when there is no entry at all
+ * (a first build, said nothing about).
+ */
+async function verifyEntry(folder: string, key: string, sourceDir: string): Promise<EntryCheck> {
+  if (!existsSync(folder)) return { ok: false, present: false, reason: 'is missing' };
+  let text: string;
   try {
-    const manifest = JSON.parse(await readFile(join(folder, MANIFEST_FILE), 'utf8')) as Manifest;
-    if (manifest.key !== key || manifest.version !== IN_GRAPH_REWRITE_VERSION) return null;
-    // Published atomically (publishFolder), so a folder with its manifest is whole; the size guards against hand edits.
-    return (await stat(join(folder, MODEL_FILE))).size === manifest.modelBytes ? manifest : null;
+    text = await readFile(join(folder, MANIFEST_FILE), 'utf8');
+  } catch (error) {
+    return { ok: false, present: true, reason: `has no readable ${MANIFEST_FILE} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})` };
+  }
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(text) as Manifest;
   } catch {
-    return null;
+    // the parser's message quotes the file; a one-line notice names the fault only
+    return { ok: false, present: true, reason: `has an ${MANIFEST_FILE} that is not valid JSON (damaged)` };
+  }
+  if (manifest === null || typeof manifest !== 'object') return { ok: false, present: true, reason: `has an ${MANIFEST_FILE} that is not a manifest (damaged)` };
+  if (manifest.key !== key || manifest.version !== IN_GRAPH_REWRITE_VERSION || manifest.cacheFormat !== CACHE_FORMAT || !Array.isArray(manifest.externalData)) {
+    return { ok: false, present: true, reason: `has a ${MANIFEST_FILE} for another key or format` };
+  }
+  const graphCheck = await checkGraph(join(folder, MODEL_FILE), manifest);
+  if (graphCheck !== null) return { ok: false, present: true, reason: graphCheck };
+  for (const recorded of manifest.externalData) {
+    const now = await dataFileIdentity(sourceDir, recorded.location).catch(() => null);
+    if (now === null || !sameIdentity(now, recorded)) {
+      return { ok: false, present: true, reason: `was built against another ${recorded.location} (size, modification time or sampled sha256 differ)` };
+    }
+  }
+  return { ok: true, manifest };
+}
+
+async function checkGraph(path: string, manifest: Manifest): Promise<string | null> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch {
+    return `has no ${MODEL_FILE}`;
+  }
+  try {
+    if ((await handle.stat()).size !== manifest.modelBytes) return `has a ${MODEL_FILE} of the wrong size (half-written or altered)`;
+    const hash = createHash('sha256');
+    for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 22, autoClose: false })) hash.update(chunk as Buffer);
+    return hash.digest('hex') === manifest.modelSha256 ? null : `has a ${MODEL_FILE} that does not match its sha256 (damaged)`;
+  } finally {
+    await handle.close();
   }
 }

@@ -17,6 +17,8 @@ export interface OrtDecoderSessionOptions {
   readonly intraOpNumThreads?: number;
   /** graph transformers ORT must not run (`optimization.disable_specified_optimizers`), e.g. for a rewritten graph */
   readonly disabledOptimizers?: readonly string[];
+  /** the folder external data `location`s resolve against, when not the graph's own (a rewritten graph reading the source's weights in place) */
+  readonly externalDataFolder?: string;
 }
 
 /**
@@ -42,7 +44,11 @@ export async function createOrtDecoderSession(onnxPath: string, options: OrtDeco
       // load. Spinning still happens within a run.
       // onnxruntime_session_options_config_keys.h: kOrtSessionOptionsConfigForceSpinningStop.
       extra: {
-        session: { force_spinning_stop: '1' },
+        session: {
+          force_spinning_stop: '1',
+          // onnxruntime_session_options_config_keys.h: kOrtSessionOptionsModelExternalInitializersFileFolderPath
+          ...(options.externalDataFolder === undefined ? {} : { model_external_initializers_file_folder_path: options.externalDataFolder }),
+        },
         ...(options.disabledOptimizers === undefined ? {} : { optimization: { disable_specified_optimizers: options.disabledOptimizers.join(';') } }),
       },
       ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),

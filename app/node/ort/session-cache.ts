@@ -107,6 +107,6 @@ function groupKey(graphs: readonly GraphToOpen[], options: Omit<OrtDecoderSessio
       const { size, mtimeMs } = statSync(graph.path);
       return [graph.path, size, mtimeMs, graph.displayName ?? null];
     }),
-    options.executionProvider, options.intraOpNumThreads ?? null, options.disabledOptimizers ?? null,
+    options.executionProvider, options.intraOpNumThreads ?? null, options.disabledOptimizers ?? null, options.externalDataFolder ?? null,
   ]);
 }

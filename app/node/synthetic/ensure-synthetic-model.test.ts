@@ -1,8 +1,10 @@
-import { existsSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { cp, mkdtemp, open, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildSyntheticModelJsonFiles, SYNTHETIC_ONNX_PATH } from '../../synthetic/synthetic-model.js';
 import { SYNTHETIC_FORMAT_VERSION } from '../../synthetic/synthetic-spec.js';
 import { ensureSyntheticModel } from './ensure-synthetic-model.js';
@@ -88,6 +90,58 @@ describe('ensureSyntheticModel', () => {
     expect(await check()).toMatch(/wrong size/);
     expect(await ensureSyntheticModel('synthetic', { cacheDir })).toBe(folder);
     expect(await check()).toBe('ok');
+  });
+
+  it('a damaged folder (bytes flipped in the weights or the manifest, sizes kept) is discarded and rebuilt as fresh, with one line on stderr', async () => {
+    const manifestPath = join(folder, MANIFEST_NAME);
+    const fresh = JSON.parse(await readFile(manifestPath, 'utf8')) as FolderManifest;
+    const flipAt = async (path: string, offset: number): Promise<void> => {
+      const handle = await open(path, 'r+');
+      try {
+        const before = (await handle.stat()).size;
+        const bytes = Buffer.alloc(4);
+        await handle.read(bytes, 0, 4, offset);
+        for (let i = 0; i < 4; i++) bytes[i]! ^= 0x5a;
+        await handle.write(bytes, 0, 4, offset);
+        expect((await handle.stat()).size).toBe(before);
+      } finally {
+        await handle.close();
+      }
+    };
+    const damages: [string, () => Promise<void>, RegExp][] = [
+      ['weights', () => flipAt(join(folder, SYNTHETIC_ONNX_PATH), statSync(join(folder, SYNTHETIC_ONNX_PATH)).size >> 1), /onnx\/model\.onnx does not match its sha256/],
+      ['manifest', async () => flipAt(manifestPath, (await readFile(manifestPath, 'utf8')).indexOf('"sha256"') + 12), /content_sha256 does not match|does not match its sha256|not what this kvscope generates/],
+    ];
+    for (const [what, damage, reason] of damages) {
+      await damage();
+      const spy = vi.spyOn(process.stderr, 'write');
+      try {
+        expect(await ensureSyntheticModel('synthetic', { cacheDir })).toBe(folder);
+        const lines = spy.mock.calls.map((call) => String(call[0])).join('');
+        expect(lines, what).toMatch(/^kvscope: the cached synthetic model in \S+ failed its check \(.+\); discarded and rebuilt\.\n$/);
+        expect(lines, what).toMatch(reason);
+      } finally {
+        spy.mockRestore();
+      }
+      // the rebuilt folder is the fresh one, byte for byte (the generator is deterministic), so every run on it is too
+      expect(JSON.parse(await readFile(manifestPath, 'utf8')), what).toEqual(fresh);
+      expect(await check()).toBe('ok');
+    }
+  }, 60_000);
+
+  it('verifying reads every file once (sha256, measured in ms per GB) and agrees with the manifest', async () => {
+    const manifest = JSON.parse(await readFile(join(folder, MANIFEST_NAME), 'utf8')) as FolderManifest;
+    let bytes = 0;
+    const start = performance.now();
+    for (const path of allPaths) {
+      // hashed afresh here: sha256File memoizes per path within a process, a new process reads it all
+      const hash = createHash('sha256');
+      for await (const chunk of createReadStream(join(folder, ...path.split('/')), { highWaterMark: 1 << 22 })) hash.update(chunk as Buffer);
+      expect(hash.digest('hex'), path).toBe(manifest.files[path]!.sha256);
+      bytes += manifest.files[path]!.bytes;
+    }
+    const ms = performance.now() - start;
+    console.info(`synthetic folder check: ${(bytes / 1e6).toFixed(0)} MB in ${ms.toFixed(0)} ms = ${(ms / (bytes / 1e9)).toFixed(0)} ms per GB`);
   });
 
   it('refuses an unknown kind with the list of known ones', async () => {

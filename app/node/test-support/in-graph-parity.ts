@@ -8,7 +8,7 @@ import type { QuantizedTensor } from '../../quant/types.js';
 import { float32ToHalfBitsInto, halfBitsToFloat32Into } from '../../tensor/float16-bits.js';
 import { kvTensor, type KvDtype } from '../../tensor/kv-tensor.js';
 import { IN_GRAPH_DISABLED_OPTIMIZERS } from '../model/open-in-graph-model.js';
-import { ensureInGraphModel } from '../onnx/in-graph-model.js';
+import { ensureInGraphModel, inGraphSessionConfig } from '../onnx/in-graph-model.js';
 
 /**
  * STYLE.md §16's check of the in-graph rewrite: the source graph and its rewrite run on the same
@@ -56,13 +56,15 @@ export async function runParity(c: ParityCase): Promise<ParityResult> {
       value: { ...side.value, kvHeads: c.kvHeads, headDim: c.headDim },
     })),
   };
-  // Through the on-disk cache, as runs open it: external data resolves through its links.
+  // Through the on-disk cache, as runs open it: the weights are read from the source's folder in place.
   const cacheDir = mkdtempSync(join(tmpdir(), 'kvscope-in-graph-'));
   const rewrite = await ensureInGraphModel(c.modelPath, spec, cacheDir);
   const options = { extra: { session: { force_spinning_stop: '1' } } };
   const source = await ort.InferenceSession.create(c.modelPath, options);
   const rewritten = await ort.InferenceSession.create(rewrite.path, {
-    ...options, extra: { ...options.extra, optimization: { disable_specified_optimizers: IN_GRAPH_DISABLED_OPTIMIZERS.join(';') } },
+    ...options, extra: {
+      session: { ...options.extra.session, ...inGraphSessionConfig(rewrite) }, optimization: { disable_specified_optimizers: IN_GRAPH_DISABLED_OPTIMIZERS.join(';') },
+    },
   });
   try {
     const total = c.prefill + c.residual;

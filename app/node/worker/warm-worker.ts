@@ -9,8 +9,8 @@ import { DEFAULT_CANCEL_TIMEOUT_MS, trackGenerationWorker } from './worker-clien
 import { launchGenerationWorker, type WorkerLaunchOptions } from './worker-launch.js';
 
 export interface WarmWorkerOptions extends WorkerLaunchOptions {
-  /** how long a cancelled run may take to stop before the worker is terminated (and replaced) */
-  readonly cancelTimeoutMs?: number;
+  /** how long a cancelled run may take to stop before the worker is terminated (and replaced); null: never (worker-client.ts says why) */
+  readonly cancelTimeoutMs?: number | null;
   /** runs a worker takes before it is replaced by a fresh one (its heap and native arenas start over) */
   readonly recycleAfterRuns?: number;
 }
@@ -189,7 +189,7 @@ class WarmRun implements RunHandle {
   #resolve!: (result: GenerationResult) => void;
   #reject!: (error: RunError) => void;
 
-  constructor(readonly id: RequestId, private readonly handlers: RunHandlers, private readonly cancelTimeoutMs: number, private readonly hooks: WarmRunHooks) {
+  constructor(readonly id: RequestId, private readonly handlers: RunHandlers, private readonly cancelTimeoutMs: number | null, private readonly hooks: WarmRunHooks) {
     this.done = new Promise<GenerationResult>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
@@ -200,20 +200,22 @@ class WarmRun implements RunHandle {
   cancel(): void {
     if (this.#settled) return;
     this.hooks.cancel();
+    if (this.cancelTimeoutMs === null) return;
+    const timeoutMs = this.cancelTimeoutMs;
     this.#cancelTimer ??= setTimeout(() => {
       this.fail({
         code: 'cancel-timeout',
-        message: `The generation worker did not stop within ${this.cancelTimeoutMs / 1000} s of the cancel (a step stuck in native code?), so it was terminated. Metrics and text up to its last report were delivered.`,
+        message: `The generation worker did not stop within ${timeoutMs / 1000} s of the cancel (a step stuck in native code?), so it was terminated. Metrics and text up to its last report were delivered.`,
       });
       this.hooks.stuck();
-    }, this.cancelTimeoutMs);
+    }, timeoutMs);
   }
 
   /** A run that is disposed before it ends is cancelled; its worker stays for the next run. */
   dispose(): void {
     if (this.#settled) return;
     this.hooks.cancel();
-    this.hooks.windDown(this.cancelTimeoutMs);
+    if (this.cancelTimeoutMs !== null) this.hooks.windDown(this.cancelTimeoutMs);
     this.fail({ code: 'cancelled', message: 'The run was disposed before it finished.' });
   }
 

@@ -127,6 +127,18 @@ describe('startRun with a fake engine in a real worker thread', () => {
     }
   });
 
+  it('with cancelTimeoutMs null (the CLI) never terminates a cancelled worker: a slow step is waited for, not cut mid-run', async () => {
+    const handle = track(startRun(settings('ignore-cancel'), {}, { ...FAKE, cancelTimeoutMs: null }));
+    await new Promise((r) => setTimeout(r, 200));
+    handle.cancel();
+    let settled = false;
+    void handle.done.then(() => (settled = true), () => (settled = true));
+    // well past the 300 ms that terminated it above
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(settled).toBe(false);
+    expect(liveGenerationWorkers()).toBe(1);
+  });
+
   it('ends a run that is disposed before it finishes, and terminates its worker', async () => {
     const disposed = track(startRun(settings('slow', 10_000), {}, FAKE));
     await new Promise((r) => setTimeout(r, 100));

@@ -9,8 +9,12 @@ import { webgpuGate, type ExclusiveGate } from './exclusive-gate.js';
 import { launchGenerationWorker, type WorkerLaunchOptions } from './worker-launch.js';
 
 export interface StartRunOptions extends WorkerLaunchOptions {
-  /** how long a cancelled run may take to stop before its worker is terminated (default 10 s) */
-  readonly cancelTimeoutMs?: number;
+  /**
+   * how long a cancelled run may take to stop before its worker is terminated (default 10 s); null:
+   * never (the CLI: terminating a worker whose session.run is in flight aborts the process natively,
+   * and a slow step, a long prefill on a big model, is no hang; SIGKILL remains the hard stop)
+   */
+  readonly cancelTimeoutMs?: number | null;
   /** the gate WebGPU runs pass through (default: the process's one gate) */
   readonly webgpuGate?: ExclusiveGate;
 }
@@ -77,6 +81,7 @@ class WorkerRun implements RunHandle {
       return;
     }
     this.send({ type: 'cancel', id: this.id });
+    if (this.options.cancelTimeoutMs === null) return;
     this.cancelTimer ??= setTimeout(() => {
       const seconds = (this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS) / 1000;
       this.fail({
