@@ -169,9 +169,8 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
     });
     const store = options.referenceStore ?? new ReferenceStore();
     const referenceStart = performance.now();
-    let reference = store.open(key);
-    const cached = reference !== null;
-    if (reference === null) reference = store.save(key, await computeReference(model, windows, hooks));
+    const { reference, cached } = await store.openOrCompute(key, () => computeReference(model, windows, hooks),
+      options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
     const referenceMs = performance.now() - referenceStart;
     return await use({
       files, model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
