@@ -1,9 +1,6 @@
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { lock } from 'proper-lockfile';
 import { writeFileAtomic } from '../atomic-write.js';
-import { EvalCancelledError } from '../../lab/eval-cancelled.js';
 import type { ReferenceSource, WindowReference } from '../../lab/reference-source.js';
 import { referenceCacheDir } from './lab-cache-dir.js';
 
@@ -16,8 +13,6 @@ import { referenceCacheDir } from './lab-cache-dir.js';
  * computed again. The key is made of everything the logits depend on (reference-key.ts).
  */
 const MAGIC = 'KVSREF01';
-/** A lock whose holder stopped refreshing it for this long was left by a killed process: taken over. */
-const LOCK_STALE_MS = 30_000;
 
 interface Header {
   readonly key: string;
@@ -55,47 +50,6 @@ export class ReferenceStore {
       return fileReference(path, header);
     } finally {
       closeSync(fd);
-    }
-  }
-
-  /**
-   * The stored reference of `key`, or the one `compute` makes, saved: computed once per cache folder.
-   * Shards of one sweep started together (a Slurm array on one node, GNU parallel) would each compute
-   * it; the first takes `<key>.ref.lock` (proper-lockfile: a folder made atomically, also on NFS, its
-   * mtime refreshed while held, so a killed holder's lock goes stale) and the others wait for its file.
-   */
-  async openOrCompute(
-    key: string, compute: () => Promise<readonly WindowReference[]>, options: { readonly isCancelled?: () => boolean; readonly pollMs?: number } = {},
-  ): Promise<{ readonly reference: ReferenceSource; readonly cached: boolean }> {
-    mkdirSync(this.#dir, { recursive: true });
-    for (;;) {
-      const stored = this.open(key);
-      if (stored !== null) return { reference: stored, cached: true };
-      const release = await this.#tryLock(key);
-      if (release !== null) {
-        try {
-          // The holder we waited for may have written it between our look and our lock.
-          const written = this.open(key);
-          if (written !== null) return { reference: written, cached: true };
-          return { reference: this.save(key, await compute()), cached: false };
-        } finally {
-          await release().catch(() => undefined);
-        }
-      }
-      if (options.isCancelled?.() === true) throw new EvalCancelledError();
-      await sleep(options.pollMs ?? 200);
-    }
-  }
-
-  /** The lock's release, or null while another process holds it. */
-  async #tryLock(key: string): Promise<(() => Promise<void>) | null> {
-    try {
-      // A lock lost to a takeover (this process stalled past LOCK_STALE_MS) costs a second computation, not a wrong file:
-      // each save is atomic and of the same bytes.
-      return await lock(this.path(key), { realpath: false, stale: LOCK_STALE_MS, retries: 0, onCompromised: () => undefined });
-    } catch (error) {
-      if ((error as { code?: unknown }).code === 'ELOCKED') return null;
-      throw error;
     }
   }
 

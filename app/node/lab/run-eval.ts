@@ -23,6 +23,7 @@ import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
 import { ReferenceStore } from './reference-store.js';
+import { withReferenceLock } from './reference-lock.js';
 
 export interface RunEvalOptions {
   readonly isCancelled?: () => boolean;
@@ -169,8 +170,15 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
     });
     const store = options.referenceStore ?? new ReferenceStore();
     const referenceStart = performance.now();
-    const { reference, cached } = await store.openOrCompute(key, () => computeReference(model, windows, hooks),
-      options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
+    // Computed under a lock: a shard that starts beside another waits for its reference instead.
+    let computed = false;
+    const reference = store.open(key) ?? await withReferenceLock(store.path(key), async () => {
+      const stored = store.open(key);
+      if (stored !== null) return stored;
+      computed = true;
+      return store.save(key, await computeReference(model, windows, hooks));
+    }, options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
+    const cached = !computed;
     const referenceMs = performance.now() - referenceStart;
     return await use({
       files, model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
