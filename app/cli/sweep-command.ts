@@ -175,8 +175,14 @@ function runMerge(dirs: readonly string[], options: RawOptions, io: SweepIo, run
     copied++;
   }
   const results = writeResults(io, out, merged);
+  // A scheduler's log shows only this: name each point that did not measure, as the sweep itself does.
+  const unmeasured = results.rows.filter((row) => row.status !== 'ok');
+  for (const row of unmeasured) io.stderr(`kvscope sweep merge: point ${row.name} ${row.status}: ${(row.reason ?? '').split('\n')[0]}\n`);
+  const failed = unmeasured.filter((row) => row.status === 'failed').length;
+  const refused = unmeasured.length - failed;
   const missing = merged.points.length - results.rows.length;
-  io.stderr(`kvscope sweep merge: ${results.rows.length} of ${merged.points.length} points in ${out} (${copied} copied)${missing > 0 ? `; ${missing} missing: run their shards` : ''}\n`);
+  io.stderr(`kvscope sweep merge: ${results.rows.length} of ${merged.points.length} points in ${out} (${copied} copied)` +
+    `${failed > 0 ? `; ${failed} failed` : ''}${refused > 0 ? `; ${refused} refused` : ''}${missing > 0 ? `; ${missing} missing: run their shards` : ''}\n`);
   if (options['json'] === true) io.stdout(stringifyJson(results) + '\n');
   else io.stdout(formatResultsTable(results));
   void runtime;

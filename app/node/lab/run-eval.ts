@@ -27,6 +27,7 @@ import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
 import { moreOfTextFile } from './text-file-prefix.js';
 import { ReferenceStore } from './reference-store.js';
+import { withReferenceLock } from './reference-lock.js';
 
 export interface RunEvalOptions {
   readonly isCancelled?: () => boolean;
@@ -186,9 +187,18 @@ async function withPreparedEval<T>(
     });
     const store = options.referenceStore ?? new ReferenceStore();
     const referenceStart = performance.now();
+    // Computed under a lock: a shard that starts beside another waits for its reference instead.
+    let computed = false;
     let reference = store.open(key);
-    const cached = reference !== null;
-    if (reference === null && options.computeReference !== false) reference = store.save(key, await computeReference(model, windows, hooks));
+    if (reference === null && options.computeReference !== false) {
+      reference = await withReferenceLock(store.path(key), async () => {
+        const stored = store.open(key);
+        if (stored !== null) return stored;
+        computed = true;
+        return store.save(key, await computeReference(model, windows, hooks));
+      }, options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
+    }
+    const cached = reference !== null && !computed;
     const referenceMs = performance.now() - referenceStart;
     return await use({
       files, model, windows, cachePlan, hooks, reference, key, store, cached, modelSha256: content.sha256, textSha256,

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { openSweepFolder, writePoint, type SweepManifest } from '../lab/sweep-folder.js';
+import type { SweepPoint } from '../lab/sweep-points.js';
+import type { SweepSpec } from '../lab/sweep-spec.js';
+import { ExitCode } from './io.js';
+import { runSweepCommand, type SweepRuntime } from './sweep-command.js';
+import type { SweepIo } from './sweep-io.js';
+
+/** Folders and UTF-8 files in memory, paths joined with `/`. */
+function memoryIo(): SweepIo & { out: string; err: string } {
+  const files = new Map<string, string>();
+  const folders = new Set<string>();
+  const under = (path: string, root: string): boolean => path === root || path.startsWith(root + '/');
+  const io = {
+    out: '', err: '',
+    joinPath: (...parts: string[]) => parts.join('/'),
+    readFile: (path: string) => new TextEncoder().encode(io.readTextFile(path)),
+    readTextFile: (path: string) => {
+      const text = files.get(path);
+      if (text === undefined) throw new Error(`${path}: no such file`);
+      return text;
+    },
+    isDirectory: (path: string) => folders.has(path),
+    writeFileAtomic: (path: string, bytes: Uint8Array) => void files.set(path, new TextDecoder().decode(bytes)),
+    exists: (path: string) => files.has(path) || folders.has(path),
+    listDirectory: (path: string) => [...files.keys(), ...folders]
+      .filter((entry) => entry.startsWith(path + '/') && !entry.slice(path.length + 1).includes('/'))
+      .map((entry) => entry.slice(path.length + 1)),
+    makeDirectory: (path: string) => {
+      const parts = path.split('/');
+      for (let i = 1; i <= parts.length; i++) folders.add(parts.slice(0, i).join('/'));
+    },
+    rename: (from: string, to: string) => {
+      for (const [path, text] of [...files]) if (under(path, from)) { files.delete(path); files.set(to + path.slice(from.length), text); }
+      for (const path of [...folders]) if (under(path, from)) { folders.delete(path); folders.add(to + path.slice(from.length)); }
+    },
+    remove: (path: string) => {
+      for (const file of [...files.keys()]) if (under(file, path)) files.delete(file);
+      for (const folder of [...folders]) if (under(folder, path)) folders.delete(folder);
+    },
+    copyDirectory: (from: string, to: string) => {
+      for (const [path, text] of [...files]) if (under(path, from)) files.set(to + path.slice(from.length), text);
+      for (const path of [...folders]) if (under(path, from)) folders.add(to + path.slice(from.length));
+    },
+    stdout: (text: string) => void (io.out += text),
+    stderr: (text: string) => void (io.err += text),
+  };
+  return io;
+}
+
+const POINTS: SweepPoint[] = [
+  { index: 0, name: 'nbits-3', options: { nbits: 3 } },
+  { index: 1, name: 'context-100000', options: { context: 100000 } },
+  { index: 2, name: 'nbits-2', options: { nbits: 2 } },
+  { index: 3, name: 'nbits-4', options: { nbits: 4 } },
+];
+const SPEC = { model: 'stories260k', points: POINTS.map((point) => point.options) } as unknown as SweepSpec;
+
+/** Two shards' folders as a scheduler leaves them: shard 1 refused its first point, shard 2's first point failed, neither ran its second. */
+function shards(io: SweepIo): void {
+  for (const index of [1, 2]) {
+    const manifest: SweepManifest = { format: 'kvscope-sweep', version: 1, specSha256: 'f'.repeat(64), spec: SPEC, points: POINTS, shard: { index, count: 2 } };
+    openSweepFolder(io, `shards/${index}`, manifest);
+  }
+  const failure = (status: 'refused' | 'failed', code: 'refused' | 'invalid-input', message: string) =>
+    ({ failure: { format: 'kvscope-sweep-failure', version: 1, status, error: { code, message } } } as const);
+  writePoint(io, 'shards/1', POINTS[0]!, 'f'.repeat(64), null,
+    failure('refused', 'refused', 'The quantized cache cannot run with these settings; the preflight refuses them:\n- nbits 3'), () => 'a');
+  writePoint(io, 'shards/2', POINTS[1]!, 'f'.repeat(64), null,
+    failure('failed', 'invalid-input', 'the text encodes to 5390 tokens, fewer than one window of --context 100000.'), () => 'b');
+}
+
+describe('kvscope sweep merge', () => {
+  it('names every point that was refused or failed in a shard, and counts them with the missing ones', async () => {
+    const io = memoryIo();
+    shards(io);
+    const code = await runSweepCommand(['merge', 'shards/1', 'shards/2'], { out: 'merged' }, io, {} as SweepRuntime);
+    expect(code).toBe(ExitCode.ok);
+    const lines = io.err.trimEnd().split('\n');
+    expect(lines).toEqual([
+      'kvscope sweep merge: point nbits-3 refused: The quantized cache cannot run with these settings; the preflight refuses them:',
+      'kvscope sweep merge: point context-100000 failed: the text encodes to 5390 tokens, fewer than one window of --context 100000.',
+      'kvscope sweep merge: 2 of 4 points in merged (2 copied); 1 failed; 1 refused; 2 missing: run their shards',
+    ]);
+    expect(io.out).toMatch(/context-100000\s+failed/);
+    expect(JSON.parse(io.readTextFile('merged/results.json')).rows.map((row: { status: string }) => row.status)).toEqual(['refused', 'failed']);
+  });
+
+  it('says nothing more than the count when every merged point was measured or is missing', async () => {
+    const io = memoryIo();
+    const manifest: SweepManifest = { format: 'kvscope-sweep', version: 1, specSha256: 'f'.repeat(64), spec: SPEC, points: POINTS, shard: { index: 1, count: 2 } };
+    openSweepFolder(io, 'shards/1', manifest);
+    await runSweepCommand(['merge', 'shards/1'], { out: 'merged' }, io, {} as SweepRuntime);
+    expect(io.err).toBe('kvscope sweep merge: 0 of 4 points in merged (0 copied); 4 missing: run their shards\n');
+  });
+});
