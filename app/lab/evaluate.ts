@@ -42,39 +42,44 @@ export interface EvalHooks {
 }
 
 /**
- * The full-precision reference of every window: the dynamic cache (transformers' DynamicCache, the
+ * The full-precision reference of `windows`, one window at a time: each is computed, handed to
+ * `store` (the Node host writes it to disk) and dropped before the next, so memory does not grow with
+ * the number of windows. The reference is the dynamic cache (transformers' DynamicCache, the
  * pass-through lane) fed as token-by-token generation would, which for a dynamic cache is one
  * teacher-forced pass of the whole window (chunk-plan.ts). Keeps the scored rows, prefill … length − 2.
  */
-export async function computeReference(model: EvalModel, windows: readonly EvalWindow[], hooks: EvalHooks): Promise<WindowReference[]> {
+export async function computeReference(
+  model: EvalModel, windows: readonly EvalWindow[], hooks: EvalHooks, store: (window: EvalWindow, reference: WindowReference) => void | Promise<void>,
+): Promise<void> {
+  let done = 0;
+  for (const window of windows) {
+    await store(window, await computeReferenceWindow(model, window, hooks));
+    done++;
+    hooks.onProgress?.({ phase: 'reference', windowsDone: done, windows: windows.length });
+  }
+}
+
+/** One window's reference: its scored rows' float32 logits, `[scoredRows, vocab]`. */
+export async function computeReferenceWindow(model: EvalModel, window: EvalWindow, hooks: EvalHooks): Promise<WindowReference> {
   const feed = windowFeed(model, hooks);
-  const references: WindowReference[] = [];
+  const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
   try {
-    for (const window of windows) {
-      const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
-      try {
-        const count = scoredRows(window);
-        let logits = new Float32Array(0);
-        let vocab = 0;
-        const chunks = planWindowChunks(window.tokens.length, window.prefill, 'dynamic', 0, hooks.feedMode);
-        await feedWindow(feed, lane, window, chunks, (rows) => {
-          if (vocab === 0) {
-            vocab = rows.vocab;
-            logits = new Float32Array(count * vocab);
-          }
-          copyScoredRows(rows, window, logits, vocab);
-        });
-        references.push({ logits, vocab });
-      } finally {
-        lane.dispose();
-        feed.session.releaseAll();
+    const count = scoredRows(window);
+    let logits = new Float32Array(0);
+    let vocab = 0;
+    const chunks = planWindowChunks(window.tokens.length, window.prefill, 'dynamic', 0, hooks.feedMode);
+    await feedWindow(feed, lane, window, chunks, (rows) => {
+      if (vocab === 0) {
+        vocab = rows.vocab;
+        logits = new Float32Array(count * vocab);
       }
-      hooks.onProgress?.({ phase: 'reference', windowsDone: references.length, windows: windows.length });
-    }
+      copyScoredRows(rows, window, logits, vocab);
+    });
+    return { logits, vocab };
   } finally {
+    lane.dispose();
     feed.session.releaseAll();
   }
-  return references;
 }
 
 /** What one window of an evaluation measured. */

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { planRunCache } from '../../engine/plan-run-cache.js';
 import { TokenizerError } from '../../engine/engine-errors.js';
 import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type RunSettings } from '../../engine/types.js';
-import { computeReference, evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
+import { evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
 import { IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
 import { isAllTargets } from '../../lab/lab-targets.js';
 import { GenerationError } from '../../engine/engine-errors.js';
@@ -23,13 +23,14 @@ import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
 import { ReferenceStore } from './reference-store.js';
+import { prepareReference } from './stored-reference.js';
 
 export interface RunEvalOptions {
   readonly isCancelled?: () => boolean;
   readonly onProgress?: (progress: EvalProgress) => void;
   /** at most this many ORT intra-op threads (sweeps with --jobs split the cores); default: kvscope's choice */
   readonly intraOpNumThreads?: number;
-  /** where references are cached (default ~/.cache/kvscope/eval-references) */
+  /** where references are cached (default `$KVSCOPE_CACHE_DIR/eval-references`, else ~/.cache/kvscope/eval-references) */
   readonly referenceStore?: ReferenceStore;
   /** keep per-token columns in the result */
   readonly perToken?: boolean;
@@ -64,7 +65,10 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       windows: { ...settings.windows, count: windows.length },
       executionProvider: model.session.executionProvider,
       ortVersion: ortVersion(),
-      reference: { key: prepared.key, cached: prepared.cached },
+      reference: {
+        key: prepared.key, cached: prepared.cached, windowsComputed: prepared.windowsComputed, bytes: prepared.referenceBytes(),
+        ...(prepared.referenceNotes.length === 0 ? {} : { notes: [...prepared.referenceNotes] }),
+      },
       summary: outcome.summary,
       perWindow: outcome.windows,
       memory: { storedBytes: outcome.kvBytesTotal.totalBytes, bitsPerValue: outcome.bitsPerValue, total: outcome.kvBytesTotal, perLayer: outcome.kvBytes },
@@ -134,6 +138,11 @@ interface PreparedEval {
   readonly reference: ReferenceSource;
   readonly key: string;
   readonly cached: boolean;
+  readonly windowsComputed: number;
+  /** windows discarded and computed again while the evaluation read them (a failed check) */
+  readonly referenceNotes: readonly string[];
+  /** the stored reference's size on disk now */
+  readonly referenceBytes: () => number;
   readonly modelSha256: string;
   readonly textSha256: string;
   readonly textTokens: number;
@@ -164,17 +173,21 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     };
     const key = referenceKey({
-      modelSha256: content.sha256, textSha256, windows: settings.windows, windowCount: windows.length,
+      modelSha256: content.sha256, textSha256, windows: settings.windows,
       executionProvider: model.session.executionProvider, ortVersion: ortVersion(), feedMode,
     });
     const store = options.referenceStore ?? new ReferenceStore();
     const referenceStart = performance.now();
-    let reference = store.open(key);
-    const cached = reference !== null;
-    if (reference === null) reference = store.save(key, await computeReference(model, windows, hooks));
+    const entry = store.entry(key, {
+      model: { folder: files.folder.folder, onnxFile: files.layout.graph }, text: { name: settings.text.name, sha256: textSha256 },
+      windows: { context: settings.windows.context, stride: settings.windows.stride, prefill: settings.windows.prefill },
+      feed: feedMode, executionProvider: model.session.executionProvider,
+    });
+    const prepared = await prepareReference(entry, model, windows, hooks);
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      files, model, windows, cachePlan, hooks, reference, key, cached, modelSha256: content.sha256, textSha256,
+      files, model, windows, cachePlan, hooks, reference: prepared.source, key, cached: prepared.windowsComputed === 0,
+      windowsComputed: prepared.windowsComputed, referenceNotes: prepared.notes, referenceBytes: () => entry.bytes(), modelSha256: content.sha256, textSha256,
       textTokens: textTokens.length, loadMs, referenceMs,
     });
   } finally {
