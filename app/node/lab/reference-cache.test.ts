@@ -1,0 +1,66 @@
+import { closeSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { leasedSessionCount, releaseCachedSessions } from '../ort/session-cache.js';
+import { HQQ8 } from '../test-support/stories.js';
+import { runEval } from './run-eval.js';
+import { storiesEvalSettings, tempReferenceStore } from './test-support/eval-settings.js';
+
+const references = tempReferenceStore();
+
+afterAll(async () => {
+  expect(leasedSessionCount()).toBe(0);
+  await releaseCachedSessions();
+  references.remove();
+});
+
+const windowFiles = (): string[] => readdirSync(references.dir).flatMap((key) => readdirSync(join(references.dir, key)).filter((name) => name.endsWith('.bin')));
+
+describe('the eval reference cache on stories260k', () => {
+  it('writes each window before computing the next, and one reference serves any window count of the same text', async () => {
+    const onDisk: number[] = [];
+    const two = await runEval(storiesEvalSettings({ cacheMode: 'quantized', quantization: HQQ8 }, 2), {
+      referenceStore: references.store,
+      onProgress: (progress) => {
+        if (progress.phase === 'reference') onDisk.push(windowFiles().length);
+      },
+    });
+    // After window n is computed, n windows are on disk: nothing waits in memory for the others.
+    expect(onDisk).toEqual([1, 2]);
+    expect(two.reference).toMatchObject({ cached: false, windowsComputed: 2 });
+    expect(two.reference.bytes).toBeGreaterThan(2 * 255 * 512 * 4);
+    // Three windows of the same text: the two stored ones are read, the third is computed and added.
+    const three = await runEval(storiesEvalSettings({ cacheMode: 'quantized', quantization: HQQ8 }, 3), { referenceStore: references.store });
+    expect(three.reference).toMatchObject({ key: two.reference.key, cached: false, windowsComputed: 1 });
+    expect(windowFiles()).toHaveLength(3);
+    // One window: wholly from the cache, and the figures of the first window are the same ones.
+    const one = await runEval(storiesEvalSettings({ cacheMode: 'quantized', quantization: HQQ8 }, 1), { referenceStore: references.store });
+    expect(one.reference).toMatchObject({ key: two.reference.key, cached: true, windowsComputed: 0 });
+    expect(one.perWindow[0]!.summary).toEqual(three.perWindow[0]!.summary);
+    expect(three.perWindow.slice(0, 2)).toEqual(two.perWindow);
+  });
+
+  it('a window whose floats were changed (size kept) is discarded, computed again and noted; PPL(base) stays right', async () => {
+    const settings = storiesEvalSettings({}, 2);
+    const clean = await runEval(settings, { referenceStore: references.store });
+    const path = join(references.dir, clean.reference.key, 'w1.bin');
+    const size = statSync(path).size;
+    // Make the true tokens look likelier: big logits over the whole last part of the window.
+    const fd = openSync(path, 'r+');
+    try {
+      const bytes = new Uint8Array(new Float32Array(40_000).fill(30).buffer);
+      writeSync(fd, bytes, 0, bytes.length, size - bytes.length);
+    } finally {
+      closeSync(fd);
+    }
+    expect(statSync(path).size).toBe(size);
+    const mended = await runEval(settings, { referenceStore: references.store });
+    expect(mended.reference.notes).toEqual(['reference window 2 failed its check (its content does not match its sha256 (the file was changed or damaged)): discarded and computed again.']);
+    expect(mended.summary.pplReference).toBe(clean.summary.pplReference);
+    expect(mended.summary).toEqual(clean.summary);
+    // The window was written again: the next evaluation reads it without a note.
+    const after = await runEval(settings, { referenceStore: references.store });
+    expect(after.reference.notes).toBeUndefined();
+    expect(after.reference.cached).toBe(true);
+  });
+});
