@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { parseByteSize } from '../../cli/byte-size.js';
 import { EvalInputError } from '../../lab/lab-errors.js';
 
 /** kvscope's cache folder: `$KVSCOPE_CACHE_DIR`, else `~/.cache/kvscope` (references, in-graph rewrites, synthetic models). */
@@ -21,17 +22,9 @@ export function cacheMaxBytes(): number {
   if (value === undefined || value === '') return DEFAULT_CACHE_MAX_BYTES;
   const bytes = parseByteSize(value);
   if (bytes === null) {
-    throw new EvalInputError(`KVSCOPE_CACHE_MAX_BYTES=${JSON.stringify(value.slice(0, 40))} is not a size.`,
-      'Set it to bytes or a number with K, M, G or T (binary units), e.g. KVSCOPE_CACHE_MAX_BYTES=10G, or unset it for the default 20G.');
+    throw new EvalInputError(`KVSCOPE_CACHE_MAX_BYTES=${JSON.stringify(value.slice(0, 40))} is not a size: set it to bytes or a number with K, M, G or T `
+      + '(binary units, e.g. KVSCOPE_CACHE_MAX_BYTES=10G), or unset it for the default 20 GiB.');
   }
   return bytes;
 }
 
-/** `1048576`, `512K`, `10G`, `1.5T` (binary units; an optional `iB`/`B`); null when it is not a size. */
-export function parseByteSize(text: string): number | null {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$/i.exec(text);
-  if (match === null) return null;
-  const power = ['', 'K', 'M', 'G', 'T'].indexOf(match[2]!.toUpperCase());
-  const bytes = Math.floor(Number(match[1]) * 1024 ** power);
-  return Number.isSafeInteger(bytes) ? bytes : null;
-}

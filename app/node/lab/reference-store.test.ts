@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WindowReference } from '../../lab/reference-source.js';
-import { cacheMaxBytes, DEFAULT_CACHE_MAX_BYTES, parseByteSize, referenceCacheDir } from './lab-cache-dir.js';
+import { parseByteSize } from '../../cli/byte-size.js';
+import { cacheMaxBytes, DEFAULT_CACHE_MAX_BYTES, referenceCacheDir } from './lab-cache-dir.js';
 import { listReferenceEntries } from './reference-entries.js';
 import { ReferenceStore, type ReferenceDescription } from './reference-store.js';
 
