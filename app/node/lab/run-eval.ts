@@ -10,6 +10,7 @@ import type { RunCachePlan } from '../../engine/plan-run-cache.js';
 import { freeArrayBuffer } from '../free-array-buffer.js';
 import { openInGraphModel, type InGraphOpenedModel } from '../model/open-in-graph-model.js';
 import type { ReferenceSource } from '../../lab/reference-source.js';
+import type { ReferenceSummary } from '../../lab/lab-protocol.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
 import type { KvDtype } from '../../tensor/kv-tensor.js';
 import { activeExtensions, type EvalResult } from '../../lab/eval-result.js';
@@ -125,8 +126,10 @@ async function openEvalPath(files: ModelFiles, settings: EvalSettings, cachePlan
 }
 
 /** Makes sure the reference of these settings' model, text and windows is stored (a sweep does this once, first). */
-export async function ensureReference(settings: EvalSettings, options: RunEvalOptions = {}): Promise<{ key: string; cached: boolean; ms: number }> {
-  return withPreparedEval({ ...settings, cacheMode: 'dynamic' }, options, async (prepared) => ({ key: prepared.key, cached: prepared.cached, ms: prepared.referenceMs }));
+export async function ensureReference(settings: EvalSettings, options: RunEvalOptions = {}): Promise<ReferenceSummary> {
+  return withPreparedEval({ ...settings, cacheMode: 'dynamic' }, options, async (prepared) => ({
+    key: prepared.key, cached: prepared.cached, ms: prepared.referenceMs, windowsComputed: prepared.windowsComputed, bytes: prepared.referenceBytes(),
+  }));
 }
 
 interface PreparedEval {
