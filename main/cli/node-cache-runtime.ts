@@ -11,9 +11,8 @@ export function nodeCacheRuntime(): CacheCommandRuntime {
     maxBytes: cacheMaxBytes(),
     list: () => listCacheFolders(root),
     remove(name) {
-      const dir = referenceCacheDir();
-      const entry = listReferenceEntries(dir).find((candidate) => candidate.key === name);
-      if (entry !== undefined) removeEntry(dir, entry);
+      const entry = listReferenceEntries(referenceCacheDir()).find((candidate) => candidate.key === name);
+      if (entry !== undefined) removeEntry(entry);
     },
     now: () => Date.now(),
   };

@@ -55,15 +55,17 @@ export function listReferenceEntries(dir: string): ReferenceEntryInfo[] {
 function folderEntry(key: string, path: string): ReferenceEntryInfo {
   let bytes = 0;
   let windows = 0;
-  let lastUsedMs = 0;
+  let usedMs: number | null = null;
+  let newestMs = 0;
   for (const name of readdirSync(path)) {
     const stat = statSync(join(path, name));
     bytes += stat.size;
     if (WINDOW_FILE.test(name)) windows++;
-    if (name === 'reference.json') lastUsedMs = stat.mtimeMs;
-    else if (lastUsedMs === 0) lastUsedMs = Math.max(lastUsedMs, stat.mtimeMs);
+    if (name === 'reference.json') usedMs = stat.mtimeMs;
+    newestMs = Math.max(newestMs, stat.mtimeMs);
   }
-  return { key, path, description: readDescription(join(path, 'reference.json')), windows, bytes, lastUsedMs };
+  // Without its description (a first window still being written), the newest file stands for the last use.
+  return { key, path, description: readDescription(join(path, 'reference.json')), windows, bytes, lastUsedMs: usedMs ?? newestMs };
 }
 
 function readDescription(path: string): ReferenceDescription | null {
@@ -77,6 +79,6 @@ function readDescription(path: string): ReferenceDescription | null {
 }
 
 /** Deletes one entry (folder or format-1 file). */
-export function removeEntry(_dir: string, entry: Pick<ReferenceEntryInfo, 'path'>): void {
+export function removeEntry(entry: Pick<ReferenceEntryInfo, 'path'>): void {
   rmSync(entry.path, { recursive: true, force: true });
 }

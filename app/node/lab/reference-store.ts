@@ -46,7 +46,7 @@ export class ReferenceStore {
     for (const entry of [...entries].sort((a, b) => a.lastUsedMs - b.lastUsedMs)) {
       if (total <= this.#maxBytes) break;
       if (entry.key === keep) continue;
-      removeEntry(this.dir, entry);
+      removeEntry(entry);
       total -= entry.bytes;
       removed.push(entry.key);
     }
