@@ -16,7 +16,7 @@ import { LayerErrorAccumulator, type LayerErrorSummary } from './layer-errors.js
 import type { ReferenceSource, WindowReference } from './reference-source.js';
 import { concatTokenScores, emptyTokenScores, TokenScorer, type TokenScores } from './token-scores.js';
 import { scoredRows, type EvalWindow } from './windows.js';
-import { feedWindow, type WindowFeed } from './window-feed.js';
+import { feedWindow, type FedRows, type WindowFeed } from './window-feed.js';
 
 export interface EvalModel {
   readonly session: DecoderSession;
@@ -42,31 +42,24 @@ export interface EvalHooks {
 }
 
 /**
- * The full-precision reference of `windows`, one window at a time: each is computed, handed to
- * `store` (the Node host writes it to disk) and dropped before the next, so memory does not grow with
- * the number of windows. The reference is the dynamic cache (transformers' DynamicCache, the
+ * One window's full-precision reference: the dynamic cache (transformers' DynamicCache, the
  * pass-through lane) fed as token-by-token generation would, which for a dynamic cache is one
- * teacher-forced pass of the whole window (chunk-plan.ts). Keeps the scored rows, prefill … length − 2.
+ * teacher-forced pass of the whole window (chunk-plan.ts); the host stores each window before it
+ * computes the next (app/node/lab/stored-reference.ts), so memory does not grow with the number of
+ * windows. Keeps the scored rows, prefill … length − 2: their float32 logits, `[scoredRows, vocab]`; with `hiddenOutput`
+ * (a graph that also returns its final hidden state, app/onnx/rewrite/lm-head-split.ts) also those
+ * rows' hidden state, `[scoredRows, hiddenSize]`, for a compact reference.
  */
-export async function computeReference(
-  model: EvalModel, windows: readonly EvalWindow[], hooks: EvalHooks, store: (window: EvalWindow, reference: WindowReference) => void | Promise<void>,
-): Promise<void> {
-  let done = 0;
-  for (const window of windows) {
-    await store(window, await computeReferenceWindow(model, window, hooks));
-    done++;
-    hooks.onProgress?.({ phase: 'reference', windowsDone: done, windows: windows.length });
-  }
-}
-
-/** One window's reference: its scored rows' float32 logits, `[scoredRows, vocab]`. */
-export async function computeReferenceWindow(model: EvalModel, window: EvalWindow, hooks: EvalHooks): Promise<WindowReference> {
+export async function computeReferenceWindow(
+  model: EvalModel, window: EvalWindow, hooks: EvalHooks, hiddenOutput?: string,
+): Promise<WindowReference & { readonly hidden?: { readonly values: Float32Array; readonly size: number } }> {
   const feed = windowFeed(model, hooks);
   const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
   try {
     const count = scoredRows(window);
     let logits = new Float32Array(0);
     let vocab = 0;
+    let hidden: { values: Float32Array; size: number } | undefined;
     const chunks = planWindowChunks(window.tokens.length, window.prefill, 'dynamic', 0, hooks.feedMode);
     await feedWindow(feed, lane, window, chunks, (rows) => {
       if (vocab === 0) {
@@ -74,8 +67,9 @@ export async function computeReferenceWindow(model: EvalModel, window: EvalWindo
         logits = new Float32Array(count * vocab);
       }
       copyScoredRows(rows, window, logits, vocab);
+      if (hiddenOutput !== undefined) hidden = copyScoredHidden(rows, window, hiddenOutput, count, hidden);
     });
-    return { logits, vocab };
+    return hidden === undefined ? { logits, vocab } : { logits, vocab, hidden };
   } finally {
     lane.dispose();
     feed.session.releaseAll();
@@ -179,6 +173,23 @@ function windowFeed(model: EvalModel, hooks: EvalHooks): WindowFeed & { session:
     session, inputs: new StepInputs(model.io, session.inputs), io: model.io, now: hooks.now,
     ...(hooks.isCancelled === undefined ? {} : { isCancelled: hooks.isCancelled }),
   };
+}
+
+/** Copies the scored positions' rows of a run's `[1, fed, hiddenSize]` float32 hidden-state output into `into` (made on the first run). */
+function copyScoredHidden(
+  rows: FedRows, window: EvalWindow, name: string, count: number, into: { values: Float32Array; size: number } | undefined,
+): { values: Float32Array; size: number } {
+  const tensor = rows.outputs[name];
+  if (tensor === undefined || tensor.type !== 'float32') throw new RangeError(`the reference graph returned no float32 ${name}`);
+  const size = tensor.dims.at(-1)!;
+  const out = into ?? { values: new Float32Array(count * size), size };
+  for (let position = rows.fedFirst; position < rows.fedFirst + tensor.dims.at(-2)!; position++) {
+    const scored = position - window.prefill;
+    if (scored < 0 || scored >= count) continue;
+    const at = position - rows.fedFirst;
+    out.values.set(tensor.data.subarray(at * size, (at + 1) * size), scored * size);
+  }
+  return out;
 }
 
 /** Copies the fed rows that a window scores (positions prefill … length − 2) into `out` ([scoredRows, vocab]). */

@@ -2,7 +2,7 @@ import { closeSync, copyFileSync, existsSync, ftruncateSync, mkdtempSync, openSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { WindowReference } from '../../lab/reference-source.js';
+import type { StoredWindow } from './reference-window-file.js';
 import { parseByteSize } from '../../cli/byte-size.js';
 import { cacheMaxBytes, DEFAULT_CACHE_MAX_BYTES, referenceCacheDir } from './lab-cache-dir.js';
 import { listReferenceEntries } from './reference-entries.js';
@@ -24,8 +24,8 @@ const description: ReferenceDescription = {
 };
 
 /** `[rows, vocab]` logits with distinct values (a seed per window), NaN-free. */
-function window(rows: number, vocab: number, seed: number): WindowReference {
-  return { logits: Float32Array.from({ length: rows * vocab }, (_, i) => Math.sin(seed * 1000 + i) * 7), vocab };
+function window(rows: number, vocab: number, seed: number): StoredWindow & { kind: 'logits' } {
+  return { kind: 'logits', window: { logits: Float32Array.from({ length: rows * vocab }, (_, i) => Math.sin(seed * 1000 + i) * 7), vocab } };
 }
 
 /** Overwrites `bytes` at `offset` from the end of the file: its size stays the same. */
@@ -51,10 +51,12 @@ describe('ReferenceStore: one entry per key, one verified file per window', () =
     for (const index of [2, 0]) {
       const read = again.read(index, 3);
       expect(read.ok).toBe(true);
-      if (read.ok) {
-        expect(read.window.vocab).toBe(50);
-        expect(Buffer.from(read.window.logits.buffer, read.window.logits.byteOffset, read.window.logits.byteLength))
-          .toEqual(Buffer.from(written[index]!.logits.buffer));
+      if (read.ok && read.stored.kind === 'logits') {
+        expect(read.stored.window.vocab).toBe(50);
+        const logits = read.stored.window.logits;
+        expect(Buffer.from(logits.buffer, logits.byteOffset, logits.byteLength)).toEqual(Buffer.from(written[index]!.window.logits.buffer));
+      } else {
+        expect.unreachable('a logits window');
       }
     }
     // Two windows of 3 × 50 float32, plus their headers and the description.

@@ -1,10 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../atomic-write.js';
-import type { WindowReference } from '../../lab/reference-source.js';
 import { cacheMaxBytes, referenceCacheDir } from './lab-cache-dir.js';
 import { listReferenceEntries, removeEntry, type ReferenceDescription } from './reference-entries.js';
-import { readWindowFile, writeWindowFile, type WindowRead } from './reference-window-file.js';
+import { readWindowFile, writeWindowFile, type StoredWindow, type WindowRead } from './reference-window-file.js';
 
 export type { ReferenceDescription } from './reference-entries.js';
 
@@ -78,13 +77,18 @@ export class ReferenceEntry {
     return read;
   }
 
+  /** Removes window `index` (it failed a check after it was read). */
+  remove(index: number): void {
+    rmSync(this.windowPath(index), { force: true });
+  }
+
   /** Stores window `index` (atomically); returns the entries removed to keep the cache under its cap. */
-  write(index: number, window: WindowReference): string[] {
+  write(index: number, stored: StoredWindow): string[] {
     mkdirSync(this.folder, { recursive: true });
     if (!existsSync(join(this.folder, ENTRY_FILE))) {
       writeFileAtomic(join(this.folder, ENTRY_FILE), Buffer.from(`${JSON.stringify({ format: 'kvscope-eval-reference', version: 2, key: this.key, ...this.description }, null, 2)}\n`));
     }
-    writeWindowFile(this.windowPath(index), this.key, index, window);
+    writeWindowFile(this.windowPath(index), this.key, index, stored);
     this.touch();
     return this.afterWrite();
   }

@@ -24,7 +24,9 @@ import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
 import { ReferenceStore } from './reference-store.js';
-import { prepareReference } from './stored-reference.js';
+import { prepareReference, type CompactReference } from './stored-reference.js';
+import { ensureReferenceGraphs, type ReferenceGraphs } from './reference-graphs.js';
+import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
 
 export interface RunEvalOptions {
   readonly isCancelled?: () => boolean;
@@ -166,7 +168,12 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
   const cachePlan = planRunCache(files.config, asRunSettings(settings), settings.windows.prefill);
   // HQQ's optimizer takes the second core when the session has it to itself (not in a --jobs sweep).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
-  const model = await openModelSession(files, settings.executionProvider, options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads });
+  // The compact reference's graphs: the source graph with its hidden state as an added output (the
+  // same logits bit for bit, so it serves the evaluation too) and its LM head; float32 logits where the head cannot be cut.
+  const graphs = await compactReferenceGraphs(files);
+  const threads = options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads };
+  const model = await openModelSession(files, settings.executionProvider, { ...threads, ...('reason' in graphs ? {} : { graphPath: graphs.modelPath }) });
+  let headLease: Promise<LeasedSession> | null = null;
   try {
     const loadMs = performance.now() - started;
     const feedMode = resolveFeedMode(settings.feed, model.io.kvDtype);
@@ -186,7 +193,17 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
       windows: { context: settings.windows.context, stride: settings.windows.stride, prefill: settings.windows.prefill },
       feed: feedMode, executionProvider: model.session.executionProvider,
     });
-    const prepared = await prepareReference(entry, model, windows, hooks);
+    const compact: CompactReference | undefined = 'reason' in graphs ? undefined : {
+      hidden: graphs.hidden, logits: model.io.logits,
+      head: async () => {
+        headLease ??= leaseDecoderSession(graphs.headPath, {
+          executionProvider: settings.executionProvider, displayName: `${files.layout.graph} (LM head)`,
+          ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
+        });
+        return (await headLease).session;
+      },
+    };
+    const prepared = await prepareReference(entry, model, windows, hooks, compact);
     const referenceMs = performance.now() - referenceStart;
     return await use({
       files, model, windows, cachePlan, hooks, reference: prepared.source, key, cached: prepared.windowsComputed === 0,
@@ -194,8 +211,20 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
       textTokens: textTokens.length, loadMs, referenceMs,
     });
   } finally {
+    if (headLease !== null) await (await (headLease as Promise<LeasedSession>).catch(() => null))?.release();
     await model.dispose();
   }
+}
+
+/**
+ * The compact reference's graphs for this model, or why there are none: a single float32-logits graph
+ * whose LM head can be cut (the legacy pair and float16 logits keep float32-logits references).
+ */
+async function compactReferenceGraphs(files: ModelFiles): Promise<ReferenceGraphs | { readonly reason: string }> {
+  const io = files.analysis.io;
+  if (files.layout.prefillGraph !== null) return { reason: 'the model is a prefill/decode pair' };
+  if (io === null || io.logitsType !== 'float32') return { reason: 'the graph\'s logits are not float32' };
+  return ensureReferenceGraphs(files.onnxPath, io.logits);
 }
 
 /** The last text's tokens (a sweep's worker evaluates one text with one tokenizer, point after point). */

@@ -90,7 +90,7 @@ async function build(sourcePath: string, sourceSha256: string, spec: InGraphDequ
 }
 
 /** Hard-links (or copies) every external data file the graph names into `dir`, at the same relative path. */
-async function linkExternalData(model: ModelProto, sourceDir: string, dir: string): Promise<void> {
+export async function linkExternalData(model: ModelProto, sourceDir: string, dir: string): Promise<void> {
   const locations = new Set<string>();
   for (const tensor of model.graph?.initializer ?? []) {
     const location = tensor.externalData.find((entry) => entry.key === 'location')?.value;
