@@ -37,25 +37,27 @@ describe.skipIf(!hasShared())('kvscope cache on the references kvscope eval writ
     const evaluated = await cli(['eval', '--model', storiesDir(), '--windows', '2', '--dequantize', 'graph']);
     expect(evaluated.err).toBe('');
     expect(evaluated.code).toBe(0);
-    // 2 windows × 255 scored rows × 512 vocabulary × 4 bytes (1020 KiB), plus headers.
-    expect(evaluated.out).toMatch(/reference: 2 windows computed and stored \(10\d\d KiB on disk, key [0-9a-f]{12}\)/);
+    // 2 windows × 255 scored rows × 64 hidden floats × 4 bytes (127.5 KiB; the compact form), plus headers.
+    expect(evaluated.out).toMatch(/reference: 2 windows computed and stored \(12\d KiB on disk, key [0-9a-f]{12}\)/);
     const references = join(dir, 'cache', 'eval-references');
     expect(readdirSync(references)).toHaveLength(1);
     const again = await cli(['eval', '--model', storiesDir(), '--windows', '1', '--dequantize', 'graph']);
-    expect(again.out).toMatch(/reference: read from the cache \(10\d\d KiB on disk/);
+    expect(again.out).toMatch(/reference: read from the cache \(12\d KiB on disk/);
 
     const listed = await cli(['cache', 'list']);
     expect(listed.code).toBe(0);
     expect(listed.out).toContain(`kvscope cache: ${join(dir, 'cache')}`);
-    expect(listed.out).toMatch(/eval-references\/ {2}1 entry, 10\d\d KiB/);
+    expect(listed.out).toMatch(/eval-references\/ {2}1 entry, 12\d KiB/);
     expect(listed.out).toMatch(/reference of stories260k\/onnx\/model\.onnx, text kvscope:default, 2 windows of 512 \(stride 512, prefill 256\), chunked, cpu/);
     expect(listed.out).toMatch(/in-graph\/ {2}1 entry/);
     const json = JSON.parse((await cli(['cache', 'list', '--json'])).out) as { folders: { name: string; entries: { bytes: number; linkedBytes: number }[] }[] };
-    expect(json.folders.map((folder) => folder.name)).toEqual(['eval-references', 'in-graph', 'models']);
-    expect(json.folders[0]!.entries[0]!.bytes).toBeGreaterThan(2 * 255 * 512 * 4);
+    expect(json.folders.map((folder) => folder.name)).toEqual(['eval-references', 'reference-graphs', 'in-graph', 'models']);
+    expect(json.folders[0]!.entries[0]!.bytes).toBeGreaterThan(2 * 255 * 64 * 4);
+    // The compact reference's graphs (the source with its hidden state as an output, and its LM head).
+    expect(json.folders[1]!.entries).toHaveLength(1);
 
     // Used a minute ago: not older than 30 days, so --older-than keeps it.
-    expect((await cli(['cache', 'prune', '--older-than', '30d'])).out).toMatch(/removed 0 eval references \(0 B\); 10\d\d KiB left/);
+    expect((await cli(['cache', 'prune', '--older-than', '30d'])).out).toMatch(/removed 0 eval references \(0 B\); 12\d KiB left/);
     const dry = await cli(['cache', 'prune', '--max-size', '0', '--dry-run']);
     expect(dry.out).toMatch(/would remove 1 eval reference/);
     expect(readdirSync(references)).toHaveLength(1);
@@ -64,7 +66,7 @@ describe.skipIf(!hasShared())('kvscope cache on the references kvscope eval writ
     const past = new Date(Date.now() - 40 * 86_400_000);
     utimesSync(join(references, key!, 'reference.json'), past, past);
     const pruned = await cli(['cache', 'prune', '--older-than', '30d']);
-    expect(pruned.out).toMatch(/removed 1 eval reference \(10\d\d KiB\); 0 B left/);
+    expect(pruned.out).toMatch(/removed 1 eval reference \(12\d KiB\); 0 B left/);
     expect(readdirSync(references)).toEqual([]);
   });
 });

@@ -34,8 +34,8 @@ Usage:
 
   kvscope cache list [--json]
   kvscope cache prune --older-than 30d | --max-size 10G [--dry-run] [--json]
-      Lists kvscope's cache folder (eval references, in-graph rewrites, synthetic models: what,
-      for which model, size, last use) and prunes eval references by age or total size.
+      Lists kvscope's cache folder (eval references and their graphs, in-graph rewrites, synthetic
+      models: what, for which model, size, last use) and prunes eval references by age or total size.
 
   kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR] [--max-runs N]
       Serves the workbench to a browser on this machine and prints its URL (with a per-launch
@@ -146,6 +146,8 @@ kvscope's cache folder: $KVSCOPE_CACHE_DIR, else ~/.cache/kvscope. It holds
   eval-references/   the eval and sweep references (one folder per model, text and window shape,
                      one verified file per window). Capped at 20 GiB (KVSCOPE_CACHE_MAX_BYTES, e.g.
                      10G): after each window written, the least recently used references go first
+  reference-graphs/  the graphs a compact reference needs: the model's graph with its final hidden
+                     state as an added output, and its LM head alone (listed only)
   in-graph/          rewritten graphs of --dequantize graph (listed only; their weights are hard
                      links to the model's own files where one file system allows it)
   models/            the synthetic models (listed only)

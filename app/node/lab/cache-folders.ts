@@ -14,6 +14,7 @@ export function listCacheFolders(root = kvscopeCacheRoot()): CacheFolder[] {
   const references = join(root, 'eval-references');
   return [
     { name: 'eval-references', path: references, managed: true, entries: listReferenceEntries(references).map(referenceEntry) },
+    { name: 'reference-graphs', path: join(root, 'reference-graphs'), managed: false, entries: folderEntries(join(root, 'reference-graphs'), 'compact-reference graphs (hidden-state output, LM head)') },
     { name: 'in-graph', path: join(root, 'in-graph'), managed: false, entries: folderEntries(join(root, 'in-graph'), 'in-graph rewrite') },
     { name: 'models', path: join(root, 'models'), managed: false, entries: folderEntries(join(root, 'models'), 'synthetic model') },
   ];
