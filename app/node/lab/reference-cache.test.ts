@@ -5,6 +5,7 @@ import { leasedSessionCount, releaseCachedSessions } from '../ort/session-cache.
 import { HQQ8 } from '../test-support/stories.js';
 import { runEval } from './run-eval.js';
 import { storiesEvalSettings, tempReferenceStore } from './test-support/eval-settings.js';
+import { writeWindowFile } from './reference-window-file.js';
 
 const references = tempReferenceStore();
 
@@ -64,5 +65,45 @@ describe('the eval reference cache on stories260k', () => {
     const after = await runEval(settings, { referenceStore: references.store });
     expect(after.reference.notes).toBeUndefined();
     expect(after.reference.cached).toBe(true);
+  });
+});
+
+describe('the compact reference is exact', () => {
+  const logitsStore = tempReferenceStore();
+  const compactStore = tempReferenceStore();
+  afterAll(() => {
+    logitsStore.remove();
+    compactStore.remove();
+  });
+
+  it.each([
+    ['dynamic', {}],
+    ['quanto 2-bit g32 R32, graph path', { cacheMode: 'quantized', quantization: { ...HQQ8, backend: 'quanto', nbits: 2, axisKey: 0, axisValue: 0 }, dequantize: 'graph' }],
+    ['hqq 8-bit, host path', { cacheMode: 'quantized', quantization: HQQ8, dequantize: 'host' }],
+  ] as const)('%s: every figure and every prediction equals the float32-logits reference\'s, bit for bit', async (_name, overrides) => {
+    const settings = storiesEvalSettings(overrides as Partial<Parameters<typeof storiesEvalSettings>[0]>, 2);
+    const compact = await runEval(settings, { referenceStore: compactStore.store, perToken: true });
+    const float32 = await runEval(settings, { referenceStore: logitsStore.store, perToken: true, referenceForm: 'logits' });
+    expect(compact.reference.key).toBe(float32.reference.key);
+    // 64 hidden floats per scored token against 512 logits: an eighth of the bytes.
+    expect(compact.reference.bytes! * 7).toBeLessThan(float32.reference.bytes!);
+    expect(compact.summary).toEqual(float32.summary);
+    expect(compact.perWindow).toEqual(float32.perWindow);
+    expect(compact.perToken).toEqual(float32.perToken);
+  });
+
+  it('hidden states that do not give the logits they were stored with are caught (the digest), discarded and computed again', async () => {
+    const settings = storiesEvalSettings({}, 1);
+    const clean = await runEval(settings, { referenceStore: references.store });
+    const entry = references.store.entry(clean.reference.key, {
+      model: { folder: 'x', onnxFile: 'y' }, text: { name: 't', sha256: 's' }, windows: { context: 512, stride: 512, prefill: 256 }, feed: 'chunked', executionProvider: 'cpu',
+    });
+    const read = entry.read(0, 255);
+    if (!read.ok || read.stored.kind !== 'hidden') throw new Error('expected a compact window');
+    // A well-formed file (its payload's own sha256 right) whose logits digest is another's.
+    writeWindowFile(entry.windowPath(0), clean.reference.key, 0, { ...read.stored, logitsSha256: '0'.repeat(64) });
+    const mended = await runEval(settings, { referenceStore: references.store });
+    expect(mended.reference.notes).toEqual(['reference window 1 failed its check (its hidden states do not give the logits they were stored with): discarded and computed again.']);
+    expect(mended.summary).toEqual(clean.summary);
   });
 });

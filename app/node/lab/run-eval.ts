@@ -37,6 +37,11 @@ export interface RunEvalOptions {
   readonly referenceStore?: ReferenceStore;
   /** keep per-token columns in the result */
   readonly perToken?: boolean;
+  /**
+   * how new reference windows are stored: `compact` (default: hidden states, the logits recomputed by
+   * the LM head and proven bit-identical) or `logits` (float32 logits, as before; tests and benches compare the two)
+   */
+  readonly referenceForm?: 'compact' | 'logits';
 }
 
 /**
@@ -170,7 +175,7 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
   // The compact reference's graphs: the source graph with its hidden state as an added output (the
   // same logits bit for bit, so it serves the evaluation too) and its LM head; float32 logits where the head cannot be cut.
-  const graphs = await compactReferenceGraphs(files);
+  const graphs = options.referenceForm === 'logits' ? { reason: 'float32 logits were asked for' } : await compactReferenceGraphs(files);
   const threads = options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads };
   const model = await openModelSession(files, settings.executionProvider, { ...threads, ...('reason' in graphs ? {} : { graphPath: graphs.modelPath }) });
   let headLease: Promise<LeasedSession> | null = null;
