@@ -31,7 +31,7 @@ interface Manifest {
 }
 
 /**
- * The graphs of a compact reference (docs/eval-record.md "Reference size"), built once per source
+ * The graphs of a compact reference (docs/eval-record.md "The compact form, exact"), built once per source
  * graph and cached by content beside the in-graph rewrites: `<root>/reference-graphs/<key>/`, external
  * data hard-linked as the rewrite cache links it. Returns the reason instead when the head cannot be
  * cut (the reference then keeps float32 logits).

@@ -16,7 +16,7 @@ export interface PreparedReference {
 }
 
 /**
- * The compact form (docs/eval-record.md "Reference size"): `model.session` runs the source graph with
+ * The compact form (docs/eval-record.md "The compact form, exact"): `model.session` runs the source graph with
  * its final hidden state as an added output (reference-graphs.ts), and the LM head cut from it turns
  * stored hidden states back into logits.
  */

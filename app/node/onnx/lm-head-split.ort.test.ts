@@ -8,7 +8,7 @@ import { findLmHead, lmHeadModel, withHiddenOutput, type LmHead } from '../../on
 import { storiesDir } from '../test-support/stories.js';
 
 /**
- * The building block of a compact exact reference (docs/eval-record.md "Reference size"): the final
+ * The compact exact reference's foundation (docs/eval-record.md "The compact form, exact"): the final
  * hidden state out of the full graph, and the LM head cut from it, run on that hidden state, give the
  * full graph's logits bit for bit, on the whole window, on the scored rows alone and row by row (a
  * reference would store and recompute only the scored rows).

@@ -3,12 +3,12 @@ import { GraphProtoSchema, ValueInfoProtoSchema, TypeProtoSchema, TypeProto_Tens
 import { cloneModel, createModel, type ModelProto } from '../onnx-model.js';
 
 /**
- * The LM head of a decoder graph, cut from it (a building block of a compact exact eval reference,
- * docs/eval-record.md "Reference size"): the final hidden state `hidden` (what the logits' MatMul or
- * Gemm takes besides its weight) and every node between it and the logits output. A reference could
- * then keep the hidden state (hidden_size floats per token, not vocabulary-many) and recompute the
- * logits with the head alone, provided the head's session gives the full graph's logits bit for bit
- * (lm-head-split.ort.test.ts checks it on real graphs). Pure functions: ModelProto in, new ModelProto
+ * The LM head of a decoder graph, cut from it (the compact exact eval reference, docs/eval-record.md
+ * "The compact form, exact"): the final hidden state `hidden` (what the logits' MatMul or Gemm takes
+ * besides its weight) and every node between it and the logits output. The reference keeps the hidden
+ * state (hidden_size floats per token, not vocabulary-many) and recomputes the logits with the head
+ * alone, whose session gives the full graph's logits bit for bit (lm-head-split.ort.test.ts on real
+ * graphs; app/node/lab/stored-reference.ts checks every window by their sha256). Pure functions: ModelProto in, new ModelProto
  * out, the source never changed (STYLE.md §16).
  */
 export interface LmHead {
