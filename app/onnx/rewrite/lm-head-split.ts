@@ -8,8 +8,8 @@ import { cloneModel, createModel, type ModelProto } from '../onnx-model.js';
  * besides its weight) and every node between it and the logits output. The reference keeps the hidden
  * state (hidden_size floats per token, not vocabulary-many) and recomputes the logits with the head
  * alone, whose session gives the full graph's logits bit for bit (lm-head-split.ort.test.ts on real
- * graphs; app/node/lab/stored-reference.ts checks every window by their sha256). Pure functions: ModelProto in, new ModelProto
- * out, the source never changed (STYLE.md §16).
+ * graphs; app/node/lab/stored-reference.ts checks every window by their sha256). Pure functions:
+ * ModelProto in, new ModelProto out, the source never changed (STYLE.md §16).
  */
 export interface LmHead {
   /** the head's input: the final hidden state, `[batch, seq, hidden]` */
