@@ -51,7 +51,8 @@ export async function prepareReference(
   };
   const store = async (index: number, computed: Awaited<ReturnType<typeof computeReferenceWindow>>): Promise<void> => {
     let stored: StoredWindow = { kind: 'logits', window: computed };
-    if (compact !== undefined && computed.hidden !== undefined) {
+    // Hidden states only where they are smaller than the logits (a model whose hidden size reaches its vocabulary keeps logits).
+    if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab) {
       const logitsSha256 = sha256Floats(computed.logits);
       const again = await headLogits(compact, computed.hidden.values, computed.hidden.size);
       if (sha256Floats(again) === logitsSha256) {
