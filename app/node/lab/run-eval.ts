@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { planRunCache } from '../../engine/plan-run-cache.js';
 import { TokenizerError } from '../../engine/engine-errors.js';
@@ -225,10 +226,15 @@ async function withPreparedEval<T>(settings: EvalSettings, options: RunEvalOptio
  * The compact reference's graphs for this model, or why there are none: a single float32-logits graph
  * whose LM head can be cut (the legacy pair and float16 logits keep float32-logits references).
  */
+const MAX_INLINE_GRAPH_BYTES = 256 * 1024 * 1024;
+
 async function compactReferenceGraphs(files: ModelFiles): Promise<ReferenceGraphs | { readonly reason: string }> {
   const io = files.analysis.io;
   if (files.layout.prefillGraph !== null) return { reason: 'the model is a prefill/decode pair' };
   if (io === null || io.logitsType !== 'float32') return { reason: 'the graph\'s logits are not float32' };
+  // The hidden-state graph is the source re-encoded: cheap when the weights sit in external data, a
+  // whole copy (in memory while it is built, and on disk) when they are inside the .onnx file.
+  if (statSync(files.onnxPath).size > MAX_INLINE_GRAPH_BYTES) return { reason: 'the weights are inside the .onnx file' };
   return ensureReferenceGraphs(files.onnxPath, io.logits);
 }
 
