@@ -1,7 +1,7 @@
 import type { EvalProgress } from '../app/lab/evaluate.js';
 import type { EvalResult } from '../app/lab/eval-result.js';
 import type { EvalSettings } from '../app/lab/eval-settings.js';
-import { LAB_PROTOCOL_VERSION, type LabJobOptions, type LabWorkerMessage } from '../app/lab/lab-protocol.js';
+import { LAB_PROTOCOL_VERSION, type LabJobOptions, type LabWorkerMessage, type ReferenceSummary } from '../app/lab/lab-protocol.js';
 import { parseLabHostMessage } from '../app/lab/parse-lab-message.js';
 import { toRunErrorPayload } from '../app/protocol/run-error.js';
 import type { RunErrorPayload } from '../app/protocol/messages.js';
@@ -9,7 +9,7 @@ import type { RunErrorPayload } from '../app/protocol/messages.js';
 /** The lab engine (app/node/lab/run-eval.ts), or a test's stand-in with the same shape. */
 export interface LabEngine {
   runEval(settings: EvalSettings, options: LabJobOptions & { isCancelled: () => boolean; onProgress: (progress: EvalProgress) => void }): Promise<EvalResult>;
-  ensureReference(settings: EvalSettings, options: LabJobOptions & { isCancelled: () => boolean; onProgress: (progress: EvalProgress) => void }): Promise<{ key: string; cached: boolean; ms: number }>;
+  ensureReference(settings: EvalSettings, options: LabJobOptions & { isCancelled: () => boolean; onProgress: (progress: EvalProgress) => void }): Promise<ReferenceSummary>;
 }
 
 /**

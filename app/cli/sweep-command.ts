@@ -12,6 +12,7 @@ import { parentFolder, readSweepText, settingsForPoint } from './sweep-point-set
 import { collectResults, isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest } from '../lab/sweep-folder.js';
 import type { SweepIo } from './sweep-io.js';
 import { SweepProgress } from './sweep-progress.js';
+import { formatBytes } from './byte-size.js';
 
 export interface SweepRuntime {
   /** eval's option table (main/cli's EVAL_OPTIONS): the spec's keys are checked against it */
@@ -68,6 +69,12 @@ export async function runSweepCommand(positionals: readonly string[], options: R
     startWorker: runtime.startWorker,
     ...(jobs > 1 ? { threadsPerJob: threads } : {}),
     kvscopeVersion: runtime.kvscopeVersion, now: () => runtime.now(), randomSuffix: runtime.randomSuffix,
+    onReference: (reference) => {
+      if (reference.bytes === undefined) return;
+      progress?.clear();
+      const what = reference.windowsComputed === undefined || reference.windowsComputed === 0 ? 'read from the cache' : `${reference.windowsComputed} window${reference.windowsComputed === 1 ? '' : 's'} computed and stored`;
+      io.stderr(`kvscope sweep: reference ${what} (${formatBytes(reference.bytes)} on disk; kvscope cache list)\n`);
+    },
     onPointStart: (point) => progress?.start(point.name),
     onPointDone: (point, row) => progress?.finish(point.name, row.status),
   });

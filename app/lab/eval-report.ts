@@ -17,6 +17,7 @@ export function formatEvalReport(result: EvalResult, describe: (bytes: number) =
     `kvscope eval: ${cache} on ${folderName(result.model.folder)}/${result.model.onnxFile}, text ${result.text.name} (${textTokens(result.text)})`,
     `  ${w.count} windows of ${w.context} tokens (stride ${w.stride}, prefill ${w.prefill}), ${s.tokens} predictions scored, ${result.executionProvider}, fed ${result.feed}` +
       `${result.reference.cached ? ', reference from the cache' : ''}`,
+    ...referenceLines(result, describe),
     ...(result.dequantize === undefined ? [] : [`  dequantized ${result.dequantize === 'graph' ? 'inside the graph' : 'on the host'}${result.dequantizeReason === undefined ? '' : ` (${result.dequantizeReason})`}`]),
     ...result.extensions.map((e) => `  kvscope extension: ${e}`),
     '',
@@ -72,6 +73,16 @@ function windowLine(s: EvalSummary): string {
 
 function f(value: number, digits: number, width: number): string {
   return value.toFixed(digits).padStart(width);
+}
+
+/** What this evaluation did to the reference cache: windows computed and the entry's size on disk, windows mended. */
+function referenceLines(result: EvalResult, describe: (bytes: number) => string): string[] {
+  const r = result.reference;
+  const size = r.bytes === undefined ? '' : ` (${describe(r.bytes)} on disk, key ${r.key.slice(0, 12)})`;
+  const lines = r.windowsComputed !== undefined && r.windowsComputed > 0
+    ? [`  reference: ${r.windowsComputed} window${r.windowsComputed === 1 ? '' : 's'} computed and stored${size}`]
+    : r.bytes === undefined ? [] : [`  reference: read from the cache${size}`];
+  return [...lines, ...(r.notes ?? []).map((note) => `  ${note}`)];
 }
 
 function folderName(folder: string): string {

@@ -42,8 +42,14 @@ export interface EvalResult {
   readonly reference: {
     /** the content key of the stored reference */
     readonly key: string;
-    /** true when it was read from the cache, false when this evaluation computed it */
+    /** true when every window was read from the cache, false when this evaluation computed any */
     readonly cached: boolean;
+    /** windows this evaluation computed and stored (the rest were in the cache); absent in records from before it was recorded */
+    readonly windowsComputed?: number;
+    /** the stored reference's size on disk after the evaluation, in bytes (every window it holds, not only these) */
+    readonly bytes?: number;
+    /** one line per cached window that failed its sha256 check, was discarded and computed again */
+    readonly notes?: readonly string[];
   };
   /** the whole text (every scored prediction of every window) */
   readonly summary: EvalSummary;

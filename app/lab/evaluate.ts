@@ -16,7 +16,7 @@ import { LayerErrorAccumulator, type LayerErrorSummary } from './layer-errors.js
 import type { ReferenceSource, WindowReference } from './reference-source.js';
 import { concatTokenScores, emptyTokenScores, TokenScorer, type TokenScores } from './token-scores.js';
 import { scoredRows, type EvalWindow } from './windows.js';
-import { feedWindow, type WindowFeed } from './window-feed.js';
+import { feedWindow, type FedRows, type WindowFeed } from './window-feed.js';
 
 export interface EvalModel {
   readonly session: DecoderSession;
@@ -42,39 +42,38 @@ export interface EvalHooks {
 }
 
 /**
- * The full-precision reference of every window: the dynamic cache (transformers' DynamicCache, the
+ * One window's full-precision reference: the dynamic cache (transformers' DynamicCache, the
  * pass-through lane) fed as token-by-token generation would, which for a dynamic cache is one
- * teacher-forced pass of the whole window (chunk-plan.ts). Keeps the scored rows, prefill … length − 2.
+ * teacher-forced pass of the whole window (chunk-plan.ts); the host stores each window before it
+ * computes the next (app/node/lab/stored-reference.ts), so memory does not grow with the number of
+ * windows. Keeps the scored rows, prefill … length − 2: their float32 logits, `[scoredRows, vocab]`; with `hiddenOutput`
+ * (a graph that also returns its final hidden state, app/onnx/rewrite/lm-head-split.ts) also those
+ * rows' hidden state, `[scoredRows, hiddenSize]`, for a compact reference.
  */
-export async function computeReference(model: EvalModel, windows: readonly EvalWindow[], hooks: EvalHooks): Promise<WindowReference[]> {
+export async function computeReferenceWindow(
+  model: EvalModel, window: EvalWindow, hooks: EvalHooks, hiddenOutput?: string,
+): Promise<WindowReference & { readonly hidden?: { readonly values: Float32Array; readonly size: number } }> {
   const feed = windowFeed(model, hooks);
-  const references: WindowReference[] = [];
+  const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
   try {
-    for (const window of windows) {
-      const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
-      try {
-        const count = scoredRows(window);
-        let logits = new Float32Array(0);
-        let vocab = 0;
-        const chunks = planWindowChunks(window.tokens.length, window.prefill, 'dynamic', 0, hooks.feedMode);
-        await feedWindow(feed, lane, window, chunks, (rows) => {
-          if (vocab === 0) {
-            vocab = rows.vocab;
-            logits = new Float32Array(count * vocab);
-          }
-          copyScoredRows(rows, window, logits, vocab);
-        });
-        references.push({ logits, vocab });
-      } finally {
-        lane.dispose();
-        feed.session.releaseAll();
+    const count = scoredRows(window);
+    let logits = new Float32Array(0);
+    let vocab = 0;
+    let hidden: { values: Float32Array; size: number } | undefined;
+    const chunks = planWindowChunks(window.tokens.length, window.prefill, 'dynamic', 0, hooks.feedMode);
+    await feedWindow(feed, lane, window, chunks, (rows) => {
+      if (vocab === 0) {
+        vocab = rows.vocab;
+        logits = new Float32Array(count * vocab);
       }
-      hooks.onProgress?.({ phase: 'reference', windowsDone: references.length, windows: windows.length });
-    }
+      copyScoredRows(rows, window, logits, vocab);
+      if (hiddenOutput !== undefined) hidden = copyScoredHidden(rows, window, hiddenOutput, count, hidden);
+    });
+    return hidden === undefined ? { logits, vocab } : { logits, vocab, hidden };
   } finally {
+    lane.dispose();
     feed.session.releaseAll();
   }
-  return references;
 }
 
 /** What one window of an evaluation measured. */
@@ -100,8 +99,6 @@ export interface EvalOutcome {
   /** session runs and tokens fed, over all windows */
   readonly runs: number;
   readonly tokensFed: number;
-  /** evaluateCache without a reference (the dynamic cache): its own scored rows, the reference to store */
-  readonly ownReference?: readonly WindowReference[];
 }
 
 /**
@@ -110,10 +107,12 @@ export interface EvalOutcome {
  * scored row is compared with the reference's (token-scores.ts). `reference` null: the cache under
  * test is the reference itself (`--cache dynamic`, the base PPL): its pass is the reference's (the
  * same lane, the same single run per window), so the pass runs once, its scored rows are compared
- * with themselves (KLD exactly 0) and returned as `ownReference` for the store.
+ * with themselves (KLD exactly 0) and handed to `storeOwn` window by window (the store writes each
+ * before the next is computed, so memory does not grow with the windows).
  */
 export async function evaluateCache(
   model: EvalModel, settings: EvalSettings, cachePlan: RunCachePlan, windows: readonly EvalWindow[], reference: ReferenceSource | null, hooks: EvalHooks,
+  storeOwn?: (index: number, own: WindowReference) => void,
 ): Promise<EvalOutcome> {
   if (reference === null && settings.cacheMode !== 'dynamic') throw new RangeError('only the dynamic cache is its own reference');
   const feed = windowFeed(model, hooks);
@@ -121,7 +120,6 @@ export async function evaluateCache(
   const errors = new LayerErrorAccumulator();
   const parts: TokenScores[] = [];
   const outcomes: WindowOutcome[] = [];
-  const ownReference: WindowReference[] = [];
   let kvBytes: (LayerMemory | null)[] = [];
   let flushCounts: (number | null)[] = [];
   let runs = 0;
@@ -158,7 +156,7 @@ export async function evaluateCache(
             const row = own.logits.subarray(scored * own.vocab, (scored + 1) * own.vocab);
             scorer.score(row, row, window.tokens[window.prefill + scored + 1]!, scores, scored);
           }
-          ownReference.push({ logits: own.logits, vocab: own.vocab });
+          storeOwn?.(window.index, { logits: own.logits, vocab: own.vocab });
         }
         runs += fed.runs;
         tokensFed += window.tokens.length;
@@ -188,7 +186,6 @@ export async function evaluateCache(
     layerErrors: errors.summary((layer) => quantizedSides(settings, layer)),
     runs,
     tokensFed,
-    ...(reference === null ? { ownReference } : {}),
   };
 }
 
@@ -198,6 +195,23 @@ function windowFeed(model: EvalModel, hooks: EvalHooks): WindowFeed & { session:
     session, inputs: new StepInputs(model.io, session.inputs), io: model.io, now: hooks.now,
     ...(hooks.isCancelled === undefined ? {} : { isCancelled: hooks.isCancelled }),
   };
+}
+
+/** Copies the scored positions' rows of a run's `[1, fed, hiddenSize]` float32 hidden-state output into `into` (made on the first run). */
+function copyScoredHidden(
+  rows: FedRows, window: EvalWindow, name: string, count: number, into: { values: Float32Array; size: number } | undefined,
+): { values: Float32Array; size: number } {
+  const tensor = rows.outputs[name];
+  if (tensor === undefined || tensor.type !== 'float32') throw new RangeError(`the reference graph returned no float32 ${name}`);
+  const size = tensor.dims.at(-1)!;
+  const out = into ?? { values: new Float32Array(count * size), size };
+  for (let position = rows.fedFirst; position < rows.fedFirst + tensor.dims.at(-2)!; position++) {
+    const scored = position - window.prefill;
+    if (scored < 0 || scored >= count) continue;
+    const at = position - rows.fedFirst;
+    out.values.set(tensor.data.subarray(at * size, (at + 1) * size), scored * size);
+  }
+  return out;
 }
 
 /** Copies the fed rows that a window scores (positions prefill … length − 2) into `out` ([scoredRows, vocab]). */

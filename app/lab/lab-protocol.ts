@@ -64,10 +64,21 @@ export interface EvaluatedMessage {
   readonly result: EvalResult;
 }
 
+/** A reference made sure of (before a sweep's points): its key, whether it was all cached, how long it took, and its size on disk. */
+export interface ReferenceSummary {
+  readonly key: string;
+  readonly cached: boolean;
+  readonly ms: number;
+  /** windows computed and stored now (absent from hosts that do not say) */
+  readonly windowsComputed?: number;
+  /** the stored reference's size on disk, in bytes */
+  readonly bytes?: number;
+}
+
 export interface ReferencedMessage {
   readonly type: 'referenced';
   readonly id: number;
-  readonly reference: { readonly key: string; readonly cached: boolean; readonly ms: number };
+  readonly reference: ReferenceSummary;
 }
 
 export interface LabErrorMessage {

@@ -30,7 +30,11 @@ export function parseLabWorkerMessage(value: unknown): LabWorkerMessage {
       case 'evaluated': return { type, id: fields.get('id', readJobId), result: fields.get('result', readEvalResult) };
       case 'referenced': {
         const reference = readObject(fields.get('reference', (v) => v), 'reference');
-        return { type, id: fields.get('id', readJobId), reference: { key: reference.get('key', readString), cached: reference.get('cached', readBoolean), ms: reference.get('ms', readNumber) } };
+        return { type, id: fields.get('id', readJobId), reference: {
+          key: reference.get('key', readString), cached: reference.get('cached', readBoolean), ms: reference.get('ms', readNumber),
+          ...withOptional('windowsComputed', reference.optional('windowsComputed', readCount)),
+          ...withOptional('bytes', reference.optional('bytes', readCount)),
+        } };
       }
       case 'error': return { type, id: fields.get('id', readCount), error: fields.get('error', readRunErrorPayload) };
       default: throw new ProtocolError(`Unsupported lab worker message type ${JSON.stringify(type)}.`);

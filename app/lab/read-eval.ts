@@ -139,7 +139,12 @@ export const readEvalResult: Read<EvalResult> = (value, path) => {
     windows,
     executionProvider: f.get('executionProvider', choiceReader(EXECUTION_PROVIDERS)),
     ortVersion: f.get('ortVersion', readString),
-    reference: { key: reference.get('key', readString), cached: reference.get('cached', readBoolean) },
+    reference: {
+      key: reference.get('key', readString), cached: reference.get('cached', readBoolean),
+      ...withOptional('windowsComputed', reference.optional('windowsComputed', readCount)),
+      ...withOptional('bytes', reference.optional('bytes', readCount)),
+      ...withOptional('notes', reference.optional('notes', arrayReader(readString))),
+    },
     summary: f.get('summary', readEvalSummary),
     perWindow: f.get('perWindow', arrayReader((v, p) => {
       const w = readObject(v, p);

@@ -8,11 +8,12 @@ import type { SweepPoint } from './sweep-points.js';
 import { failedRow, fullReason, rowFromResult, type PointStatus, type SweepRow } from './sweep-results.js';
 import type { RunErrorPayload } from '../protocol/messages.js';
 import { toRunErrorPayload } from '../protocol/run-error.js';
+import type { ReferenceSummary } from './lab-protocol.js';
 
 /** A lab worker as a sweep drives it (app/node/lab/lab-worker-client.ts): one job at a time, session kept warm. */
 export interface SweepWorker {
   evaluate(settings: EvalSettings, options: { intraOpNumThreads?: number; onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
-  reference(settings: EvalSettings, options: { intraOpNumThreads?: number }): { done: Promise<{ key: string; cached: boolean; ms: number }>; cancel(): void };
+  reference(settings: EvalSettings, options: { intraOpNumThreads?: number }): { done: Promise<ReferenceSummary>; cancel(): void };
   dispose(): Promise<void>;
 }
 
@@ -32,6 +33,8 @@ export interface SweepRunOptions {
   readonly now: () => Date;
   readonly randomSuffix: () => string;
   readonly onPointStart?: (point: SweepPoint) => void;
+  /** the reference was made sure of, before the points (computed windows and its size on disk) */
+  readonly onReference?: (reference: ReferenceSummary) => void;
   /** a point's folder was written (measured, refused or failed) */
   readonly onPointDone?: (point: SweepPoint, row: SweepRow) => void;
 }
@@ -115,7 +118,9 @@ export class SweepRun {
     const job = this.#workers[0]!.reference(settings, this.#threadOptions());
     this.#running.add(job);
     try {
-      await job.done;
+      // Awaited apart: inside an optional call (`onReference?.(await …)`) it would be skipped when no one listens.
+      const reference = await job.done;
+      this.#options.onReference?.(reference);
     } catch (error) {
       // A reference that fails (an unreadable model) fails every point the same way: they say why.
       if (this.#stopped) return;

@@ -1,4 +1,5 @@
 import type { DecoderIo } from '../engine/decoder-io.js';
+import type { SessionOutputs } from '../engine/decoder-session.js';
 import type { KvLane } from '../engine/kv-lane.js';
 import type { OutputReleasingSession } from '../engine/output-release.js';
 import type { StepInputs } from '../engine/step-inputs.js';
@@ -23,6 +24,9 @@ export interface FedRows {
   readonly first: number;
   readonly rows: number;
   readonly vocab: number;
+  /** every output of the run (freed after the callback), and the position of its first token fed */
+  readonly outputs: SessionOutputs;
+  readonly fedFirst: number;
 }
 
 /**
@@ -41,7 +45,7 @@ export async function feedWindow(
     const tokens = window.tokens.slice(chunk.start, chunk.end);
     const outcome = await runner.step(tokens, chunk.rows === 1 ? 'last' : chunk.rows, chunk.updates);
     runs++;
-    onRows({ logits: outcome.logits, first: chunk.end - chunk.rows, rows: chunk.rows, vocab: outcome.vocab });
+    onRows({ logits: outcome.logits, first: chunk.end - chunk.rows, rows: chunk.rows, vocab: outcome.vocab, outputs: outcome.outputs, fedFirst: chunk.start });
     if (outcome.absorbed.flushes.length > 0) onEvents(outcome.absorbed.flushes);
     feed.session.releaseUnreferenced((buffer) => lane.references(buffer));
   }

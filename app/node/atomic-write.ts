@@ -11,14 +11,18 @@ export const ATOMIC_TEMP_PATTERN = /^\..+\.\d+\.[0-9a-f]{8}\.tmp$/;
  * system, so a crash leaves either the old file or the whole new one, never a half-written file.
  * A crash before the rename leaves the temp file behind (see ATOMIC_TEMP_PATTERN).
  */
-export function writeFileAtomic(path: string, bytes: Uint8Array): void {
+export function writeFileAtomic(path: string, bytes: Uint8Array | readonly Uint8Array[]): void {
+  // Parts are written one after the other, so a large payload behind a small header is never concatenated in memory.
+  const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
   const folder = dirname(path);
   const temp = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     const fd = openSync(temp, 'w');
     try {
-      let offset = 0;
-      while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+      for (const part of parts) {
+        let offset = 0;
+        while (offset < part.length) offset += writeSync(fd, part, offset, part.length - offset);
+      }
       fsyncSync(fd);
     } finally {
       closeSync(fd);

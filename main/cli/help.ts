@@ -41,6 +41,11 @@ Usage:
       Evaluates many configurations (one folder per point, results.csv/json derived), resumable;
       shards fan a sweep over machines and merge builds one table from them.
 
+  kvscope cache list [--json]
+  kvscope cache prune --older-than 30d | --max-size 10G [--dry-run] [--json]
+      Lists kvscope's cache folder (eval references and their graphs, in-graph rewrites, synthetic
+      models: what, for which model, size, last use) and prunes eval references by age or total size.
+
   kvscope serve [--port N] [--host 127.0.0.1] [--data-dir DIR] [--max-runs N]
       Serves the workbench to a browser on this machine and prints its URL (with a per-launch
       token). Runs are saved in the same place as the desktop app's. Ctrl-C stops it.
@@ -130,7 +135,11 @@ Output:
   --per-token            keep every prediction's NLL, KLD, Δp and top-1 in the record
 
 The reference is computed once per model graph (and its external data), config, tokenizer, text
-and windows, and cached in ~/.cache/kvscope/eval-references (KVSCOPE_CACHE_DIR moves it).
+and window shape (context, stride, prefill), window by window, and cached in
+$KVSCOPE_CACHE_DIR/eval-references, else ~/.cache/kvscope/eval-references: any --windows count of
+the same text reads the windows stored and adds the missing ones. Each window's sha256 is checked as it
+is read (a damaged one is computed again, with a note). The folder is capped at 20 GiB
+(KVSCOPE_CACHE_MAX_BYTES), least recently used first; kvscope cache list / prune show and trim it.
 Exit codes: 0 done, 2 refused by the preflight, 1 bad input, a failure or Ctrl-C (nothing recorded).
 `,
   sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
@@ -153,8 +162,32 @@ keys only, values only and both, crossed with the grid; kv = keys only vs values
   merge DIR...     joins shard folders into --out (default the first DIR), identical to one unsharded run
 
 A rerun skips complete points and redoes the others; Ctrl-C cancels the running points (nothing of
-them is recorded) and leaves the complete ones. The reference is computed once, before the points.
+them is recorded) and leaves the complete ones. The reference is computed once, before the points,
+and cached as kvscope eval caches it ($KVSCOPE_CACHE_DIR/eval-references, else
+~/.cache/kvscope/eval-references; kvscope cache list / prune).
 Exit codes: 0 done (refused and failed points are results), 1 bad input or interrupted.
+`,
+  cache: `kvscope cache list [--json]
+kvscope cache prune --older-than AGE | --max-size SIZE [--dry-run] [--json]
+
+kvscope's cache folder: $KVSCOPE_CACHE_DIR, else ~/.cache/kvscope. It holds
+  eval-references/   the eval and sweep references (one folder per model, text and window shape,
+                     one verified file per window). Capped at 20 GiB (KVSCOPE_CACHE_MAX_BYTES, e.g.
+                     10G): after each window written, the least recently used references go first
+  reference-graphs/  the graphs a compact reference needs: the model's graph with its final hidden
+                     state as an added output, and its LM head alone (listed only)
+  in-graph/          rewritten graphs of --dequantize graph (listed only; their weights are hard
+                     links to the model's own files where one file system allows it)
+  models/            the synthetic models (listed only)
+Anything removed is computed again when it is next needed.
+
+  list             every entry: name, size, last use, what it is (model, text, windows)
+  prune            removes eval references:
+  --older-than AGE   not used for AGE (30d, 12h, 90m, 2w)
+  --max-size SIZE    the least recently used until the references total at most SIZE (10G, 500M)
+  --dry-run          say what would be removed, remove nothing
+  --json             one object: {ok, root, maxBytes, folders} or {ok, dryRun, removed, freedBytes, remainingBytes}
+Exit codes: 0 done, 1 bad input.
 `,
   serve: `kvscope serve [--port N] [--host H] [--data-dir DIR] [--max-runs N]
 

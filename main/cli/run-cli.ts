@@ -7,12 +7,14 @@ import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
 import { runEvalCommand } from '../../app/cli/eval-command.js';
 import { runSweepCommand } from '../../app/cli/sweep-command.js';
+import { runCacheCommand } from '../../app/cli/cache-command.js';
 import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
 import { CACHE_OPTION_SPECS, EVAL_OPTION_SPECS } from '../../app/cli/option-specs.js';
 import { HELP_TEXT, COMMAND_HELP } from './help.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
 import { nodeEvalRuntime, nodeSweepRuntime } from './node-lab-runtime.js';
 import { nodeSweepIo } from './node-sweep-io.js';
+import { nodeCacheRuntime } from './node-cache-runtime.js';
 import { resolvePromptFile } from './prompt-file.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
@@ -123,6 +125,16 @@ const COMMANDS: Record<string, {
     },
     positionals: true,
     run: (values, io, positionals) => runSweepCommand(positionals, values, { ...nodeSweepIo(), ...io }, nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable, CLI_WORKER_OPTIONS)),
+  },
+  cache: {
+    options: {
+      'older-than': { type: 'string' },
+      'max-size': { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+    positionals: true,
+    run: (values, io, positionals) => runCacheCommand(positionals, values, io, nodeCacheRuntime()),
   },
   serve: {
     options: {

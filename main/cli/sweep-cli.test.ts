@@ -75,6 +75,8 @@ describe.skipIf(!hasShared())('kvscope sweep on stories260k', () => {
     expect(refused.status).toBe('refused');
     expect(refused.reason).toMatch(/nbits/);
     expect(err).toMatch(/refused/);
+    // The reference is made sure of first, and its size said (in the sweep's own cache folder, or read from it).
+    expect(err).toMatch(/kvscope sweep: reference (\d+ windows? computed and stored|read from the cache) \([\d.]+ [KMG]iB on disk; kvscope cache list\)/);
     expect(whole.rows.filter((row) => row.status === 'ok')).toHaveLength(11);
     // More bits, less divergence: quanto 2 > 4, HQQ 2 > 4 > 8.
     const kld = (backend: string, nbits: number, group: number): number => whole.rows.find((r) => r.options['backend'] === backend && r.options['nbits'] === nbits && r.options['group-size'] === group)!.result!.kldMean;

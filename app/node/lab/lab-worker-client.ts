@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { EvalProgress } from '../../lab/evaluate.js';
 import type { EvalResult } from '../../lab/eval-result.js';
 import type { EvalSettings } from '../../lab/eval-settings.js';
-import { LAB_PROTOCOL_VERSION, type LabHostMessage, type LabJobOptions, type LabWorkerMessage } from '../../lab/lab-protocol.js';
+import { LAB_PROTOCOL_VERSION, type LabHostMessage, type LabJobOptions, type LabWorkerMessage, type ReferenceSummary } from '../../lab/lab-protocol.js';
 import { parseLabWorkerMessage } from '../../lab/parse-lab-message.js';
 import type { RunErrorPayload } from '../../protocol/messages.js';
 import { RunError } from '../../protocol/run-error.js';
@@ -71,7 +71,7 @@ export class LabWorker {
     return this.#start('evaluate', settings, options);
   }
 
-  reference(settings: EvalSettings, options: LabJobOptions & { onProgress?: (progress: EvalProgress) => void } = {}): LabJob<{ key: string; cached: boolean; ms: number }> {
+  reference(settings: EvalSettings, options: LabJobOptions & { onProgress?: (progress: EvalProgress) => void } = {}): LabJob<ReferenceSummary> {
     return this.#start('reference', settings, options);
   }
 

@@ -3,16 +3,18 @@ import type { ExecutionProviderName } from '../../engine/types.js';
 import type { WindowSettings } from '../../lab/eval-settings.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
 
-/** Bumped whenever what a reference file holds, or how it is computed, changes. */
-export const REFERENCE_FORMAT = 1;
+/** Bumped whenever what a reference holds, or how it is computed, changes (2: window by window, sha256 per window, any window count). */
+export const REFERENCE_FORMAT = 2;
 
 export interface ReferenceKeyParts {
   /** modelContentHash: graph, external data, config, tokenizer, generation config */
   readonly modelSha256: string;
   readonly textSha256: string;
-  readonly windows: WindowSettings;
-  /** windows actually cut (a text's length decides it) */
-  readonly windowCount: number;
+  /**
+   * the windows' shape; how many are asked for (`maxWindows`) and cut is left out: window i of a text
+   * is the same whatever the count (windows.ts), so one reference serves every count (reference-store.ts)
+   */
+  readonly windows: Pick<WindowSettings, 'context' | 'stride' | 'prefill'>;
   readonly executionProvider: ExecutionProviderName;
   /** onnxruntime's version: another build may round differently */
   readonly ortVersion: string;
@@ -22,10 +24,10 @@ export interface ReferenceKeyParts {
 
 /** The content key of a reference: the same inputs give the same key on any machine, anything else another. */
 export function referenceKey(parts: ReferenceKeyParts): string {
-  const { context, stride, prefill, maxWindows } = parts.windows;
+  const { context, stride, prefill } = parts.windows;
   return sha256Text(JSON.stringify({
     format: REFERENCE_FORMAT, model: parts.modelSha256, text: parts.textSha256,
-    windows: { context, stride, prefill, maxWindows, count: parts.windowCount },
+    windows: { context, stride, prefill },
     ep: parts.executionProvider, ort: parts.ortVersion, feed: parts.feedMode,
   }));
 }

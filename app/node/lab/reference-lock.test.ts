@@ -16,16 +16,25 @@ function windows(seed: number): WindowReference[] {
   return [{ logits: Float32Array.from([seed, 1, 2, 3, 4, 5]), vocab: 3 }, { logits: Float32Array.from([seed, 6, 7]), vocab: 3 }];
 }
 
-/** run-eval's use: the stored reference, else computed and saved under the lock. */
+const DESCRIPTION = {
+  model: { folder: '/models/m', onnxFile: 'model.onnx' }, text: { name: 't', sha256: 'b'.repeat(64) },
+  windows: { context: 4, stride: 4, prefill: 1 }, feed: 'chunked', executionProvider: 'cpu',
+};
+
+/** run-eval's use: the stored windows, else computed and written under the entry's lock. */
 async function openOrCompute(store: ReferenceStore, compute: () => Promise<WindowReference[]>): Promise<{ first: number; computed: boolean }> {
   let computed = false;
-  const reference = store.open(KEY) ?? await withReferenceLock(store.path(KEY), async () => {
-    const stored = store.open(KEY);
-    if (stored !== null) return stored;
-    computed = true;
-    return store.save(KEY, await compute());
-  }, { pollMs: 5 });
-  return { first: (await reference.window(0)).logits[0]!, computed };
+  const entry = store.entry(KEY, DESCRIPTION);
+  if (!entry.has(0)) {
+    await withReferenceLock(entry.folder, async () => {
+      if (entry.has(0)) return;
+      computed = true;
+      for (const [index, window] of (await compute()).entries()) entry.write(index, { kind: 'logits', window });
+    }, { pollMs: 5 });
+  }
+  const read = entry.read(0, 2);
+  if (!read.ok || read.stored.kind !== 'logits') throw new Error('window 1 was not stored');
+  return { first: read.stored.window.logits[0]!, computed };
 }
 
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'kvscope-reference-lock-')); });
@@ -40,18 +49,18 @@ describe('withReferenceLock', () => {
     const a = openOrCompute(new ReferenceStore(dir), () => slow(11));
     const b = openOrCompute(new ReferenceStore(dir), () => slow(22));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(existsSync(join(dir, `${KEY}.ref.lock`))).toBe(true);
+    expect(existsSync(join(dir, `${KEY}.lock`))).toBe(true);
     finish();
     const [ra, rb] = await Promise.all([a, b]);
     expect(calls).toBe(1);
     expect(ra).toEqual({ first: 11, computed: true });
     expect(rb).toEqual({ first: 11, computed: false });
     // The lock is gone; only the reference is left.
-    expect(readdirSync(dir)).toEqual([`${KEY}.ref`]);
+    expect(readdirSync(dir)).toEqual([KEY]);
   });
 
   it('takes over a lock that its holder stopped refreshing 30 s ago (a killed process)', async () => {
-    const lockFolder = join(dir, `${KEY}.ref.lock`);
+    const lockFolder = join(dir, `${KEY}.lock`);
     mkdirSync(lockFolder);
     const longAgo = new Date(Date.now() - 60_000);
     utimesSync(lockFolder, longAgo, longAgo);
@@ -59,7 +68,7 @@ describe('withReferenceLock', () => {
   });
 
   it('stops waiting for another process\'s reference when the evaluation is cancelled', async () => {
-    const path = join(dir, `${KEY}.ref`);
+    const path = join(dir, KEY);
     const release = await lock(path, { realpath: false, stale: 30_000 });
     let cancelled = false;
     let ran = false;
@@ -73,7 +82,7 @@ describe('withReferenceLock', () => {
   });
 
   it('releases the lock when the work fails, so the next one can compute', async () => {
-    const path = join(dir, `${KEY}.ref`);
+    const path = join(dir, KEY);
     await expect(withReferenceLock(path, async () => { throw new Error('the model failed'); })).rejects.toThrow('the model failed');
     expect(existsSync(`${path}.lock`)).toBe(false);
     expect(await withReferenceLock(path, async () => 'second')).toBe('second');

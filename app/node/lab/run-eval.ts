@@ -5,7 +5,7 @@ import { promptIdsProblem, tokenizerIdsProblem, vocabularySize, type EncodedSubj
 import { EvalInputError } from '../../lab/lab-errors.js';
 import { encodeTextPrefix, tokensWindowsNeed, type TextTokens } from '../../lab/text-prefix.js';
 import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type RunSettings } from '../../engine/types.js';
-import { computeReference, evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
+import { evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
 import { IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
 import { isAllTargets } from '../../lab/lab-targets.js';
 import { GenerationError } from '../../engine/engine-errors.js';
@@ -13,6 +13,7 @@ import type { RunCachePlan } from '../../engine/plan-run-cache.js';
 import { freeArrayBuffer } from '../free-array-buffer.js';
 import { openInGraphModel, type InGraphOpenedModel } from '../model/open-in-graph-model.js';
 import type { ReferenceSource } from '../../lab/reference-source.js';
+import type { ReferenceSummary } from '../../lab/lab-protocol.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
 import type { KvDtype } from '../../tensor/kv-tensor.js';
 import { activeExtensions, type EvalResult } from '../../lab/eval-result.js';
@@ -26,18 +27,26 @@ import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
 import { moreOfTextFile } from './text-file-prefix.js';
-import { ReferenceStore } from './reference-store.js';
+import { ReferenceStore, type ReferenceEntry } from './reference-store.js';
 import { withReferenceLock } from './reference-lock.js';
+import { prepareReference, type CompactReference, type PreparedReference } from './stored-reference.js';
+import { ensureReferenceGraphs, type ReferenceGraphs } from './reference-graphs.js';
+import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
 
 export interface RunEvalOptions {
   readonly isCancelled?: () => boolean;
   readonly onProgress?: (progress: EvalProgress) => void;
   /** at most this many ORT intra-op threads (sweeps with --jobs split the cores); default: kvscope's choice */
   readonly intraOpNumThreads?: number;
-  /** where references are cached (default ~/.cache/kvscope/eval-references) */
+  /** where references are cached (default `$KVSCOPE_CACHE_DIR/eval-references`, else ~/.cache/kvscope/eval-references) */
   readonly referenceStore?: ReferenceStore;
   /** keep per-token columns in the result */
   readonly perToken?: boolean;
+  /**
+   * how new reference windows are stored: `compact` (default: hidden states, the logits recomputed by
+   * the LM head and proven bit-identical) or `logits` (float32 logits, as before; tests and benches compare the two)
+   */
+  readonly referenceForm?: 'compact' | 'logits';
 }
 
 /**
@@ -58,8 +67,8 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       const evaluated: EvalModel = path.opened === undefined ? model : {
         session: path.opened.session, io: model.io, config: model.config, inGraph: { kv: path.opened.inGraph.kv, releaseBuffer: freeArrayBuffer },
       };
-      outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks);
-      if (prepared.reference === null && outcome.ownReference !== undefined) prepared.store.save(prepared.key, [...outcome.ownReference]);
+      outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks,
+        (index, own) => { prepared.entry.write(index, { kind: 'logits', window: own }); });
     } finally {
       await path.opened?.dispose();
     }
@@ -77,7 +86,10 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       windows: { ...settings.windows, count: windows.length },
       executionProvider: model.session.executionProvider,
       ortVersion: ortVersion(),
-      reference: { key: prepared.key, cached: prepared.cached },
+      reference: {
+        key: prepared.key, cached: prepared.cached, windowsComputed: prepared.windowsComputed, bytes: prepared.referenceBytes(),
+        ...(prepared.referenceNotes.length === 0 ? {} : { notes: [...prepared.referenceNotes] }),
+      },
       summary: outcome.summary,
       perWindow: outcome.windows,
       memory: { storedBytes: outcome.kvBytesTotal.totalBytes, bitsPerValue: outcome.bitsPerValue, total: outcome.kvBytesTotal, perLayer: outcome.kvBytes },
@@ -134,8 +146,10 @@ async function openEvalPath(files: ModelFiles, settings: EvalSettings, cachePlan
 }
 
 /** Makes sure the reference of these settings' model, text and windows is stored (a sweep does this once, first). */
-export async function ensureReference(settings: EvalSettings, options: RunEvalOptions = {}): Promise<{ key: string; cached: boolean; ms: number }> {
-  return withPreparedEval({ ...settings, cacheMode: 'dynamic' }, options, async (prepared) => ({ key: prepared.key, cached: prepared.cached, ms: prepared.referenceMs }));
+export async function ensureReference(settings: EvalSettings, options: RunEvalOptions = {}): Promise<ReferenceSummary> {
+  return withPreparedEval({ ...settings, cacheMode: 'dynamic' }, options, async (prepared) => ({
+    key: prepared.key, cached: prepared.cached, ms: prepared.referenceMs, windowsComputed: prepared.windowsComputed, bytes: prepared.referenceBytes(),
+  }));
 }
 
 interface PreparedEval {
@@ -147,8 +161,13 @@ interface PreparedEval {
   /** null when the caller's own pass computes it (computeReference false, not cached) */
   readonly reference: ReferenceSource | null;
   readonly key: string;
-  readonly store: ReferenceStore;
+  readonly entry: ReferenceEntry;
   readonly cached: boolean;
+  readonly windowsComputed: number;
+  /** windows discarded and computed again while the evaluation read them (a failed check) */
+  readonly referenceNotes: readonly string[];
+  /** the stored reference's size on disk now */
+  readonly referenceBytes: () => number;
   readonly modelSha256: string;
   readonly textSha256: string;
   readonly textTokens: TextTokens;
@@ -172,7 +191,14 @@ async function withPreparedEval<T>(
   const cachePlan = planRunCache(files.config, asRunSettings(settings), settings.windows.prefill);
   // HQQ's optimizer takes the second core when the session has it to itself (not in a --jobs sweep).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
-  const model = await openModelSession(files, settings.executionProvider, options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads });
+  // The compact reference's graphs: the source graph with its hidden state as an added output (the
+  // same logits bit for bit, so it serves the evaluation too) and its LM head; float32 logits where the head cannot be cut.
+  const graphs = options.referenceForm === 'logits' ? { reason: 'float32 logits were asked for' } : await compactReferenceGraphs(files);
+  const threads = options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads };
+  const model = await openModelSession(files, settings.executionProvider, {
+    ...threads, ...('reason' in graphs ? {} : { graphPath: graphs.modelPath, externalDataFolder: graphs.externalDataFolder }),
+  });
+  let headLease: Promise<LeasedSession> | null = null;
   try {
     const loadMs = performance.now() - started;
     const feedMode = resolveFeedMode(settings.feed, model.io.kvDtype);
@@ -182,31 +208,58 @@ async function withPreparedEval<T>(
       ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
     };
     const key = referenceKey({
-      modelSha256: content.sha256, textSha256, windows: settings.windows, windowCount: windows.length,
+      modelSha256: content.sha256, textSha256, windows: settings.windows,
       executionProvider: model.session.executionProvider, ortVersion: ortVersion(), feedMode,
     });
     const store = options.referenceStore ?? new ReferenceStore();
     const referenceStart = performance.now();
-    // Computed under a lock: a shard that starts beside another waits for its reference instead.
-    let computed = false;
-    let reference = store.open(key);
-    if (reference === null && options.computeReference !== false) {
-      reference = await withReferenceLock(store.path(key), async () => {
-        const stored = store.open(key);
-        if (stored !== null) return stored;
-        computed = true;
-        return store.save(key, await computeReference(model, windows, hooks));
-      }, options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
-    }
-    const cached = reference !== null && !computed;
+    const entry = store.entry(key, {
+      model: { folder: files.folder.folder, onnxFile: files.layout.graph }, text: { name: settings.text.name, sha256: textSha256 },
+      windows: { context: settings.windows.context, stride: settings.windows.stride, prefill: settings.windows.prefill },
+      feed: feedMode, executionProvider: model.session.executionProvider,
+    });
+    const compact: CompactReference | undefined = 'reason' in graphs ? undefined : {
+      hidden: graphs.hidden, logits: model.io.logits,
+      head: async () => {
+        headLease ??= leaseDecoderSession(graphs.headPath, {
+          executionProvider: settings.executionProvider, displayName: `${files.layout.graph} (LM head)`,
+          ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
+          ...(graphs.externalDataFolder === undefined ? {} : { externalDataFolder: graphs.externalDataFolder }),
+        });
+        return (await headLease).session;
+      },
+    };
+    const missing = windows.filter((window) => !entry.has(window.index)).length;
+    // --cache dynamic is its own reference: where windows are missing, its single pass (evaluateCache
+    // without a reference) computes them and stores each as it goes.
+    const ownPass = options.computeReference === false && missing > 0;
+    // Computed under a lock: a shard that starts beside another waits for its windows instead.
+    const prepared: PreparedReference | null = ownPass ? null : await withReferenceLock(entry.folder,
+      () => prepareReference(entry, model, windows, hooks, compact),
+      options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      files, model, windows, cachePlan, hooks, reference, key, store, cached, modelSha256: content.sha256, textSha256,
+      files, model, windows, cachePlan, hooks, reference: prepared?.source ?? null, key, entry,
+      cached: prepared !== null && prepared.windowsComputed === 0, windowsComputed: prepared?.windowsComputed ?? missing,
+      referenceNotes: prepared?.notes ?? [], referenceBytes: () => entry.bytes(), modelSha256: content.sha256, textSha256,
       textTokens, loadMs, referenceMs,
     });
   } finally {
+    if (headLease !== null) await (await (headLease as Promise<LeasedSession>).catch(() => null))?.release();
     await model.dispose();
   }
+}
+
+/**
+ * The compact reference's graphs for this model, or why there are none: a single float32-logits graph
+ * whose LM head can be cut (the legacy pair and float16 logits keep float32-logits references). The
+ * graphs hold no weights of their own (reference-graphs.ts): they read the source's in place.
+ */
+async function compactReferenceGraphs(files: ModelFiles): Promise<ReferenceGraphs | { readonly reason: string }> {
+  const io = files.analysis.io;
+  if (files.layout.prefillGraph !== null) return { reason: 'the model is a prefill/decode pair' };
+  if (io === null || io.logitsType !== 'float32') return { reason: 'the graph\'s logits are not float32' };
+  return ensureReferenceGraphs(files.onnxPath, io.logits);
 }
 
 /** The last text's tokens (a sweep's worker evaluates one text with one tokenizer, point after point). */

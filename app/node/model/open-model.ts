@@ -90,12 +90,19 @@ export function graphContext(files: ModelLayoutFiles): LayoutGraphContext {
  * session's metadata. `maxIntraOpThreads` caps kvscope's choice of ORT threads (a lab sweep with
  * --jobs splits the cores between its sessions); below the cap the session is the same as without it.
  */
-export async function openModelSession(files: ModelFiles, executionProvider: ExecutionProviderName, options: { maxIntraOpThreads?: number } = {}): Promise<OpenedModel> {
+export async function openModelSession(
+  files: ModelFiles, executionProvider: ExecutionProviderName,
+  // graphPath: a derived graph to run instead of the folder's (same inputs, same logits, outputs added: the eval reference's hidden state)
+  // externalDataFolder: where that derived graph reads its weights (the source's folder: it holds none itself)
+  options: { maxIntraOpThreads?: number; graphPath?: string; externalDataFolder?: string } = {},
+): Promise<OpenedModel> {
   const { folder, layout, config, configBytes, tokenizer, specialTokens } = files;
   const intraOpNumThreads = cappedThreads(intraOpThreadsFor(executionProvider, config.geometry.hiddenSize), options.maxIntraOpThreads);
   const graphs = [...(layout.prefillGraph === null ? [] : [layout.prefillGraph]), layout.graph];
-  const lease = await leaseDecoderSessions(graphs.map((file) => ({ path: join(folder.folder, file), displayName: file })), {
+  const sessionPath = (file: string): string => (file === layout.graph && options.graphPath !== undefined ? options.graphPath : join(folder.folder, file));
+  const lease = await leaseDecoderSessions(graphs.map((file) => ({ path: sessionPath(file), displayName: file })), {
     executionProvider, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
+    ...(options.graphPath === undefined || options.externalDataFolder === undefined ? {} : { externalDataFolder: options.externalDataFolder }),
   });
   try {
     const decode = lease.sessions[lease.sessions.length - 1]!;

@@ -1,12 +1,9 @@
-import { create } from '@bufbuild/protobuf';
-import { StringStringEntryProtoSchema, TensorProto_DataLocation } from 'onnx-buf';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { open, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, normalize, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
+import { decodeModel, encodeModel } from '../../onnx/onnx-model.js';
 import { rewriteForInGraphDequantize } from '../../onnx/rewrite/in-graph-dequantize.js';
 import { IN_GRAPH_REWRITE_VERSION, type InGraphDequantizeSpec, type InGraphKvIo } from '../../onnx/rewrite/in-graph-spec.js';
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
@@ -14,6 +11,7 @@ import { sha256File, sha256Text } from '../model/file-digest.js';
 import { publishFolder } from '../synthetic/publish-folder.js';
 import { reportCacheRebuild } from '../cache-notice.js';
 import { dataFileIdentity, sameIdentity, type DataFileIdentity } from './data-file-identity.js';
+import { checkGraphFile, embeddedInitializers, externalLocations, pointAtSource } from './source-backed-graph.js';
 
 /** A rewritten graph on disk, ready for a session. */
 export interface InGraphModel {
@@ -51,8 +49,6 @@ interface Manifest {
 const CACHE_FORMAT = 2;
 const MODEL_FILE = 'model.onnx';
 const MANIFEST_FILE = 'in-graph.json';
-/** Initializers at least this large are read from the source in place, as onnx.save_model's size_threshold. */
-const IN_PLACE_MIN_BYTES = 1024;
 
 /** `$KVSCOPE_CACHE_DIR/in-graph`, else `~/.cache/kvscope/in-graph` (beside the synthetic models' `models/`). */
 export function defaultInGraphCacheDir(): string {
@@ -136,55 +132,6 @@ async function build(sourcePath: string, sourceSha256: string, spec: InGraphDequ
   return manifest;
 }
 
-interface SourceRange {
-  readonly offset: number;
-  readonly bytes: Uint8Array;
-}
-
-/**
- * Where each large initializer's raw bytes sit inside the source file. protobuf-es decodes `bytes`
- * fields as views of the buffer it was given (BinaryReader.bytes: `buf.subarray`), so the offset is
- * the view's, read before the rewrite copies anything.
- */
-function embeddedInitializers(source: ModelProto, file: Uint8Array): Map<string, SourceRange> {
-  const ranges = new Map<string, SourceRange>();
-  for (const tensor of source.graph?.initializer ?? []) {
-    const raw = tensor.rawData;
-    if (raw.byteLength < IN_PLACE_MIN_BYTES || raw.buffer !== file.buffer) continue;
-    ranges.set(tensor.name, { offset: raw.byteOffset - file.byteOffset, bytes: raw });
-  }
-  return ranges;
-}
-
-/** Turns every initializer the rewrite kept unchanged into external data inside the source graph file (location, offset, length). */
-function pointAtSource(model: ModelProto, ranges: ReadonlyMap<string, SourceRange>, sourceFile: string): void {
-  const entry = (key: string, value: string) => create(StringStringEntryProtoSchema, { key, value });
-  for (const tensor of model.graph?.initializer ?? []) {
-    const range = ranges.get(tensor.name);
-    // the rewrite copies initializers; only bytes still equal to the source's may be read from it
-    if (range === undefined || !Buffer.from(tensor.rawData.buffer, tensor.rawData.byteOffset, tensor.rawData.byteLength).equals(range.bytes)) continue;
-    tensor.externalData = [entry('location', sourceFile), entry('offset', String(range.offset)), entry('length', String(range.bytes.byteLength))];
-    tensor.dataLocation = TensorProto_DataLocation.EXTERNAL;
-    tensor.rawData = new Uint8Array(0);
-  }
-}
-
-/** The graph's external data files other than the source graph itself (whose bytes the key already hashes). */
-function externalLocations(model: ModelProto, sourceFile: string): string[] {
-  const locations = new Set<string>();
-  for (const tensor of model.graph?.initializer ?? []) {
-    const location = tensor.externalData.find((item) => item.key === 'location')?.value;
-    if (location === undefined || location === sourceFile) continue;
-    const relative = normalize(location);
-    if (isAbsolute(relative) || relative.split(sep).includes('..')) {
-      throw new GraphRewriteError(`the graph's external data location ${JSON.stringify(location)} leaves its folder.`,
-        'Use a model whose external data files sit beside (or below) the .onnx file, as exporters write them.');
-    }
-    locations.add(relative);
-  }
-  return [...locations].sort();
-}
-
 type EntryCheck = { readonly ok: true; readonly manifest: Manifest } | { readonly ok: false; readonly present: boolean; readonly reason: string };
 
 /**
@@ -212,7 +159,7 @@ async function verifyEntry(folder: string, key: string, sourceDir: string): Prom
   if (manifest.key !== key || manifest.version !== IN_GRAPH_REWRITE_VERSION || manifest.cacheFormat !== CACHE_FORMAT || !Array.isArray(manifest.externalData)) {
     return { ok: false, present: true, reason: `has a ${MANIFEST_FILE} for another key or format` };
   }
-  const graphCheck = await checkGraph(join(folder, MODEL_FILE), manifest);
+  const graphCheck = await checkGraphFile(join(folder, MODEL_FILE), manifest.modelBytes, manifest.modelSha256);
   if (graphCheck !== null) return { ok: false, present: true, reason: graphCheck };
   for (const recorded of manifest.externalData) {
     const now = await dataFileIdentity(sourceDir, recorded.location).catch(() => null);
@@ -223,19 +170,3 @@ async function verifyEntry(folder: string, key: string, sourceDir: string): Prom
   return { ok: true, manifest };
 }
 
-async function checkGraph(path: string, manifest: Manifest): Promise<string | null> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return `has no ${MODEL_FILE}`;
-  }
-  try {
-    if ((await handle.stat()).size !== manifest.modelBytes) return `has a ${MODEL_FILE} of the wrong size (half-written or altered)`;
-    const hash = createHash('sha256');
-    for await (const chunk of handle.createReadStream({ highWaterMark: 1 << 22, autoClose: false })) hash.update(chunk as Buffer);
-    return hash.digest('hex') === manifest.modelSha256 ? null : `has a ${MODEL_FILE} that does not match its sha256 (damaged)`;
-  } finally {
-    await handle.close();
-  }
-}

@@ -1,0 +1,106 @@
+import type { DecoderSession } from '../../engine/decoder-session.js';
+import { computeReferenceWindow, type EvalHooks, type EvalModel } from '../../lab/evaluate.js';
+import type { ReferenceSource, WindowReference } from '../../lab/reference-source.js';
+import { scoredRows, type EvalWindow } from '../../lab/windows.js';
+import type { ReferenceEntry } from './reference-store.js';
+import { sha256Floats, type StoredWindow } from './reference-window-file.js';
+
+/** An evaluation's reference, ready to read: what was computed now, and what had to be mended. */
+export interface PreparedReference {
+  /** reads each window from disk, verified; a window that fails its check is computed again (and noted) */
+  readonly source: ReferenceSource;
+  /** windows this evaluation computed before scoring (0: all came from the cache) */
+  readonly windowsComputed: number;
+  /** one line per window discarded and computed again, filled in as the evaluation reads */
+  readonly notes: string[];
+}
+
+/**
+ * The compact form (docs/eval-record.md "The compact form, exact"): `model.session` runs the source graph with
+ * its final hidden state as an added output (reference-graphs.ts), and the LM head cut from it turns
+ * stored hidden states back into logits.
+ */
+export interface CompactReference {
+  /** the hidden-state output of the model's graph and the head's input */
+  readonly hidden: string;
+  /** the logits output of the head (the source graph's name) */
+  readonly logits: string;
+  /** the head's session, opened on first use */
+  readonly head: () => Promise<DecoderSession>;
+}
+
+/**
+ * Makes sure every window of `windows` is in `entry`: the missing ones are computed one at a time,
+ * each written before the next (so a 100-window reference never sits in memory), then the windows
+ * are read back one at a time as the evaluation asks for them. Each read checks the window's sha256
+ * (reference-window-file.ts); a window that fails is removed, computed again from `model` (the
+ * source graph's session stays open for the whole evaluation) and stored, and one line says so.
+ * With `compact`, a window is stored as its hidden states when the head, run on them, gives the very
+ * logits the graph returned (compared by sha256, so bit for bit), and as float32 logits otherwise; a
+ * read recomputes the logits and checks them against that digest again, so what the evaluation scores
+ * is always the full-float32 reference.
+ */
+export async function prepareReference(
+  entry: ReferenceEntry, model: EvalModel, windows: readonly EvalWindow[], hooks: EvalHooks, compact?: CompactReference,
+): Promise<PreparedReference> {
+  const notes: string[] = [];
+  const compute = async (window: EvalWindow): Promise<WindowReference> => {
+    const computed = await computeReferenceWindow(model, window, hooks, compact?.hidden);
+    await store(window.index, computed);
+    return computed;
+  };
+  const store = async (index: number, computed: Awaited<ReturnType<typeof computeReferenceWindow>>): Promise<void> => {
+    let stored: StoredWindow = { kind: 'logits', window: computed };
+    // Hidden states only where they are smaller than the logits (a model whose hidden size reaches its vocabulary keeps logits).
+    if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab) {
+      const logitsSha256 = sha256Floats(computed.logits);
+      const again = await headLogits(compact, computed.hidden.values, computed.hidden.size);
+      if (sha256Floats(again) === logitsSha256) {
+        stored = { kind: 'hidden', hidden: computed.hidden.values, hiddenSize: computed.hidden.size, vocab: computed.vocab, logitsSha256 };
+      } else if (!notes.some((note) => note.startsWith('the LM head'))) {
+        notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
+      }
+    }
+    entry.write(index, stored);
+  };
+  const missing = windows.filter((window) => !entry.has(window.index));
+  // One window at a time, each written before the next is computed: memory does not grow with the count.
+  for (const [done, window] of missing.entries()) {
+    await compute(window);
+    hooks.onProgress?.({ phase: 'reference', windowsDone: done + 1, windows: missing.length });
+  }
+  const byIndex = new Map(windows.map((window) => [window.index, window]));
+  const source: ReferenceSource = {
+    windows: windows.length,
+    window: async (index): Promise<WindowReference> => {
+      const window = byIndex.get(index);
+      if (window === undefined) throw new RangeError(`the evaluation has no window ${index + 1}`);
+      const read = entry.read(index, scoredRows(window));
+      let reason = read.ok ? null : read.reason;
+      if (read.ok && read.stored.kind === 'logits') return read.stored.window;
+      if (read.ok && read.stored.kind === 'hidden') {
+        const stored = read.stored;
+        if (compact !== undefined) {
+          const logits = await headLogits(compact, stored.hidden, stored.hiddenSize);
+          if (sha256Floats(logits) === stored.logitsSha256) return { logits, vocab: stored.vocab };
+          reason = 'its hidden states do not give the logits they were stored with';
+        } else {
+          reason = 'it holds hidden states and this model\'s LM head could not be cut';
+        }
+        entry.remove(index);
+      }
+      notes.push(`reference window ${index + 1} ${reason === 'missing' ? 'was removed from the cache meanwhile' : `failed its check (${reason})`}: discarded and computed again.`);
+      return compute(window);
+    },
+  };
+  return { source, windowsComputed: missing.length, notes };
+}
+
+/** The head run on `[rows, hiddenSize]` hidden states: `[rows, vocab]` float32 logits. */
+async function headLogits(compact: CompactReference, hidden: Float32Array, hiddenSize: number): Promise<Float32Array> {
+  const head = await compact.head();
+  const outputs = await head.run({ [compact.hidden]: { type: 'float32', dims: [1, hidden.length / hiddenSize, hiddenSize], data: hidden } });
+  const logits = outputs[compact.logits];
+  if (logits === undefined || logits.type !== 'float32') throw new RangeError(`the LM head returned no float32 ${compact.logits}`);
+  return logits.data;
+}

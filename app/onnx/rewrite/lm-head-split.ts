@@ -1,0 +1,120 @@
+import { create } from '@bufbuild/protobuf';
+import { GraphProtoSchema, ValueInfoProtoSchema, TypeProtoSchema, TypeProto_TensorSchema, type GraphProto, type NodeProto } from 'onnx-buf';
+import { cloneModel, createModel, type ModelProto } from '../onnx-model.js';
+
+/**
+ * The LM head of a decoder graph, cut from it (the compact exact eval reference, docs/eval-record.md
+ * "The compact form, exact"): the final hidden state `hidden` (what the logits' MatMul or Gemm takes
+ * besides its weight) and every node between it and the logits output. The reference keeps the hidden
+ * state (hidden_size floats per token, not vocabulary-many) and recomputes the logits with the head
+ * alone, whose session gives the full graph's logits bit for bit (lm-head-split.ort.test.ts on real
+ * graphs; app/node/lab/stored-reference.ts checks every window by their sha256). Pure functions:
+ * ModelProto in, new ModelProto out, the source never changed (STYLE.md §16).
+ */
+export interface LmHead {
+  /** the head's input: the final hidden state, `[batch, seq, hidden]` */
+  readonly hidden: string;
+  /** the graph output the head computes */
+  readonly logits: string;
+  /** the head's nodes, in the source's order */
+  readonly nodes: readonly NodeProto[];
+  /** the initializers the head reads (its weight, constants) */
+  readonly initializers: readonly string[];
+}
+
+const PROJECTIONS = new Set(['MatMul', 'Gemm']);
+
+/**
+ * Finds the head that computes `logitsName`: walking back from it, the first MatMul/Gemm one of whose
+ * inputs depends on initializers and constants only; its other input is the hidden state. Everything
+ * from there to the logits (a Cast, a soft-cap, a bias) must depend on the hidden state, initializers
+ * and constants only; returns the reason otherwise (the logits depend on something else, no such
+ * projection, subgraphs).
+ */
+export function findLmHead(model: ModelProto, logitsName: string): LmHead | { readonly reason: string } {
+  const graph = model.graph;
+  if (graph === undefined) return { reason: 'the model has no graph' };
+  if (!graph.output.some((output) => output.name === logitsName)) return { reason: `the graph has no output ${logitsName}` };
+  const producer = new Map<string, NodeProto>();
+  for (const node of graph.node) for (const output of node.output) producer.set(output, node);
+  const initializers = new Set(graph.initializer.map((tensor) => tensor.name));
+  const constantMemo = new Map<string, boolean>();
+  const isConstant = (name: string): boolean => {
+    if (name === '' || initializers.has(name)) return true;
+    const known = constantMemo.get(name);
+    if (known !== undefined) return known;
+    const node = producer.get(name);
+    constantMemo.set(name, false);
+    const result = node !== undefined && node.attribute.every((a) => a.g === undefined && a.graphs.length === 0) && node.input.every(isConstant);
+    constantMemo.set(name, result);
+    return result;
+  };
+  // Walk back along the non-constant inputs to the first projection with a constant weight.
+  let current = logitsName;
+  let hidden: string | null = null;
+  for (let steps = 0; steps < 64 && hidden === null; steps++) {
+    const node = producer.get(current);
+    if (node === undefined) return { reason: `${current} is not computed by a node the head could start from` };
+    const variable = node.input.filter((input) => !isConstant(input));
+    if (PROJECTIONS.has(node.opType) && variable.length === 1 && node.input.length >= 2) {
+      hidden = variable[0]!;
+      break;
+    }
+    if (variable.length !== 1) return { reason: `${node.opType} node ${node.name || node.output[0]} before the logits takes ${variable.length} computed inputs; no LM head projection was found` };
+    current = variable[0]!;
+  }
+  if (hidden === null) return { reason: 'no MatMul or Gemm with a constant weight was found before the logits' };
+  // The head: every node on the way from `hidden` (excluded) and the constants back to the logits.
+  const needed = new Set<string>();
+  const headNodes = new Set<NodeProto>();
+  const usedInitializers = new Set<string>();
+  const stack = [logitsName];
+  while (stack.length > 0) {
+    const name = stack.pop()!;
+    if (name === '' || name === hidden || needed.has(name)) continue;
+    needed.add(name);
+    if (initializers.has(name)) {
+      usedInitializers.add(name);
+      continue;
+    }
+    const node = producer.get(name);
+    if (node === undefined) return { reason: `the logits depend on ${name} (a graph input), not only on the hidden state` };
+    if (node.attribute.some((a) => a.g !== undefined || a.graphs.length > 0)) return { reason: `the head holds a ${node.opType} with a subgraph` };
+    headNodes.add(node);
+    stack.push(...node.input);
+  }
+  return { hidden, logits: logitsName, nodes: graph.node.filter((node) => headNodes.has(node)), initializers: [...usedInitializers] };
+}
+
+/** The source model with the head's hidden state also returned, as output `hidden` (appended last). */
+export function withHiddenOutput(model: ModelProto, head: LmHead): ModelProto {
+  const copy = cloneModel(model);
+  const graph = copy.graph!;
+  if (!graph.output.some((output) => output.name === head.hidden)) {
+    graph.output.push(create(ValueInfoProtoSchema, { name: head.hidden, type: floatTensorType(graph, head.hidden) }));
+  }
+  return copy;
+}
+
+/** The head alone: input the hidden state, output the logits, its nodes and initializers copied from the source. */
+export function lmHeadModel(model: ModelProto, head: LmHead): ModelProto {
+  const source = model.graph!;
+  const keep = new Set(head.initializers);
+  const graph = create(GraphProtoSchema, {
+    name: `${source.name || 'graph'}_lm_head`,
+    input: [create(ValueInfoProtoSchema, { name: head.hidden, type: floatTensorType(source, head.hidden) })],
+    output: source.output.filter((output) => output.name === head.logits),
+    node: [...head.nodes],
+    initializer: source.initializer.filter((tensor) => keep.has(tensor.name)),
+  });
+  return cloneModel(createModel({
+    irVersion: model.irVersion, opsetImport: model.opsetImport, producerName: 'kvscope lm-head-split', graph,
+  }));
+}
+
+/** The hidden state's element type as the graph records it (value_info), float32 where it does not say. */
+function floatTensorType(graph: GraphProto, name: string) {
+  const recorded = [...graph.valueInfo, ...graph.output].find((info) => info.name === name)?.type;
+  if (recorded !== undefined) return recorded;
+  return create(TypeProtoSchema, { value: { case: 'tensorType', value: create(TypeProto_TensorSchema, { elemType: 1 }) } });
+}
