@@ -76,6 +76,12 @@ export async function computeReferenceWindow(
   }
 }
 
+/** Where the dynamic cache's own pass (evaluateCache without a reference) puts each window's reference. */
+export interface OwnReferenceSink {
+  readonly hiddenOutput?: string;
+  readonly store: (index: number, computed: WindowReference & { readonly hidden?: { readonly values: Float32Array; readonly size: number } }) => Promise<void>;
+}
+
 /** What one window of an evaluation measured. */
 export interface WindowOutcome {
   readonly index: number;
@@ -107,14 +113,16 @@ export interface EvalOutcome {
  * scored row is compared with the reference's (token-scores.ts). `reference` null: the cache under
  * test is the reference itself (`--cache dynamic`, the base PPL): its pass is the reference's (the
  * same lane, the same single run per window), so the pass runs once, its scored rows are compared
- * with themselves (KLD exactly 0) and handed to `storeOwn` window by window (the store writes each
- * before the next is computed, so memory does not grow with the windows).
+ * with themselves (KLD exactly 0) and handed to `own.store` window by window (the store writes each
+ * before the next is computed, so memory does not grow with the windows), with the scored rows' hidden
+ * states where `own.hiddenOutput` names the graph's (the compact reference).
  */
 export async function evaluateCache(
   model: EvalModel, settings: EvalSettings, cachePlan: RunCachePlan, windows: readonly EvalWindow[], reference: ReferenceSource | null, hooks: EvalHooks,
-  storeOwn?: (index: number, own: WindowReference) => void,
+  own?: OwnReferenceSink,
 ): Promise<EvalOutcome> {
   if (reference === null && settings.cacheMode !== 'dynamic') throw new RangeError('only the dynamic cache is its own reference');
+  const ownSink = own;
   const feed = windowFeed(model, hooks);
   const scorer = new TokenScorer();
   const errors = new LayerErrorAccumulator();
@@ -127,7 +135,7 @@ export async function evaluateCache(
   try {
     for (const window of windows) {
       const count = scoredRows(window);
-      const own = reference === null ? { logits: new Float32Array(0), vocab: 0 } : null;
+      const own = reference === null ? { logits: new Float32Array(0), vocab: 0, hidden: undefined as { values: Float32Array; size: number } | undefined } : null;
       const expected = own ?? await reference!.window(window.index);
       const scores = emptyTokenScores(count);
       const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now, model.inGraph);
@@ -140,6 +148,7 @@ export async function evaluateCache(
               own.logits = new Float32Array(count * rows.vocab);
             }
             copyScoredRows(rows, window, own.logits, own.vocab);
+            if (ownSink?.hiddenOutput !== undefined) own.hidden = copyScoredHidden(rows, window, ownSink.hiddenOutput, count, own.hidden);
             return;
           }
           for (let r = 0; r < rows.rows; r++) {
@@ -156,7 +165,7 @@ export async function evaluateCache(
             const row = own.logits.subarray(scored * own.vocab, (scored + 1) * own.vocab);
             scorer.score(row, row, window.tokens[window.prefill + scored + 1]!, scores, scored);
           }
-          storeOwn?.(window.index, { logits: own.logits, vocab: own.vocab });
+          await ownSink?.store(window.index, own.hidden === undefined ? { logits: own.logits, vocab: own.vocab } : { logits: own.logits, vocab: own.vocab, hidden: own.hidden });
         }
         runs += fed.runs;
         tokensFed += window.tokens.length;

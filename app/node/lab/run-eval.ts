@@ -29,7 +29,7 @@ import { referenceKey } from './reference-key.js';
 import { moreOfTextFile } from './text-file-prefix.js';
 import { ReferenceStore, type ReferenceEntry } from './reference-store.js';
 import { withReferenceLock } from './reference-lock.js';
-import { prepareReference, type CompactReference, type PreparedReference } from './stored-reference.js';
+import { prepareReference, storeReferenceWindow, type CompactReference, type PreparedReference } from './stored-reference.js';
 import { ensureReferenceGraphs, type ReferenceGraphs } from './reference-graphs.js';
 import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
 
@@ -67,8 +67,10 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       const evaluated: EvalModel = path.opened === undefined ? model : {
         session: path.opened.session, io: model.io, config: model.config, inGraph: { kv: path.opened.inGraph.kv, releaseBuffer: freeArrayBuffer },
       };
-      outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks,
-        (index, own) => { prepared.entry.write(index, { kind: 'logits', window: own }); });
+      outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks, {
+        ...(prepared.compact === undefined ? {} : { hiddenOutput: prepared.compact.hidden }),
+        store: (index, computed) => storeReferenceWindow(prepared.entry, index, computed, prepared.compact, prepared.referenceNotes),
+      });
     } finally {
       await path.opened?.dispose();
     }
@@ -162,10 +164,12 @@ interface PreparedEval {
   readonly reference: ReferenceSource | null;
   readonly key: string;
   readonly entry: ReferenceEntry;
+  /** the compact reference's graphs, where the LM head could be cut */
+  readonly compact: CompactReference | undefined;
   readonly cached: boolean;
   readonly windowsComputed: number;
   /** windows discarded and computed again while the evaluation read them (a failed check) */
-  readonly referenceNotes: readonly string[];
+  readonly referenceNotes: string[];
   /** the stored reference's size on disk now */
   readonly referenceBytes: () => number;
   readonly modelSha256: string;
@@ -239,7 +243,7 @@ async function withPreparedEval<T>(
       options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      files, model, windows, cachePlan, hooks, reference: prepared?.source ?? null, key, entry,
+      files, model, windows, cachePlan, hooks, reference: prepared?.source ?? null, key, entry, compact,
       cached: prepared !== null && prepared.windowsComputed === 0, windowsComputed: prepared?.windowsComputed ?? missing,
       referenceNotes: prepared?.notes ?? [], referenceBytes: () => entry.bytes(), modelSha256: content.sha256, textSha256,
       textTokens, loadMs, referenceMs,

@@ -49,20 +49,7 @@ export async function prepareReference(
     await store(window.index, computed);
     return computed;
   };
-  const store = async (index: number, computed: Awaited<ReturnType<typeof computeReferenceWindow>>): Promise<void> => {
-    let stored: StoredWindow = { kind: 'logits', window: computed };
-    // Hidden states only where they are smaller than the logits (a model whose hidden size reaches its vocabulary keeps logits).
-    if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab) {
-      const logitsSha256 = sha256Floats(computed.logits);
-      const again = await headLogits(compact, computed.hidden.values, computed.hidden.size);
-      if (sha256Floats(again) === logitsSha256) {
-        stored = { kind: 'hidden', hidden: computed.hidden.values, hiddenSize: computed.hidden.size, vocab: computed.vocab, logitsSha256 };
-      } else if (!notes.some((note) => note.startsWith('the LM head'))) {
-        notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
-      }
-    }
-    entry.write(index, stored);
-  };
+  const store = (index: number, computed: ComputedWindow): Promise<void> => storeReferenceWindow(entry, index, computed, compact, notes);
   const missing = windows.filter((window) => !entry.has(window.index));
   // One window at a time, each written before the next is computed: memory does not grow with the count.
   for (const [done, window] of missing.entries()) {
@@ -94,6 +81,32 @@ export async function prepareReference(
     },
   };
   return { source, windowsComputed: missing.length, notes };
+}
+
+/** One window as the full-precision pass computed it: its scored rows' logits and, on the compact graph, their hidden states. */
+export type ComputedWindow = Awaited<ReturnType<typeof computeReferenceWindow>>;
+
+/**
+ * Stores window `index` in `entry`: as its hidden states when the head, run on them, gives the very
+ * logits the graph returned (compared by sha256, so bit for bit), as float32 logits otherwise (and
+ * where hidden states are not smaller than the logits). `notes` gets one line when the head does not
+ * reproduce the logits.
+ */
+export async function storeReferenceWindow(
+  entry: ReferenceEntry, index: number, computed: ComputedWindow, compact: CompactReference | undefined, notes: string[],
+): Promise<void> {
+  let stored: StoredWindow = { kind: 'logits', window: computed };
+  // Hidden states only where they are smaller than the logits (a model whose hidden size reaches its vocabulary keeps logits).
+  if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab) {
+    const logitsSha256 = sha256Floats(computed.logits);
+    const again = await headLogits(compact, computed.hidden.values, computed.hidden.size);
+    if (sha256Floats(again) === logitsSha256) {
+      stored = { kind: 'hidden', hidden: computed.hidden.values, hiddenSize: computed.hidden.size, vocab: computed.vocab, logitsSha256 };
+    } else if (!notes.some((note) => note.startsWith('the LM head'))) {
+      notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
+    }
+  }
+  entry.write(index, stored);
 }
 
 /** The head run on `[rows, hiddenSize]` hidden states: `[rows, vocab]` float32 logits. */
