@@ -28,6 +28,14 @@ export interface CacheExtensions {
   readonly rotateValues?: boolean;
   /** values above this per-layer magnitude quantile (0 < Q < 1) are kept exactly in a sparse list (KVQuant) */
   readonly outlierQuantile?: number;
+  /**
+   * A serving runtime's write-once KV format for the keys (issue 27; a name from
+   * app/quant/runtime-formats/registry.ts): each row is stored in the runtime's bytes when written,
+   * in place of the backend's store, residual and flushes (write-once-layer.ts). Set with `kvFormatValue`.
+   */
+  readonly kvFormatKey?: string;
+  /** the values' runtime format; set with `kvFormatKey` (`--kv-format F` sets both) */
+  readonly kvFormatValue?: string;
 }
 
 export type RotationKind = 'hadamard';

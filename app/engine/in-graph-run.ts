@@ -47,6 +47,9 @@ export function planInGraph(
   settings: QuantizedCacheSettings, unpack: UnpackStrategy,
 ): InGraphPlan {
   const numLayers = plan.length;
+  if (settings.extensions?.kvFormatKey !== undefined || settings.extensions?.kvFormatValue !== undefined) {
+    return { ok: false, reason: 'runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only: their bytes do not cross into the graph yet' };
+  }
   const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
   if (refused.length > 0) {
     return { ok: false, reason: `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}` };

@@ -37,7 +37,9 @@ export interface PreflightResult {
 export function runPreflight(config: ModelConfig, settings: QuantizedCacheSettings, options: PreflightOptions = {}): PreflightResult {
   const layers = planPreflightLayers(config, settings.layerPolicy, settings);
   const quantizedLayers = layers.filter((layer) => layer.quantized).map((layer) => layer.index);
-  const rules = backendRules(String(settings.backend));
+  // A runtime's write-once format (--kv-format, a kvscope extension) replaces the backend's store, so
+  // the backend's shape rules do not apply; the format's own refusals come from checkExtensions.
+  const rules = settings.extensions?.kvFormatKey !== undefined ? null : backendRules(String(settings.backend));
   const checked = checkOptions(options);
   // transformers' path: one group, every quantized layer at nbits; kvscope's K/V bits and layer maps may make more.
   const groups = bitsGroups(settings, quantizedLayers, config.geometry.numLayers);
