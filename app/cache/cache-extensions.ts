@@ -99,3 +99,11 @@ export function sideExtensions(extensions: CacheExtensions | undefined, side: 'k
     outlierQuantile: extensions.outlierQuantile ?? null,
   };
 }
+
+/**
+ * Whether a serving runtime's write-once format (--kv-format) replaces transformers' store: the
+ * backend's shape rules, residual and flushes do not apply then (write-once-layer.ts).
+ */
+export function usesRuntimeFormat(settings: { readonly extensions?: CacheExtensions | undefined }): boolean {
+  return settings.extensions?.kvFormatKey !== undefined || settings.extensions?.kvFormatValue !== undefined;
+}
