@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from './run-cli.js';
@@ -139,5 +139,25 @@ describe.skipIf(!hasShared())('kvscope eval --kv-format on synthetic-8b-kv (head
     // As llama.cpp counts them: 34 bytes per 32 values, 18 per 32 (the per-layer scales are none here).
     expect(q8.bits).toBeCloseTo(8.5, 12);
     expect(q4.bits).toBeCloseTo(4.5, 12);
+  });
+});
+
+describe.skipIf(!hasShared())('kvscope sweep with --kv-format keys', () => {
+  it('mixes transformers\' cache and runtime formats in one grid, each point with its own bits per value', async () => {
+    const spec = join(dir, 'sweep.json');
+    writeFileSync(spec, JSON.stringify({
+      model: 'synthetic', fixed: { context: 32, windows: 1 },
+      points: [{ 'kv-format': 'llama.cpp:q8_0' }, { 'kv-format-key': 'vllm:fp8_e4m3', 'kv-format-value': 'llama.cpp:q4_0' }, { nbits: 4 }],
+    }));
+    const out = join(dir, 'sweep');
+    const { code } = await cli(['sweep', '--spec', spec, '--out', out]);
+    expect(code).toBe(0);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { rows: { status: string; options: Record<string, unknown>; result: { bitsPerValue: number; kldMean: number } }[] };
+    expect(results.rows.map((row) => row.status)).toEqual(['ok', 'ok', 'ok']);
+    // llama.cpp q8_0: 34 bytes per 32 values; vLLM FP8 keys (8) with q4_0 values (4.5), the fp32 scales per layer amortized in.
+    expect(results.rows[0]!.result.bitsPerValue).toBeCloseTo(8.5, 12);
+    expect(results.rows[1]!.result.bitsPerValue).toBeGreaterThan(6.25);
+    expect(results.rows[1]!.result.bitsPerValue).toBeLessThan(6.3);
+    expect(results.rows[0]!.result.kldMean).toBeLessThan(results.rows[1]!.result.kldMean);
   });
 });
