@@ -225,7 +225,7 @@ function kvFormatProblems(ext: CacheExtensions, headDims: ExtensionContext['head
     // The refusals read only head_dim and side (types.ts); the dtype does not change them.
     const refusal = format.refusal({ headDim: headDims[side], dtype: 'float16', side });
     if (refusal !== null) {
-      problems.push(problem('kv-format-refused', 'backend', `${refusal}\nkvscope extension ${flag} ${name}: ${format.runtime} refuses the ${side}s of this model (head_dim ${headDims[side]}).`,
+      problems.push(problem('kv-format-refused', 'backend', `${refusal}\nkvscope extension ${flag} ${name}: the ${side}s of this model (head_dim ${headDims[side]}) are refused by ${format.runtime}.`,
         'Pick a format this head_dim allows (vllm:fp8_e4m3 takes any head_dim), or run transformers\' QuantizedCache without --kv-format.'));
     }
   }

@@ -82,6 +82,19 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     expect(record.diagnostics.map((d) => d.message).join('\n')).toMatch(/not in the graph: runtime KV formats \(--kv-format/);
   });
 
+  it('feeds an fp16 graph the dequantized rows (not its own present): the run differs from the reference', async () => {
+    // With the present fed back unchanged, a float16 run would equal the full-precision reference (KL exactly 0).
+    const { code, out: stdout } = await cli(['run', '--model', storiesDir(), '--onnx', 'onnx/model_fp16.onnx', '--kv-format', 'ort-webgpu:q8',
+      '--prompt', 'Once upon a time', '--max-new-tokens', '6', '--reference', '--json']);
+    expect(code).toBe(0);
+    const json = JSON.parse(stdout) as RunJsonShape;
+    expect(json.reference.meanKl).toBeGreaterThan(0);
+    expect(json.reference.meanKl).toBeLessThan(0.05);
+    // ONNX Runtime's int8: a fp32 scale word and 8 codes per head vector of 8.
+    const tokens = json.promptTokens.length + json.tokens.length - 1;
+    expect(json.kvBytes.codeBytes).toBe(tokens * 5 * 4 * 2 * (4 + 8));
+  });
+
   it('runs llama.cpp q8_0 on the synthetic model (head_dim 64), K/V apart, and refuses --dequantize graph with the reason', async () => {
     const q8 = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', ...PROMPT_IDS, '--max-new-tokens', '4', '--reference', '--json']);
     expect(q8.err).toBe('');
