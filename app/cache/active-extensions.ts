@@ -61,7 +61,7 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
     active.push({
       id: 'kv-format', label: 'runtime KV format (write-once)',
       detail: `${same ? ext.kvFormatKey : `K ${ext.kvFormatKey ?? '?'}, V ${ext.kvFormatValue ?? '?'}`}: each row quantized once when written, ` +
-        `no residual, no re-quantization (replaces ${String(settings.backend)} ${settings.nbits}-bit)`,
+        `no residual, no re-quantization${ext.calculateKvScales === true ? ', per-tensor scales calculated from the prompt' : ''} (replaces ${String(settings.backend)} ${settings.nbits}-bit)`,
     });
   }
   return active;

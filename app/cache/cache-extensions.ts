@@ -36,6 +36,8 @@ export interface CacheExtensions {
   readonly kvFormatKey?: string;
   /** the values' runtime format; set with `kvFormatKey` (`--kv-format F` sets both) */
   readonly kvFormatValue?: string;
+  /** vLLM's --calculate-kv-scales: FP8's per-tensor scales computed from the prefill, not 1.0 (needs a format that has one) */
+  readonly calculateKvScales?: boolean;
 }
 
 export type RotationKind = 'hadamard';

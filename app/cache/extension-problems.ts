@@ -3,7 +3,7 @@ import { backendRules } from '../quant/backend-rules.js';
 import { describeHadamard, planHadamard } from '../quant/hadamard.js';
 import { nbitsMessage } from '../quant/library-messages.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
-import { runtimeFormat } from '../quant/runtime-formats/registry.js';
+import { RUNTIME_FORMATS, runtimeFormat } from '../quant/runtime-formats/registry.js';
 import { RuntimeFormatError, type RuntimeFormat } from '../quant/runtime-formats/types.js';
 import { ROTATION_KINDS, type CacheExtensions } from './cache-extensions.js';
 
@@ -199,9 +199,13 @@ const NOT_WITH_KV_FORMAT: readonly (readonly [keyof CacheExtensions, string])[] 
  */
 function kvFormatProblems(ext: CacheExtensions, headDims: ExtensionContext['headDims']): ExtensionProblem[] {
   const { kvFormatKey, kvFormatValue } = ext;
-  if (kvFormatKey === undefined && kvFormatValue === undefined) return [];
   const problem = (code: ExtensionProblemCode, origin: 'backend' | 'kvscope', message: string, fix: string): ExtensionProblem =>
     ({ code, severity: 'error', origin, message, fix, layers: [] });
+  if (kvFormatKey === undefined && kvFormatValue === undefined) {
+    if (ext.calculateKvScales !== true) return [];
+    return [problem('invalid-kv-format', 'kvscope', 'kvscope extension --calculate-kv-scales computes vLLM\'s per-tensor FP8 scales, but no runtime format is chosen.',
+      'Add --kv-format vllm:fp8_e4m3 (or fp8_e5m2), or drop --calculate-kv-scales.')];
+  }
   if (kvFormatKey === undefined || kvFormatValue === undefined) {
     return [problem('invalid-kv-format', 'kvscope', 'kvscope extension --kv-format: keys and values each need a runtime format, but only one is given.',
       'Use --kv-format F for both, or give --kv-format-key and --kv-format-value together.')];
@@ -212,6 +216,10 @@ function kvFormatProblems(ext: CacheExtensions, headDims: ExtensionContext['head
       `Drop ${clashing.join(', ')}, or drop --kv-format to use transformers' QuantizedCache with them.`)];
   }
   const problems: ExtensionProblem[] = [];
+  if (ext.calculateKvScales === true && ![kvFormatKey, kvFormatValue].some((name) => RUNTIME_FORMATS.find((f) => f.name === name)?.tensorScale === 'default-or-calculated')) {
+    problems.push(problem('invalid-kv-format', 'kvscope', `kvscope extension --calculate-kv-scales: neither ${kvFormatKey} nor ${kvFormatValue} has a per-tensor scale to calculate (only vLLM's FP8 formats do).`,
+      'Drop --calculate-kv-scales, or use --kv-format vllm:fp8_e4m3.'));
+  }
   for (const [side, name, flag] of [['key', kvFormatKey, '--kv-format-key'], ['value', kvFormatValue, '--kv-format-value']] as const) {
     let format: RuntimeFormat;
     try {

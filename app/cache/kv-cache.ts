@@ -45,7 +45,8 @@ export class KvCache {
         case 'quantized':
           // A runtime's write-once format replaces transformers' store, residual and flushes (issue 27).
           if (settings.extensions?.kvFormatKey !== undefined && settings.extensions.kvFormatValue !== undefined) {
-            return new WriteOnceLayer(runtimeFormat(settings.extensions.kvFormatKey), runtimeFormat(settings.extensions.kvFormatValue));
+            return new WriteOnceLayer(runtimeFormat(settings.extensions.kvFormatKey), runtimeFormat(settings.extensions.kvFormatValue),
+              { calculateKvScales: settings.extensions.calculateKvScales === true });
           }
           if (quantizer === undefined) {
             throw new CacheError(`the plan quantizes layer ${index} but no quantizer was given; pass the \`${settings.backend}\` quantizer.`);

@@ -123,6 +123,28 @@ describe('WriteOnceLayer', () => {
     layer.dispose();
   });
 
+  it('--calculate-kv-scales: vLLM\'s k_scale and v_scale from the prefill (amax / 200 and / 100), the same rows as quantized one by one with them', () => {
+    const format = runtimeFormat('vllm:fp8_e4m3');
+    const layer = track(new WriteOnceLayer(format, format, { calculateKvScales: true }));
+    const key = scaled(randomTensor([1, 2, 5, 16], 7), 300);
+    const value = scaled(randomTensor([1, 2, 5, 16], 8), 50);
+    const amax = (x: KvTensor): number => x.data.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+    const out = layer.update(key, value);
+    expect(layer.tensorParams('key')!.tensorScale).toBe(Math.fround(amax(key) / 200));
+    expect(layer.tensorParams('value')!.tensorScale).toBe(Math.fround(amax(value) / 100));
+    const reference = new RowByRowReference(format, 'key');
+    reference.params = layer.tensorParams('key');
+    reference.add(key);
+    expect(bits(out.key.data)).toEqual(bits(reference.values()));
+    // Keys of up to 600 saturate e4m3 (max 448) at the default scale 1.0; the calculated scale keeps them.
+    const plain = track(new WriteOnceLayer(format, format));
+    const saturated = plain.update(key, value).key.data;
+    expect(Math.max(...saturated.map(Math.abs))).toBe(448);
+    expect(Math.max(...out.key.data.map(Math.abs))).toBeGreaterThan(448);
+    layer.dispose();
+    plain.dispose();
+  });
+
   it('refuses a head_dim the runtime refuses, with the runtime\'s reason', () => {
     const layer = track(new WriteOnceLayer(runtimeFormat('llama.cpp:q8_0'), runtimeFormat('llama.cpp:q8_0')));
     expect(() => layer.update(randomTensor([1, 2, 3, 8], 1), randomTensor([1, 2, 3, 8], 2)))
@@ -151,5 +173,10 @@ describe('--kv-format in the cache settings', () => {
     expect(refused.map((p) => [p.code, p.origin])).toEqual([['kv-format-refused', 'backend']]);
     expect(refused[0]!.message).toMatch(/^llama_init_from_model: K cache type q4_0 with block size 32 does not divide n_embd_head_k=8/);
     expect(extensionProblems(settings('llama.cpp:q4_0', 'vllm:fp8_e4m3'), { headDims: { key: 64, value: 64 } })).toEqual([]);
+    const calculate = (extensions: object) => extensionProblems({ ...DEFAULT_QUANTIZED_CACHE_SETTINGS, extensions }).map((p) => p.message);
+    expect(calculate({ calculateKvScales: true })).toEqual([expect.stringMatching(/--calculate-kv-scales .* but no runtime format is chosen/)]);
+    expect(calculate({ kvFormatKey: 'llama.cpp:q8_0', kvFormatValue: 'nvfp4', calculateKvScales: true }))
+      .toEqual([expect.stringMatching(/neither llama.cpp:q8_0 nor nvfp4 has a per-tensor scale to calculate/)]);
+    expect(calculate({ kvFormatKey: 'llama.cpp:q8_0', kvFormatValue: 'vllm:fp8_e5m2', calculateKvScales: true })).toEqual([]);
   });
 });

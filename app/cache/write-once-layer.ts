@@ -43,9 +43,9 @@ interface FormatStore {
  * as the runtime counts them).
  *
  * Per-tensor scales (vLLM's k_scale/v_scale, NVFP4's global scale) are fixed at the first update:
- * vLLM's default 1.0 for `default-or-calculated` formats (its behaviour without
- * --calculate-kv-scales), and for `calculated` ones (NVFP4) the scale computed from the prefill's
- * rows, as a runtime calibrates it on the prompt; later rows reuse it, as the runtimes do.
+ * vLLM's default 1.0 for `default-or-calculated` formats, or with `calculateKvScales` the scale its
+ * --calculate-kv-scales computes on the first forward pass (the prefill's rows); for `calculated`
+ * ones (NVFP4) the scale computed from the prefill's rows. Later rows reuse it, as the runtimes do.
  */
 export class WriteOnceLayer implements CacheLayer {
   readonly kind = 'write-once';
@@ -59,9 +59,13 @@ export class WriteOnceLayer implements CacheLayer {
   #scratch = new Float32Array(0);
   #disposed = false;
 
-  constructor(keyFormat: RuntimeFormat, valueFormat: RuntimeFormat) {
+  readonly #calculateKvScales: boolean;
+
+  /** `calculateKvScales`: vLLM's --calculate-kv-scales, for `default-or-calculated` formats */
+  constructor(keyFormat: RuntimeFormat, valueFormat: RuntimeFormat, options: { readonly calculateKvScales?: boolean } = {}) {
     this.#keyFormat = keyFormat;
     this.#valueFormat = valueFormat;
+    this.#calculateKvScales = options.calculateKvScales === true;
   }
 
   get events(): readonly QuantizeEvent[] {
@@ -144,8 +148,8 @@ export class WriteOnceLayer implements CacheLayer {
 
   #initialize(key: KvTensor, value: KvTensor): void {
     this.#geometry = { key: geometryOf(key), value: geometryOf(value) };
-    this.#key = newStore(this.#keyFormat, this.#geometry.key, 'key', key.data);
-    this.#value = newStore(this.#valueFormat, this.#geometry.value, 'value', value.data);
+    this.#key = newStore(this.#keyFormat, this.#geometry.key, 'key', key.data, this.#calculateKvScales);
+    this.#value = newStore(this.#valueFormat, this.#geometry.value, 'value', value.data, this.#calculateKvScales);
   }
 
   /** Encodes `values` `[slabs, n, headDim]` at the end of the store, then decodes those bytes once into the float view. */
@@ -177,14 +181,14 @@ export class WriteOnceLayer implements CacheLayer {
   }
 }
 
-function newStore(format: RuntimeFormat, geometry: KvGeometry, side: 'key' | 'value', firstValues: Float32Array): FormatStore {
+function newStore(format: RuntimeFormat, geometry: KvGeometry, side: 'key' | 'value', firstValues: Float32Array, calculateKvScales: boolean): FormatStore {
   const formatGeometry: FormatGeometry = { headDim: geometry.headDim, dtype: geometry.dtype, side };
   const refusal = format.refusal(formatGeometry);
   if (refusal !== null) throw new CacheError(`${refusal} (kvscope --kv-format-${side} ${format.name}: pick a format this head_dim allows).`);
   return {
     format, geometry, formatGeometry,
     rowBytes: format.rowBytes(formatGeometry),
-    params: format.tensorParams(firstValues, formatGeometry, format.tensorScale === 'calculated'),
+    params: format.tensorParams(firstValues, formatGeometry, format.tensorScale === 'calculated' || (calculateKvScales && format.tensorScale === 'default-or-calculated')),
     bytes: new Uint8Array(0),
     dequantized: new SeqBuffer(geometry),
   };

@@ -23,6 +23,7 @@ export const EXTENSION_OPTION_SPECS = {
   'kv-format': { type: 'string' },
   'kv-format-key': { type: 'string' },
   'kv-format-value': { type: 'string' },
+  'calculate-kv-scales': { type: 'boolean' },
 } as const satisfies Record<string, { readonly type: 'string' | 'boolean' }>;
 
 export const EXTENSION_FLAGS = Object.keys(EXTENSION_OPTION_SPECS) as readonly (keyof typeof EXTENSION_OPTION_SPECS)[];
@@ -60,6 +61,7 @@ export function extensionsFromOptions(options: RawOptions, io?: CliIo): CacheExt
     extensions.kvFormatKey = formats.key;
     extensions.kvFormatValue = formats.value;
   }
+  if (options['calculate-kv-scales'] === true) extensions.calculateKvScales = true;
   return extensions;
 }
 

@@ -24,6 +24,7 @@ export const readCacheExtensions: Read<CacheExtensions> = (value, path) => {
     ...withOptional('outlierQuantile', fields.optional('outlierQuantile', readFiniteNumber)),
     ...withOptional('kvFormatKey', fields.optional('kvFormatKey', readString)),
     ...withOptional('kvFormatValue', fields.optional('kvFormatValue', readString)),
+    ...withOptional('calculateKvScales', fields.optional('calculateKvScales', readBoolean)),
   };
 };
 

@@ -72,7 +72,8 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
                                residual, no re-quantization (the formats: kvscope run --help); runs host;
                                refused where the runtime refuses the model's head_dim, with its reason
   --kv-format-key F, --kv-format-value F
-                               the keys' and the values' formats apart (give both)`;
+                               the keys' and the values' formats apart (give both)
+  --calculate-kv-scales        vLLM FP8's per-tensor scales computed from the prompt (default 1.0)`;
 
 /** Every --format, from the registry: one line each, MLX's bits × groups and llama.cpp's +rot folded. */
 const FORMAT_LINES = [
@@ -107,7 +108,7 @@ Model and cache (as kvscope run):
   kvscope extensions beyond transformers, off by default, as kvscope run --help describes them:
   --nbits-key, --nbits-value, --layer-map, --full-precision-first, --full-precision-last,
   --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q, --kv-format F,
-  --kv-format-key F --kv-format-value F (the record names each active one)
+  --kv-format-key F --kv-format-value F, --calculate-kv-scales (the record names each active one)
 
 Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
   --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text

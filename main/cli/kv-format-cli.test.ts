@@ -80,6 +80,13 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     expect(record.settings.quantization.extensions).toEqual({ kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e4m3' });
     expect(record.extensions!.map((e) => e.id)).toEqual(['kv-format']);
     expect(record.diagnostics.map((d) => d.message).join('\n')).toMatch(/not in the graph: runtime KV formats \(--kv-format/);
+    // vLLM's --calculate-kv-scales crosses into the worker: other scales, another run.
+    const calculated = await cli(['run', '--model', storiesDir(), '--kv-format', 'vllm:fp8_e4m3', '--calculate-kv-scales', '--prompt', 'Once upon a time',
+      '--max-new-tokens', '6', '--reference', '--json']);
+    expect(calculated.code).toBe(0);
+    const calculatedJson = JSON.parse(calculated.out) as RunJsonShape;
+    expect(calculatedJson.extensions[0]!.detail).toContain('per-tensor scales calculated from the prompt');
+    expect(calculatedJson.reference.meanKl).not.toBe(json.reference.meanKl);
   });
 
   it('feeds an fp16 graph the dequantized rows (not its own present): the run differs from the reference', async () => {

@@ -86,5 +86,6 @@ function extensionOptions(extensions: CacheExtensions | undefined): Record<strin
   if (extensions.outlierQuantile !== undefined) out['outliers'] = extensions.outlierQuantile;
   if (extensions.kvFormatKey !== undefined) out['kv-format-key'] = extensions.kvFormatKey;
   if (extensions.kvFormatValue !== undefined) out['kv-format-value'] = extensions.kvFormatValue;
+  if (extensions.calculateKvScales === true) out['calculate-kv-scales'] = true;
   return out;
 }
