@@ -91,6 +91,13 @@ export class WriteOnceLayer implements CacheLayer {
     return store === null ? null : store.bytes.subarray(0, this.#tokens * slabCount(store.geometry) * store.rowBytes);
   }
 
+  /** One side's stored bytes as the runtime counts them (memory() sums both): its rows, and its per-tensor scale. */
+  sideMemory(part: 'key' | 'value'): { readonly codeBytes: number; readonly metadataBytes: number } {
+    const store = part === 'key' ? this.#key : this.#value;
+    if (store === null) return { codeBytes: 0, metadataBytes: 0 };
+    return { codeBytes: slabCount(store.geometry) * this.#tokens * store.rowBytes, metadataBytes: store.format.tensorBytes };
+  }
+
   /** The per-tensor parameters a side uses; null before the first update. */
   tensorParams(part: 'key' | 'value'): TensorParams | null {
     return (part === 'key' ? this.#key : this.#value)?.params ?? null;

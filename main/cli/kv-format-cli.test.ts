@@ -162,6 +162,26 @@ describe.skipIf(!hasShared())('kvscope eval --kv-format on synthetic-8b-kv (head
   });
 });
 
+describe.skipIf(!hasShared())('kvscope eval --kv-format with the lab\'s targets', () => {
+  it('quantizes only the keys of layers 0 and 1, and counts their bytes as llama.cpp does', async () => {
+    const run = async (parts: string) => {
+      const { code, out } = await cli(['eval', '--model', 'synthetic', '--kv-format', 'llama.cpp:q4_0', '--quantize-parts', parts, '--quantize-layers', '0,1',
+        '--context', '32', '--windows', '1', '--json']);
+      expect(code).toBe(0);
+      return JSON.parse(out) as { kld: { mean: number }; bitsPerValue: number };
+    };
+    const keys = await run('key');
+    const both = await run('both');
+    // Per token, 8 layers × 4 KV heads × (64 + 64) values; layers 0 and 1 keep q4_0 keys (2 blocks of 18 bytes per head)
+    // and fp32 values, the 6 others fp32 keys and values.
+    const perToken = 2 * 4 * (36 + 64 * 4) + 6 * 4 * 128 * 4;
+    expect(keys.bitsPerValue).toBe((8 * perToken) / (8 * 4 * 128));
+    expect(both.bitsPerValue).toBe((8 * (2 * 4 * 72 + 6 * 4 * 128 * 4)) / (8 * 4 * 128));
+    expect(keys.kld.mean).toBeGreaterThan(0);
+    expect(keys.kld.mean).toBeLessThan(both.kld.mean);
+  });
+});
+
 describe.skipIf(!hasShared())('kvscope sweep with --kv-format keys', () => {
   it('mixes transformers\' cache and runtime formats in one grid, each point with its own bits per value', async () => {
     const spec = join(dir, 'sweep.json');
