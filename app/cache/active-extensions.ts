@@ -2,8 +2,8 @@ import { formatLayerList } from '../preflight/layer-list.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
 import { layerBits } from './cache-extensions.js';
 
-export type ExtensionId = 'kv-bits-apart' | 'layer-map' | 'full-precision-layers' | 'attention-sinks' | 'rotation' | 'outliers';
-export const EXTENSION_IDS: readonly ExtensionId[] = ['kv-bits-apart', 'layer-map', 'full-precision-layers', 'attention-sinks', 'rotation', 'outliers'];
+export type ExtensionId = 'kv-bits-apart' | 'layer-map' | 'full-precision-layers' | 'attention-sinks' | 'rotation' | 'outliers' | 'kv-format';
+export const EXTENSION_IDS: readonly ExtensionId[] = ['kv-bits-apart', 'layer-map', 'full-precision-layers', 'attention-sinks', 'rotation', 'outliers', 'kv-format'];
 
 /** One kvscope extension that makes a run differ from transformers' QuantizedCache, as records and UIs name it. */
 export interface ActiveExtension {
@@ -55,6 +55,14 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
   }
   if (ext.outlierQuantile !== undefined) {
     active.push({ id: 'outliers', label: 'outliers', detail: `values above the ${ext.outlierQuantile} magnitude quantile kept exactly (dense-and-sparse)` });
+  }
+  if (ext.kvFormatKey !== undefined || ext.kvFormatValue !== undefined) {
+    const same = ext.kvFormatKey === ext.kvFormatValue;
+    active.push({
+      id: 'kv-format', label: 'runtime KV format (write-once)',
+      detail: `${same ? ext.kvFormatKey : `K ${ext.kvFormatKey ?? '?'}, V ${ext.kvFormatValue ?? '?'}`}: each row quantized once when written, ` +
+        `no residual, no re-quantization${ext.calculateKvScales === true ? ', per-tensor scales calculated from the prompt' : ''} (replaces ${String(settings.backend)} ${settings.nbits}-bit)`,
+    });
   }
   return active;
 }

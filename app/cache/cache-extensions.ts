@@ -28,6 +28,16 @@ export interface CacheExtensions {
   readonly rotateValues?: boolean;
   /** values above this per-layer magnitude quantile (0 < Q < 1) are kept exactly in a sparse list (KVQuant) */
   readonly outlierQuantile?: number;
+  /**
+   * A serving runtime's write-once KV format for the keys (issue 27; a name from
+   * app/quant/runtime-formats/registry.ts): each row is stored in the runtime's bytes when written,
+   * in place of the backend's store, residual and flushes (write-once-layer.ts). Set with `kvFormatValue`.
+   */
+  readonly kvFormatKey?: string;
+  /** the values' runtime format; set with `kvFormatKey` (`--kv-format F` sets both) */
+  readonly kvFormatValue?: string;
+  /** vLLM's --calculate-kv-scales: FP8's per-tensor scales computed from the prefill, not 1.0 (needs a format that has one) */
+  readonly calculateKvScales?: boolean;
 }
 
 export type RotationKind = 'hadamard';
@@ -90,4 +100,12 @@ export function sideExtensions(extensions: CacheExtensions | undefined, side: 'k
     rotation: rotated ? extensions.rotation! : null,
     outlierQuantile: extensions.outlierQuantile ?? null,
   };
+}
+
+/**
+ * Whether a serving runtime's write-once format (--kv-format) replaces transformers' store: the
+ * backend's shape rules, residual and flushes do not apply then (write-once-layer.ts).
+ */
+export function usesRuntimeFormat(settings: { readonly extensions?: CacheExtensions | undefined }): boolean {
+  return settings.extensions?.kvFormatKey !== undefined || settings.extensions?.kvFormatValue !== undefined;
 }

@@ -28,7 +28,8 @@ export interface KvConcatenation {
  * transformers returns, and stay valid until the layer's next `update` or `dispose`. Copy them to keep them longer.
  */
 export interface CacheLayer {
-  readonly kind: 'quantized' | 'dynamic';
+  /** `write-once`: a serving runtime's format (write-once-layer.ts, a kvscope extension) */
+  readonly kind: 'quantized' | 'dynamic' | 'write-once';
   /** `concatenated`: see KvConcatenation; the result is the same with or without it, only cheaper */
   update(key: KvTensor, value: KvTensor, concatenated?: KvConcatenation): KvPair;
   /** tokens seen so far (`get_seq_length()`) */

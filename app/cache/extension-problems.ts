@@ -3,6 +3,8 @@ import { backendRules } from '../quant/backend-rules.js';
 import { describeHadamard, planHadamard } from '../quant/hadamard.js';
 import { nbitsMessage } from '../quant/library-messages.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
+import { RUNTIME_FORMATS, runtimeFormat } from '../quant/runtime-formats/registry.js';
+import { RuntimeFormatError, type RuntimeFormat } from '../quant/runtime-formats/types.js';
 import { ROTATION_KINDS, type CacheExtensions } from './cache-extensions.js';
 
 /** Stable codes of the extensions' findings (the preflight reports them as its own codes). */
@@ -14,7 +16,9 @@ export type ExtensionProblemCode =
   | 'invalid-sink-tokens'
   | 'invalid-rotation'
   | 'rotation-block-diagonal'
-  | 'invalid-outlier-quantile';
+  | 'invalid-outlier-quantile'
+  | 'invalid-kv-format'
+  | 'kv-format-refused';
 
 export interface ExtensionProblem {
   readonly code: ExtensionProblemCode;
@@ -50,6 +54,7 @@ export function extensionProblems(settings: QuantizedCacheSettings, context: Ext
     ...sinkProblems(ext),
     ...rotationProblems(ext, context.headDims),
     ...outlierProblems(ext),
+    ...kvFormatProblems(ext, context.headDims),
   ];
 }
 
@@ -180,4 +185,57 @@ function outlierProblems(ext: CacheExtensions): ExtensionProblem[] {
     message: `kvscope extension --outliers: the magnitude quantile must lie strictly between 0 and 1, got ${pythonNumberRepr(q)}.`,
     fix: 'Use --outliers 0.99 to keep the top 1% of values exactly (KVQuant keeps about 1%).', layers: [],
   }];
+}
+
+/** The knobs of transformers' store that a runtime format replaces: they cannot apply to its bytes. */
+const NOT_WITH_KV_FORMAT: readonly (readonly [keyof CacheExtensions, string])[] = [
+  ['nbitsKey', '--nbits-key'], ['nbitsValue', '--nbits-value'], ['layerMap', '--layer-map'], ['sinkTokens', '--sink-tokens'],
+  ['rotation', '--rotate'], ['rotateValues', '--rotate-values'], ['outlierQuantile', '--outliers'],
+];
+
+/**
+ * `--kv-format` (issue 27): both sides named, each a known format, no knob of transformers' store
+ * beside it, and the runtime's own refusal for this head_dim (llama.cpp's block of 32, MLX's group…).
+ */
+function kvFormatProblems(ext: CacheExtensions, headDims: ExtensionContext['headDims']): ExtensionProblem[] {
+  const { kvFormatKey, kvFormatValue } = ext;
+  const problem = (code: ExtensionProblemCode, origin: 'backend' | 'kvscope', message: string, fix: string): ExtensionProblem =>
+    ({ code, severity: 'error', origin, message, fix, layers: [] });
+  if (kvFormatKey === undefined && kvFormatValue === undefined) {
+    if (ext.calculateKvScales !== true) return [];
+    return [problem('invalid-kv-format', 'kvscope', 'kvscope extension --calculate-kv-scales computes vLLM\'s per-tensor FP8 scales, but no runtime format is chosen.',
+      'Add --kv-format vllm:fp8_e4m3 (or fp8_e5m2), or drop --calculate-kv-scales.')];
+  }
+  if (kvFormatKey === undefined || kvFormatValue === undefined) {
+    return [problem('invalid-kv-format', 'kvscope', 'kvscope extension --kv-format: keys and values each need a runtime format, but only one is given.',
+      'Use --kv-format F for both, or give --kv-format-key and --kv-format-value together.')];
+  }
+  const clashing = NOT_WITH_KV_FORMAT.filter(([field]) => ext[field] !== undefined).map(([, flag]) => flag);
+  if (clashing.length > 0) {
+    return [problem('invalid-kv-format', 'kvscope', `kvscope extension --kv-format stores the runtime's own bytes, which ${clashing.join(', ')} cannot change.`,
+      `Drop ${clashing.join(', ')}, or drop --kv-format to use transformers' QuantizedCache with them.`)];
+  }
+  const problems: ExtensionProblem[] = [];
+  if (ext.calculateKvScales === true && ![kvFormatKey, kvFormatValue].some((name) => RUNTIME_FORMATS.find((f) => f.name === name)?.tensorScale === 'default-or-calculated')) {
+    problems.push(problem('invalid-kv-format', 'kvscope', `kvscope extension --calculate-kv-scales: neither ${kvFormatKey} nor ${kvFormatValue} has a per-tensor scale to calculate (only vLLM's FP8 formats do).`,
+      'Drop --calculate-kv-scales, or use --kv-format vllm:fp8_e4m3.'));
+  }
+  for (const [side, name, flag] of [['key', kvFormatKey, '--kv-format-key'], ['value', kvFormatValue, '--kv-format-value']] as const) {
+    let format: RuntimeFormat;
+    try {
+      format = runtimeFormat(name);
+    } catch (error) {
+      if (!(error instanceof RuntimeFormatError)) throw error;
+      problems.push(problem('invalid-kv-format', 'kvscope', `kvscope extension ${flag}: ${error.message}`, 'Pick one of the formats `kvscope run --help` lists.'));
+      continue;
+    }
+    if (headDims === undefined) continue;
+    // The refusals read only head_dim and side (types.ts); the dtype does not change them.
+    const refusal = format.refusal({ headDim: headDims[side], dtype: 'float16', side });
+    if (refusal !== null) {
+      problems.push(problem('kv-format-refused', 'backend', `${refusal}\nkvscope extension ${flag} ${name}: the ${side}s of this model (head_dim ${headDims[side]}) are refused by ${format.runtime}.`,
+        'Pick a format this head_dim allows (vllm:fp8_e4m3 takes any head_dim), or run transformers\' QuantizedCache without --kv-format.'));
+    }
+  }
+  return problems;
 }

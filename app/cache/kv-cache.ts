@@ -9,6 +9,8 @@ import type { CacheLayerPlan } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
 import { planLayerQuantization } from './quantization-plan.js';
 import { SlidingWindowLayer } from './sliding-window-layer.js';
+import { WriteOnceLayer } from './write-once-layer.js';
+import { runtimeFormat } from '../quant/runtime-formats/registry.js';
 
 export interface KvCacheOptions {
   /** one entry per decoder layer (see `planCacheLayers`) */
@@ -41,6 +43,11 @@ export class KvCache {
     this.#layers = plan.map((kind, index) => {
       switch (kind) {
         case 'quantized':
+          // A runtime's write-once format replaces transformers' store, residual and flushes (issue 27).
+          if (settings.extensions?.kvFormatKey !== undefined && settings.extensions.kvFormatValue !== undefined) {
+            return new WriteOnceLayer(runtimeFormat(settings.extensions.kvFormatKey), runtimeFormat(settings.extensions.kvFormatValue),
+              { calculateKvScales: settings.extensions.calculateKvScales === true });
+          }
           if (quantizer === undefined) {
             throw new CacheError(`the plan quantizes layer ${index} but no quantizer was given; pass the \`${settings.backend}\` quantizer.`);
           }

@@ -19,6 +19,11 @@ export const EXTENSION_OPTION_SPECS = {
   rotate: { type: 'string' },
   'rotate-values': { type: 'boolean' },
   outliers: { type: 'string' },
+  // a serving runtime's write-once KV format (issue 27; app/quant/runtime-formats/registry.ts)
+  'kv-format': { type: 'string' },
+  'kv-format-key': { type: 'string' },
+  'kv-format-value': { type: 'string' },
+  'calculate-kv-scales': { type: 'boolean' },
 } as const satisfies Record<string, { readonly type: 'string' | 'boolean' }>;
 
 export const EXTENSION_FLAGS = Object.keys(EXTENSION_OPTION_SPECS) as readonly (keyof typeof EXTENSION_OPTION_SPECS)[];
@@ -51,5 +56,38 @@ export function extensionsFromOptions(options: RawOptions, io?: CliIo): CacheExt
   if (rotation !== undefined) extensions.rotation = rotation;
   if (options['rotate-values'] === true) extensions.rotateValues = true;
   if (outliers !== undefined) extensions.outlierQuantile = outliers;
+  const formats = kvFormatsFromOptions(options);
+  if (formats !== undefined) {
+    extensions.kvFormatKey = formats.key;
+    extensions.kvFormatValue = formats.value;
+  }
+  if (options['calculate-kv-scales'] === true) extensions.calculateKvScales = true;
   return extensions;
+}
+
+/** transformers' QuantizedCache arguments, which a runtime format replaces. */
+const BACKEND_FLAGS = ['backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length'] as const;
+
+/**
+ * `--kv-format F` (keys and values) or `--kv-format-key F --kv-format-value G`. Whether F exists and
+ * fits the model is the preflight's verdict (extension-problems.ts); here only the spelling, and no
+ * backend argument beside it (the format replaces the backend's store, so they would be ignored).
+ */
+function kvFormatsFromOptions(options: RawOptions): { key: string; value: string } | undefined {
+  const both = optionalString(options, 'kv-format');
+  const key = optionalString(options, 'kv-format-key');
+  const value = optionalString(options, 'kv-format-value');
+  if (both === undefined && key === undefined && value === undefined) return undefined;
+  const backendFlag = BACKEND_FLAGS.find((flag) => options[flag] !== undefined);
+  if (backendFlag !== undefined) {
+    throw new UsageError(`--${backendFlag} configures transformers' QuantizedCache, which --kv-format replaces with a runtime's own format. Drop one of them.`);
+  }
+  if (both !== undefined) {
+    if (key !== undefined || value !== undefined) throw new UsageError('--kv-format sets keys and values at once; drop it, or drop --kv-format-key/--kv-format-value.');
+    return { key: both, value: both };
+  }
+  if (key === undefined || value === undefined) {
+    throw new UsageError(`--kv-format-${key === undefined ? 'value' : 'key'} needs --kv-format-${key === undefined ? 'key' : 'value'} too (or --kv-format F for both).`);
+  }
+  return { key, value };
 }

@@ -161,6 +161,10 @@ export class CacheKvLane implements KvLane {
           flushes.push({ layer: layer.io.layer, kind: event.kind, tokens: event.tokens, key: event.key, value: event.value });
         }
         layer.eventsSeen = events.length;
+      } else if (layer.cacheLayer.kind === 'write-once') {
+        // A runtime format's layer (--kv-format) returns deq(every row), never present itself.
+        this.#pastFromValues(layer.key, returned.key.data);
+        this.#pastFromValues(layer.value, returned.value.data);
       } else {
         // No event: the next past is what this update returned, [deq(Q) | residual | new].
         this.#pastFromUpdate(layer.key, returned.key, presentKey);
@@ -278,7 +282,11 @@ export class CacheKvLane implements KvLane {
     // which comes after the next run (no second dequantize, no buffer of our own).
     const dequantized = cacheLayer.dequantizedStore(part);
     if (dequantized === null) throw new GenerationError(`layer ${layer.io.layer} has no quantized ${part} store after a quantize event.`);
-    const values = dequantized.data;
+    this.#pastFromValues(side, dequantized.data);
+  }
+
+  /** The next past is `values` (dequantized, a view valid until the layer's next update): as is, or as binary16 bits. */
+  #pastFromValues(side: PastSide, values: Float32Array): void {
     if (side.pastBits === null) {
       side.past = values;
       return;

@@ -1,5 +1,6 @@
 import { activeExtensions, type ExtensionId } from '../cache/active-extensions.js';
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import { usesRuntimeFormat } from '../cache/cache-extensions.js';
 import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import {
@@ -47,6 +48,9 @@ export function planInGraph(
   settings: QuantizedCacheSettings, unpack: UnpackStrategy,
 ): InGraphPlan {
   const numLayers = plan.length;
+  if (usesRuntimeFormat(settings)) {
+    return { ok: false, reason: 'runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only: their bytes do not cross into the graph yet' };
+  }
   const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
   if (refused.length > 0) {
     return { ok: false, reason: `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}` };

@@ -1,6 +1,7 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import { layerMemory, type LayerMemory } from '../cache/layer-memory.js';
 import { QuantizedLayer } from '../cache/quantized-layer.js';
+import { WriteOnceLayer } from '../cache/write-once-layer.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { quantizedByteSize } from '../quant/types.js';
 import { bytesPerElement } from '../tensor/kv-tensor.js';
@@ -188,8 +189,10 @@ export class TargetedKvLane implements KvLane {
     const quantizedWidth = target.key ? dims.key : dims.value;
     const exactWidth = target.key ? dims.value : dims.key;
     const heads = dims.heads;
-    const storeBytes = store === null ? 0 : quantizedByteSize(store);
-    const codeBytes = store === null ? 0 : store.packed.byteLength;
+    // A runtime format's layer (--kv-format) counts each side's bytes as the runtime does.
+    const written = cacheLayer instanceof WriteOnceLayer ? cacheLayer.sideMemory(target.key ? 'key' : 'value') : null;
+    const storeBytes = written !== null ? written.codeBytes + written.metadataBytes : store === null ? 0 : quantizedByteSize(store);
+    const codeBytes = written !== null ? written.codeBytes : store === null ? 0 : store.packed.byteLength;
     const fullPrecisionBytes = heads * (quantizedWidth * both.fullPrecisionTokens + exactWidth * both.tokens) * elementBytes;
     const memory = layerMemory({
       geometry: {

@@ -4,6 +4,7 @@ import type { ModelConfig } from '../config/model-config.js';
 import type { CacheMode } from '../engine/types.js';
 import { flushPeriod } from './check-cache-arguments.js';
 import type { Diagnostic } from './diagnostic.js';
+import { usesRuntimeFormat } from '../cache/cache-extensions.js';
 import { firstFailingQuantizeInRun, type QuantizeFailure } from './first-failing-quantize.js';
 import { nearestWorkingSettings, type RunFix } from './nearest-settings.js';
 import { runPreflight, type PreflightResult } from './run-preflight.js';
@@ -78,8 +79,10 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
 
   const preflight = runPreflight(config, run.quantization, { sequenceLengths: [promptTokens] });
   const decodeSteps = run.maxNewTokens - 1;
-  const failure = firstFailingQuantizeInRun(config.geometry, run.quantization, promptTokens, decodeSteps, 1, quantizedLayers(preflight));
-  const period = flushPeriod(run.quantization.residualLength);
+  // A runtime's write-once format (--kv-format) has no backend quantize call and no flush to fail.
+  const writeOnce = usesRuntimeFormat(run.quantization);
+  const failure = writeOnce ? null : firstFailingQuantizeInRun(config.geometry, run.quantization, promptTokens, decodeSteps, 1, quantizedLayers(preflight));
+  const period = writeOnce ? null : flushPeriod(run.quantization.residualLength);
   const flushes = period === null ? 0 : flushSchedule(promptTokens, run.quantization.residualLength, decodeSteps, 1).flushSteps.length;
   const firstError = preflight.diagnostics.find((d) => d.severity === 'error');
   const refusal = firstError !== undefined ? refusalOf(firstError) : failure !== null ? flushRefusal(failure, run.maxNewTokens) : null;

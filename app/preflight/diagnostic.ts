@@ -40,6 +40,8 @@ export type DiagnosticCode =
   | 'invalid-rotation'
   | 'rotation-block-diagonal'
   | 'invalid-outlier-quantile'
+  | 'invalid-kv-format'
+  | 'kv-format-refused'
   | 'kvscope-extensions'
   // advice
   | 'axis-recommendation'

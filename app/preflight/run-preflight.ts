@@ -1,5 +1,6 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { ModelConfig } from '../config/model-config.js';
+import { usesRuntimeFormat } from '../cache/cache-extensions.js';
 import { backendRules } from '../quant/backend-rules.js';
 import { checkAxisRecommendation, checkSlidingWindowCoversContext, configNotes } from './check-advice.js';
 import { checkBackend } from './check-backend.js';
@@ -37,7 +38,9 @@ export interface PreflightResult {
 export function runPreflight(config: ModelConfig, settings: QuantizedCacheSettings, options: PreflightOptions = {}): PreflightResult {
   const layers = planPreflightLayers(config, settings.layerPolicy, settings);
   const quantizedLayers = layers.filter((layer) => layer.quantized).map((layer) => layer.index);
-  const rules = backendRules(String(settings.backend));
+  // A runtime's write-once format (--kv-format, a kvscope extension) replaces the backend's store, so
+  // the backend's shape rules do not apply; the format's own refusals come from checkExtensions.
+  const rules = usesRuntimeFormat(settings) ? null : backendRules(String(settings.backend));
   const checked = checkOptions(options);
   // transformers' path: one group, every quantized layer at nbits; kvscope's K/V bits and layer maps may make more.
   const groups = bitsGroups(settings, quantizedLayers, config.geometry.numLayers);

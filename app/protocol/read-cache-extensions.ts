@@ -1,7 +1,7 @@
 import { ROTATION_KINDS, type CacheExtensions, type LayerMapEntry } from '../cache/cache-extensions.js';
 import type { ExtensionMemory } from '../cache/layer-memory.js';
 import {
-  arrayReader, choiceReader, integerReader, readBoolean, readCount, readFiniteNumber, readObject, rejectField, withOptional, type Read,
+  arrayReader, choiceReader, integerReader, readBoolean, readCount, readFiniteNumber, readObject, readString, rejectField, withOptional, type Read,
 } from './field-readers.js';
 
 const readInteger = integerReader(Number.MIN_SAFE_INTEGER);
@@ -22,6 +22,9 @@ export const readCacheExtensions: Read<CacheExtensions> = (value, path) => {
     ...withOptional('rotation', fields.optional('rotation', choiceReader(ROTATION_KINDS))),
     ...withOptional('rotateValues', fields.optional('rotateValues', readBoolean)),
     ...withOptional('outlierQuantile', fields.optional('outlierQuantile', readFiniteNumber)),
+    ...withOptional('kvFormatKey', fields.optional('kvFormatKey', readString)),
+    ...withOptional('kvFormatValue', fields.optional('kvFormatValue', readString)),
+    ...withOptional('calculateKvScales', fields.optional('calculateKvScales', readBoolean)),
   };
 };
 

@@ -71,7 +71,14 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
                                when head_dim is not a power of two; refused when it is odd)
   --rotate-values              rotate the values too
   --outliers Q                 keep values above the per-layer magnitude quantile Q (e.g. 0.99)
-                               exactly, as a sparse list (KVQuant's dense-and-sparse)`;
+                               exactly, as a sparse list (KVQuant's dense-and-sparse)
+  --kv-format F                a serving runtime's write-once KV format for keys and values, in place of
+                               transformers' QuantizedCache: each row quantized once when written, no
+                               residual, no re-quantization (the formats: kvscope run --help); runs host;
+                               refused where the runtime refuses the model's head_dim, with its reason
+  --kv-format-key F, --kv-format-value F
+                               the keys' and the values' formats apart (give both)
+  --calculate-kv-scales        vLLM FP8's per-tensor scales computed from the prompt (default 1.0)`;
 
 /** Every --format, from the registry: one line each, MLX's bits × groups and llama.cpp's +rot folded. */
 const FORMAT_LINES = [
@@ -105,7 +112,8 @@ Model and cache (as kvscope run):
                                The reference is the source graph's either way (one cached reference)
   kvscope extensions beyond transformers, off by default, as kvscope run --help describes them:
   --nbits-key, --nbits-value, --layer-map, --full-precision-first, --full-precision-last,
-  --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q (the record names each active one)
+  --sink-tokens, --rotate hadamard, --rotate-values, --outliers Q, --kv-format F,
+  --kv-format-key F --kv-format-value F, --calculate-kv-scales (the record names each active one)
 
 Text and windows (llama.cpp's perplexity tool cuts its chunks the same way):
   --text FILE | -        the text (UTF-8; - reads stdin); default: kvscope's own default text.
@@ -298,6 +306,9 @@ Cache (defaults are transformers' QuantizedCache defaults):
                                rotation, outliers, some layouts) run host, and the run's notes say why
 
 ${EXTENSION_OPTIONS}
+Runtime KV formats (--kv-format F; a kvscope extension):
+${FORMAT_LINES}
+
 Generation:
   --prompt TEXT          the prompt (default: empty, only the tokenizer's BOS)
   --prompt-ids 1,2,3     the prompt as token ids, fed as they are (for folders with no tokenizer.json;

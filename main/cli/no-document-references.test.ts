@@ -33,7 +33,7 @@ const EVERY_CODE: Readonly<Record<DiagnosticCode, true>> = {
   'group-larger-than-tensor': true, 'quanto-group-size-divisor': true, 'hqq-group-size-divisor': true, 'hqq-bitpack-rows': true,
   'invalid-nbits-key': true, 'invalid-nbits-value': true, 'invalid-layer-map': true, 'invalid-full-precision-layers': true,
   'invalid-sink-tokens': true, 'invalid-rotation': true, 'rotation-block-diagonal': true, 'invalid-outlier-quantile': true,
-  'kvscope-extensions': true, 'axis-recommendation': true, 'sliding-window-covers-context': true, 'config-note': true,
+  'invalid-kv-format': true, 'kv-format-refused': true, 'kvscope-extensions': true, 'axis-recommendation': true, 'sliding-window-covers-context': true, 'config-note': true,
   'invalid-batch': true, 'invalid-sequence-length': true,
 };
 
@@ -64,6 +64,8 @@ const GRID: readonly (readonly [Partial<QuantizedCacheSettings>, PreflightOption
   [{ extensions: { layerMap: [{ layer: 999, nbitsKey: 4, nbitsValue: 4 }] } }, {}],
   [{ extensions: { nbitsKey: 2, nbitsValue: 4, sinkTokens: 4 } }, {}],
   [{ layerPolicy: 'full-attention-only', residualLength: 1 }, { sequenceLengths: [4096] }],
+  [{ extensions: { kvFormatKey: 'llama.cpp:q8_0', kvFormatValue: 'llama.cpp:q9_0' } }, {}],
+  [{ extensions: { kvFormatKey: 'mlx:4bit-g128', kvFormatValue: 'llama.cpp:q4_0' } }, {}],
 ];
 
 describe('the preflight diagnostics catalogue', () => {

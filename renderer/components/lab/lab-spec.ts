@@ -84,5 +84,8 @@ function extensionOptions(extensions: CacheExtensions | undefined): Record<strin
   if (extensions.rotation !== undefined) out['rotate'] = extensions.rotation;
   if (extensions.rotateValues === true) out['rotate-values'] = true;
   if (extensions.outlierQuantile !== undefined) out['outliers'] = extensions.outlierQuantile;
+  if (extensions.kvFormatKey !== undefined) out['kv-format-key'] = extensions.kvFormatKey;
+  if (extensions.kvFormatValue !== undefined) out['kv-format-value'] = extensions.kvFormatValue;
+  if (extensions.calculateKvScales === true) out['calculate-kv-scales'] = true;
   return out;
 }

@@ -1,0 +1,203 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from './run-cli.js';
+import { nodeCliIo } from './node-io.js';
+import { hasShared } from '../../app/node/golden.js';
+import { storiesDir } from '../../app/node/test-support/stories.js';
+import { parseEvalRecord } from '../../app/lab/eval-record.js';
+import { liveLabWorkers } from '../../app/node/lab/lab-worker-client.js';
+import { parseRunRecord } from '../../app/record/parse-run-record.js';
+
+/**
+ * `--kv-format` (issue 27): a serving runtime's write-once KV cache in `run` and `eval`, end to end
+ * through the worker threads. stories260k's head_dim is 8, which llama.cpp refuses; the llama.cpp
+ * formats run on the synthetic models (head_dim 64, and 128 for synthetic-8b-kv).
+ */
+let dir: string;
+const previousCache = process.env['KVSCOPE_CACHE_DIR'];
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'kvscope-kv-format-cli-'));
+  process.env['KVSCOPE_CACHE_DIR'] = join(dir, 'cache');
+});
+afterAll(async () => {
+  if (previousCache === undefined) delete process.env['KVSCOPE_CACHE_DIR'];
+  else process.env['KVSCOPE_CACHE_DIR'] = previousCache;
+  rmSync(dir, { recursive: true, force: true });
+  for (let waited = 0; liveLabWorkers() > 0 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+  expect(liveLabWorkers()).toBe(0);
+});
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(args, { ...nodeCliIo(), stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
+  return { code, out, err };
+}
+
+interface RunJsonShape {
+  ok: boolean;
+  tokens: number[];
+  promptTokens: number[];
+  dequantize: string;
+  flushes: (number | null)[];
+  kvBytes: { codeBytes: number; metadataBytes: number; fullPrecisionBytes: number; totalBytes: number };
+  extensions: { id: string; detail: string }[];
+  reference: { meanKl: number; top1Agreement: number };
+}
+
+const PROMPT_IDS = ['--prompt-ids', '1,15,27,33,48,52,61,70'];
+
+describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
+  it('refuses llama.cpp\'s formats on stories260k (head_dim 8) before the run, with llama.cpp\'s reason', async () => {
+    const { code, err } = await cli(['run', '--model', storiesDir(), '--kv-format', 'llama.cpp:q8_0', '--prompt', 'Once upon', '--max-new-tokens', '4']);
+    expect(code).toBe(2);
+    expect(err).toContain('llama_init_from_model: K cache type q8_0 with block size 32 does not divide n_embd_head_k=8');
+    expect(err).toContain('llama_init_from_model: V cache type q8_0 with block size 32 does not divide n_embd_head_v=8');
+    const evalRefused = await cli(['eval', '--model', storiesDir(), '--kv-format', 'llama.cpp:q4_0', '--windows', '1', '--json']);
+    expect(evalRefused.code).toBe(2);
+    expect(evalRefused.out + evalRefused.err).toContain('K cache type q4_0 with block size 32 does not divide n_embd_head_k=8');
+  });
+
+  it('runs vLLM FP8 on stories260k on the host, stores one byte per value, and records the format', async () => {
+    const out = join(dir, 'fp8.json');
+    const { code, out: stdout, err } = await cli(['run', '--model', storiesDir(), '--kv-format', 'vllm:fp8_e4m3', '--prompt', 'Once upon a time',
+      '--max-new-tokens', '6', '--reference', '--json', '--out', out]);
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    const json = JSON.parse(stdout) as RunJsonShape;
+    expect(json.dequantize).toBe('host');
+    expect(json.extensions.map((e) => e.id)).toEqual(['kv-format']);
+    expect(json.flushes).toEqual([0, 0, 0, 0, 0]);
+    // Every token the cache holds (the last one generated is never fed back), 5 layers × 4 KV heads × (8 + 8) bytes,
+    // plus vLLM's fp32 k_scale and v_scale per layer.
+    const tokens = json.promptTokens.length + json.tokens.length - 1;
+    expect(json.kvBytes).toMatchObject({ codeBytes: tokens * 5 * 4 * 16, metadataBytes: 5 * 8, fullPrecisionBytes: 0 });
+    expect(json.reference.meanKl).toBeGreaterThan(0);
+    expect(json.reference.meanKl).toBeLessThan(0.05);
+    const record = parseRunRecord(readFileSync(out, 'utf8'), out);
+    expect(record.settings.quantization.extensions).toEqual({ kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e4m3' });
+    expect(record.extensions!.map((e) => e.id)).toEqual(['kv-format']);
+    expect(record.diagnostics.map((d) => d.message).join('\n')).toMatch(/not in the graph: runtime KV formats \(--kv-format/);
+    // vLLM's --calculate-kv-scales crosses into the worker: other scales, another run.
+    const calculated = await cli(['run', '--model', storiesDir(), '--kv-format', 'vllm:fp8_e4m3', '--calculate-kv-scales', '--prompt', 'Once upon a time',
+      '--max-new-tokens', '6', '--reference', '--json']);
+    expect(calculated.code).toBe(0);
+    const calculatedJson = JSON.parse(calculated.out) as RunJsonShape;
+    expect(calculatedJson.extensions[0]!.detail).toContain('per-tensor scales calculated from the prompt');
+    expect(calculatedJson.reference.meanKl).not.toBe(json.reference.meanKl);
+  });
+
+  it('feeds an fp16 graph the dequantized rows (not its own present): the run differs from the reference', async () => {
+    // With the present fed back unchanged, a float16 run would equal the full-precision reference (KL exactly 0).
+    const { code, out: stdout } = await cli(['run', '--model', storiesDir(), '--onnx', 'onnx/model_fp16.onnx', '--kv-format', 'ort-webgpu:q8',
+      '--prompt', 'Once upon a time', '--max-new-tokens', '6', '--reference', '--json']);
+    expect(code).toBe(0);
+    const json = JSON.parse(stdout) as RunJsonShape;
+    expect(json.reference.meanKl).toBeGreaterThan(0);
+    expect(json.reference.meanKl).toBeLessThan(0.05);
+    // ONNX Runtime's int8: a fp32 scale word and 8 codes per head vector of 8.
+    const tokens = json.promptTokens.length + json.tokens.length - 1;
+    expect(json.kvBytes.codeBytes).toBe(tokens * 5 * 4 * 2 * (4 + 8));
+  });
+
+  it('runs llama.cpp q8_0 on the synthetic model (head_dim 64), K/V apart, and refuses --dequantize graph with the reason', async () => {
+    const q8 = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', ...PROMPT_IDS, '--max-new-tokens', '4', '--reference', '--json']);
+    expect(q8.err).toBe('');
+    expect(q8.code).toBe(0);
+    const json = JSON.parse(q8.out) as RunJsonShape;
+    const tokens = json.promptTokens.length + json.tokens.length - 1;
+    // 8 layers × 4 KV heads × K and V of 2 blocks of 34 bytes (fp16 d + 32 int8).
+    expect(json.kvBytes).toMatchObject({ codeBytes: tokens * 8 * 4 * 2 * 68, metadataBytes: 0 });
+    expect(json.reference.meanKl).toBeLessThan(0.05);
+
+    const apart = await cli(['run', '--model', 'synthetic', '--kv-format-key', 'vllm:fp8_e4m3', '--kv-format-value', 'llama.cpp:q8_0', ...PROMPT_IDS,
+      '--max-new-tokens', '4', '--json']);
+    expect(apart.code).toBe(0);
+    const apartJson = JSON.parse(apart.out) as RunJsonShape;
+    expect(apartJson.kvBytes).toMatchObject({ codeBytes: tokens * 8 * 4 * (64 + 68), metadataBytes: 8 * 4 });
+    expect(apartJson.extensions[0]!.detail).toMatch(/^K vllm:fp8_e4m3, V llama.cpp:q8_0/);
+
+    const graph = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', '--dequantize', 'graph', ...PROMPT_IDS, '--max-new-tokens', '2']);
+    expect(graph.code).toBe(1);
+    expect(graph.err).toContain('--dequantize graph cannot run these settings: runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only');
+  });
+
+  it('refuses a format beside the backend\'s arguments, and one side alone', async () => {
+    const withBits = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', '--nbits', '2']);
+    expect(withBits.code).toBe(1);
+    expect(withBits.err).toContain('--nbits configures transformers\' QuantizedCache, which --kv-format replaces');
+    const oneSide = await cli(['run', '--model', 'synthetic', '--kv-format-key', 'llama.cpp:q8_0']);
+    expect(oneSide.code).toBe(1);
+    expect(oneSide.err).toContain('--kv-format-key needs --kv-format-value too');
+  });
+});
+
+describe.skipIf(!hasShared())('kvscope eval --kv-format on synthetic-8b-kv (head_dim 128)', () => {
+  it('gives a finite perplexity, q8_0 closer to the reference than q4_0, and records the format and the host path', async () => {
+    const results: { ppl: number; kld: number; bits: number }[] = [];
+    for (const format of ['llama.cpp:q8_0', 'llama.cpp:q4_0']) {
+      const out = join(dir, `${format.replace(/[:.]/g, '_')}.json`);
+      const { code, out: stdout, err } = await cli(['eval', '--model', 'synthetic-8b-kv', '--kv-format', format, '--context', '48', '--windows', '2',
+        '--json', '--out', out]);
+      expect(err).toBe('');
+      expect(code).toBe(0);
+      const json = JSON.parse(stdout) as { ppl: number; kld: { mean: number }; bitsPerValue: number; dequantize: string };
+      expect(Number.isFinite(json.ppl)).toBe(true);
+      expect(json.dequantize).toBe('host');
+      results.push({ ppl: json.ppl, kld: json.kld.mean, bits: json.bitsPerValue });
+      const record = parseEvalRecord(readFileSync(out, 'utf8'));
+      expect(record.settings.quantization.extensions).toEqual({ kvFormatKey: format, kvFormatValue: format });
+      expect(record.extensions.join('; ')).toContain(`runtime KV format (write-once)`);
+      expect(record.extensions.join('; ')).toContain(`${format}: each row quantized once when written`);
+      expect(record.dequantizeReason).toMatch(/runtime KV formats/);
+    }
+    const [q8, q4] = results as [typeof results[0], typeof results[0]];
+    expect(q8.kld).toBeGreaterThan(0);
+    expect(q8.kld).toBeLessThan(q4.kld);
+    // As llama.cpp counts them: 34 bytes per 32 values, 18 per 32 (the per-layer scales are none here).
+    expect(q8.bits).toBeCloseTo(8.5, 12);
+    expect(q4.bits).toBeCloseTo(4.5, 12);
+  });
+});
+
+describe.skipIf(!hasShared())('kvscope eval --kv-format with the lab\'s targets', () => {
+  it('quantizes only the keys of layers 0 and 1, and counts their bytes as llama.cpp does', async () => {
+    const run = async (parts: string) => {
+      const { code, out } = await cli(['eval', '--model', 'synthetic', '--kv-format', 'llama.cpp:q4_0', '--quantize-parts', parts, '--quantize-layers', '0,1',
+        '--context', '32', '--windows', '1', '--json']);
+      expect(code).toBe(0);
+      return JSON.parse(out) as { kld: { mean: number }; bitsPerValue: number };
+    };
+    const keys = await run('key');
+    const both = await run('both');
+    // Per token, 8 layers × 4 KV heads × (64 + 64) values; layers 0 and 1 keep q4_0 keys (2 blocks of 18 bytes per head)
+    // and fp32 values, the 6 others fp32 keys and values.
+    const perToken = 2 * 4 * (36 + 64 * 4) + 6 * 4 * 128 * 4;
+    expect(keys.bitsPerValue).toBe((8 * perToken) / (8 * 4 * 128));
+    expect(both.bitsPerValue).toBe((8 * (2 * 4 * 72 + 6 * 4 * 128 * 4)) / (8 * 4 * 128));
+    expect(keys.kld.mean).toBeGreaterThan(0);
+    expect(keys.kld.mean).toBeLessThan(both.kld.mean);
+  });
+});
+
+describe.skipIf(!hasShared())('kvscope sweep with --kv-format keys', () => {
+  it('mixes transformers\' cache and runtime formats in one grid, each point with its own bits per value', async () => {
+    const spec = join(dir, 'sweep.json');
+    writeFileSync(spec, JSON.stringify({
+      model: 'synthetic', fixed: { context: 32, windows: 1 },
+      points: [{ 'kv-format': 'llama.cpp:q8_0' }, { 'kv-format-key': 'vllm:fp8_e4m3', 'kv-format-value': 'llama.cpp:q4_0' }, { nbits: 4 }],
+    }));
+    const out = join(dir, 'sweep');
+    const { code } = await cli(['sweep', '--spec', spec, '--out', out]);
+    expect(code).toBe(0);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { rows: { status: string; options: Record<string, unknown>; result: { bitsPerValue: number; kldMean: number } }[] };
+    expect(results.rows.map((row) => row.status)).toEqual(['ok', 'ok', 'ok']);
+    // llama.cpp q8_0: 34 bytes per 32 values; vLLM FP8 keys (8) with q4_0 values (4.5), the fp32 scales per layer amortized in.
+    expect(results.rows[0]!.result.bitsPerValue).toBeCloseTo(8.5, 12);
+    expect(results.rows[1]!.result.bitsPerValue).toBeGreaterThan(6.25);
+    expect(results.rows[1]!.result.bitsPerValue).toBeLessThan(6.3);
+    expect(results.rows[0]!.result.kldMean).toBeLessThan(results.rows[1]!.result.kldMean);
+  });
+});
