@@ -30,8 +30,8 @@ export interface InGraphOpenedModel extends OpenedModel {
  * Opens `files` for a quantized run with `--dequantize graph`: the source graph's I/O is its header's
  * (readModelFiles checked it against the config; no session on the source), the rewrite is built or
  * taken from the content-addressed cache (app/node/onnx/in-graph-model.ts), and the session is
- * created from the cached file. With the reference replay on, the source graph gets a session too
- * (the reference feeds and reads full-precision KV). Returns the reason instead when the graph path
+ * created from the cached file. The reference replay, when on, runs on the same session (every row
+ * kept in full precision: createReferenceLane), so the weights are held once. Returns the reason instead when the graph path
  * cannot express these settings or this layout (the caller refuses or runs host).
  */
 export async function openInGraphModel(
@@ -58,12 +58,6 @@ export async function openInGraphModel(
       ...sessionOptions, displayName: `${layout.graph} (rewritten for in-graph dequantization)`, disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS,
     });
     leases.push(lease);
-    let referenceSession: OpenedModel['session'] | undefined;
-    if (settings.reference) {
-      const referenceLease = await leaseDecoderSession(onnxPath, { ...sessionOptions, displayName: layout.graph });
-      leases.push(referenceLease);
-      referenceSession = referenceLease.session;
-    }
     if (specialTokens.eosTokenIds.length === 0) {
       diagnostics.push(modelWarning('generation-config-invalid',
         'Neither generation_config.json nor the config names an eos_token_id: runs stop only at maxNewTokens.',
@@ -80,7 +74,7 @@ export async function openInGraphModel(
     };
     return {
       folder, layout, config, session: lease.session, io, tokenizer, specialTokens, identity, diagnostics,
-      inGraph: referenceSession === undefined ? { kv: rewrite.io } : { kv: rewrite.io, referenceSession },
+      inGraph: { kv: rewrite.io },
       rewrite,
       dispose: releaseAll,
     };
