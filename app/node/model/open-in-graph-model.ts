@@ -36,7 +36,15 @@ export interface InGraphOpenedModel extends OpenedModel {
  */
 export async function openInGraphModel(
   files: ModelFiles, settings: Pick<RunSettings, 'executionProvider' | 'quantization' | 'reference'>, plan: readonly CacheLayerPlan[],
-  options: { readonly maxIntraOpThreads?: number } = {},
+  options: {
+    readonly maxIntraOpThreads?: number;
+    /**
+     * Called once the graph path is certain, before the rewritten graph's session is created: a caller
+     * holding the source graph's session (eval, after its reference) releases it here, so the weights
+     * are resident once (issue 23, point 1).
+     */
+    readonly beforeSession?: () => Promise<void>;
+  } = {},
 ): Promise<InGraphOpenedModel | { readonly reason: string }> {
   const { folder, layout, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
   const executionProvider = settings.executionProvider;
@@ -53,6 +61,7 @@ export async function openInGraphModel(
   const releaseAll = async (): Promise<void> => {
     for (const lease of leases.splice(0)) await lease.release();
   };
+  await options.beforeSession?.();
   try {
     const lease = await leaseDecoderSession(rewrite.path, {
       ...sessionOptions, displayName: `${layout.graph} (rewritten for in-graph dequantization)`, disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS,
