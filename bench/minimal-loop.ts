@@ -27,6 +27,8 @@ export async function minimalGreedy(session: ort.InferenceSession, promptIds: re
     const [, heads, , headDim] = meta?.isTensor === true ? meta.shape : [];
     feeds[name] = new ort.Tensor('float32', new Float32Array(0), [1, Number(heads), 0, Number(headDim)]);
   }
+  // A graph that computes only the kept rows' logits (transformers' num_logits_to_keep) is fed 1, as any caller would.
+  if (session.inputNames.includes('num_logits_to_keep')) feeds['num_logits_to_keep'] = new ort.Tensor('int64', BigInt64Array.of(1n), []);
   const tokenIds: number[] = [];
   let ids = promptIds.map(BigInt);
   let past = 0;

@@ -4,6 +4,7 @@ import { benchGeneration } from './generation.js';
 import { benchEval } from './eval.js';
 import { benchStartLatency } from './start-latency.js';
 import { benchInGraphMemory } from './in-graph-memory.js';
+import { benchScale } from './scale.js';
 import type { BenchRow } from './types.js';
 
 /**
@@ -23,6 +24,9 @@ import type { BenchRow } from './types.js';
  * decode ≥ 0.6× the dynamic cache's at 2k, the what-if's peaks within 10% of the measured ones.
  * Eval targets (bench/eval.ts): chunked evaluation ≥ 5× one token per run on stories260k and the
  * synthetic model at residual 128, with identical results to 1e-5; a sweep of K points ≤ (K + 1) evals.
+ * Scale (bench/scale.ts, issue 23, on synthetic-qwen2.5-0.5b): every path's peak RSS ≤ 1.15× a plain
+ * onnxruntime-node loop's, eval at 6 windows ≤ 1.10× at 2, a cached-reference eval ≤ the loop + 1.5 GiB,
+ * a 2,048-token prefill ≤ the 16-token run + 1.5 GiB, the reference ≤ ¼ of llama.cpp's bytes per token.
  * Start latency (bench/start-latency.ts): Run to the first streamed step on stories260k with the warm
  * worker that opening the model loaded, < 1 s, next to a worker started for the run.
  */
@@ -61,7 +65,7 @@ function table(backend: string, rows: readonly BenchRow[]): { lines: string[]; m
  * Parts to run (`npm run bench -- generation eval`); all of them without arguments. The in-graph
  * part takes hours on a 2-core machine, so a shorter run names the others.
  */
-const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'eval'] as const;
+const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'eval', 'scale'] as const;
 type Part = (typeof PARTS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((part) => !(PARTS as readonly string[]).includes(part));
@@ -88,6 +92,7 @@ const REPORTS: readonly (readonly [Part, string | null, () => Promise<{ readonly
   ['in-graph', 'in-graph dequantization bench: hours on a 2-core machine (parts: npx tsx bench/in-graph-memory.ts layers|speed|prefill|decode)', () => benchInGraphMemory()],
   ['start', null, benchStartLatency],
   ['eval', 'eval bench: a few minutes; progress below', benchEval],
+  ['scale', 'scale bench (synthetic-qwen2.5-0.5b, 2 GB of weights): a quarter of an hour on 2 cores; progress below', benchScale],
 ];
 for (const [part, progress, run] of REPORTS) {
   if (!runs(part)) continue;

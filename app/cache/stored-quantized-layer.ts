@@ -17,6 +17,12 @@ export interface StoredLayerSettings {
   readonly key: QuantParams;
   readonly value: QuantParams;
   readonly residualLength: number;
+  /**
+   * Never quantize: every row stays in the residual, so the graph attends to the exact history (the
+   * reference replay on the rewritten graph: one session, one copy of the weights). Not a cache
+   * transformers has; kvscope uses it only for the full-precision reference.
+   */
+  readonly keepFullPrecision?: boolean;
 }
 
 /** One of the two sides: what transformers stores, and nothing else. */
@@ -171,6 +177,12 @@ export class StoredQuantizedLayer implements CacheLayer {
     };
     const sides = { key: side(key, this.#settings.key), value: side(value, this.#settings.value) };
     this.#sides = sides;
+    if (this.#settings.keepFullPrecision === true) {
+      sides.key.residual.append(key.data, key.shape[2]);
+      sides.value.residual.append(value.data, value.shape[2]);
+      this.#residualIs4d = true;
+      return;
+    }
     this.#residualIs4d = false;
     // Keys quantize (and may throw) before values, as transformers' update does.
     const keyError = this.#quantize(sides.key, this.#asFloat32(key));
@@ -180,7 +192,7 @@ export class StoredQuantizedLayer implements CacheLayer {
   }
 
   #decode(sides: { key: Side; value: Side }, key: KvRows, value: KvRows, step: number): void {
-    if (shouldFlush(this.#residualIs4d, sides.key.residual.tokens, this.#settings.residualLength)) {
+    if (this.#settings.keepFullPrecision !== true && shouldFlush(this.#residualIs4d, sides.key.residual.tokens, this.#settings.residualLength)) {
       const keyError = this.#flushSide(sides.key, key);
       const valueError = this.#flushSide(sides.value, value);
       this.#residualIs4d = false;

@@ -11,7 +11,8 @@ import { OutputReleasingSession } from './output-release.js';
 import { ThrottledMemorySampler } from './memory-sampler.js';
 import { planRunCache, type RunCachePlan } from './plan-run-cache.js';
 import { ReferenceLane } from './reference-lane.js';
-import { createRunLane, passThroughLaneOptions } from './run-lane.js';
+import { PassThroughKvLane } from './dynamic-kv-lane.js';
+import { createReferenceLane, createRunLane, passThroughLaneOptions } from './run-lane.js';
 import { createSampler } from './sampler.js';
 import { StepInputs } from './step-inputs.js';
 import { StepRunner } from './step-runner.js';
@@ -66,9 +67,13 @@ export async function generate(request: GenerateRequest): Promise<GenerationOutc
   const lane: KvLane = createRunLane(io, config, settings.quantization, cachePlan, request.now, inGraph);
   const inputs = new StepInputs(io, session.inputs, request.paddingTokens ?? 0);
   const runner = new StepRunner({ session, inputs, io, lane, now: request.now });
-  // On the in-graph path the reference replays on the source graph (app/engine/in-graph-run.ts).
+  // On the in-graph path the reference replays on the rewritten graph itself, every row kept in full
+  // precision (createReferenceLane), unless the caller gives the source graph's session.
   const referenceSession = request.inGraph?.referenceSession === undefined ? session : new OutputReleasingSession(request.inGraph.referenceSession);
-  const reference = settings.reference ? new ReferenceLane(referenceSession, inputs, passThroughLaneOptions(io, config), request.now) : null;
+  const referenceLane = referenceSession === session
+    ? createReferenceLane(io, config, settings.quantization, cachePlan, inGraph)
+    : new PassThroughKvLane(passThroughLaneOptions(io, config));
+  const reference = settings.reference ? new ReferenceLane(referenceSession, inputs, io, referenceLane, request.now) : null;
   const sampler = createSampler(settings.sampling);
   // Detokenizing every step costs two tokenizer decodes (and their garbage): only for a listener.
   const stream = observer.onText === undefined ? null : new TokenTextStream(request.decodeText);
@@ -184,10 +189,6 @@ function checkRequest(request: GenerateRequest): void {
   }
   if (request.inGraph !== undefined && settings.cacheMode !== 'quantized') {
     throw new GenerationError('the in-graph dequantization path runs quantized caches only.', 'Run a dynamic cache on the source graph.');
-  }
-  if (request.inGraph !== undefined && settings.reference && request.inGraph.referenceSession === undefined) {
-    throw new GenerationError('the reference replay on the in-graph path needs the source graph\'s session, and none was given.',
-      'Pass the source graph\'s session as inGraph.referenceSession, or turn the reference off.');
   }
   if (request.io.kvLayers.length === 0) {
     throw new GenerationError('the graph has no past_key_values inputs, so there is no KV cache to study.',

@@ -55,6 +55,8 @@ export interface GraphLaneOptions {
   readonly releaseBuffer?: (buffer: ArrayBufferLike) => void;
   /** per decoder layer, the window transformers' DynamicSlidingWindowLayer keeps (null: none); for the dynamic layers */
   readonly slidingWindows?: readonly (number | null)[];
+  /** keep every row in the residual, never quantized: the full-precision reference on the rewritten graph */
+  readonly keepFullPrecision?: boolean;
 }
 
 interface QuantizedSide {
@@ -116,7 +118,7 @@ export class GraphKvLane implements KvLane {
         return [{
           kind: 'quantized',
           layer: layerIo.layer,
-          cache: new StoredQuantizedLayer(quantizer, { key: keyParams, value: valueParams, residualLength: settings.residualLength }, this.#scratch, releaseStore),
+          cache: new StoredQuantizedLayer(quantizer, { key: keyParams, value: valueParams, residualLength: settings.residualLength, keepFullPrecision: options.keepFullPrecision === true }, this.#scratch, releaseStore),
           key: side(inGraph.key, dims.key, keyParams),
           value: side(inGraph.value, dims.value, valueParams),
           eventsSeen: 0,

@@ -15,12 +15,12 @@ import type { ExecutionProviderName } from './types.js';
 /**
  * What a run on the in-graph dequantization path (`--dequantize graph`) adds to a GenerateRequest:
  * the request's session is the rewritten graph's, and `kv` names its stored-cache inputs and new-rows
- * outputs (app/onnx/rewrite/). The reference replay needs the source graph (full-precision past in,
- * full present out), so a run with `reference` on passes the source graph's session too.
+ * outputs (app/onnx/rewrite/). The reference replay runs on the same session with every row kept in
+ * full precision (run-lane.ts createReferenceLane), unless a source graph's session is given.
  */
 export interface InGraphRun {
   readonly kv: InGraphKvIo;
-  /** the source graph's session, for the teacher-forced reference lane; required when `settings.reference` */
+  /** the source graph's session for the reference lane (optional: by default the rewritten graph replays it) */
   readonly referenceSession?: DecoderSession;
 }
 

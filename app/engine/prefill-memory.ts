@@ -18,6 +18,53 @@ const SCORE_BYTES = 4;
 /** The share of the free memory one prefill may take: the rest is for the model, the host and other programs. */
 export const PREFILL_MEMORY_SHARE = 0.75;
 
+/**
+ * What else a prefill holds beside the scores (issue 23, point 4), where the caller knows the model:
+ * - the weights, once (the file's bytes: onnxruntime's prepacked copies replace the originals);
+ * - the logits rows the graph computes: every prompt row, unless it takes num_logits_to_keep (then
+ *   one), each in LOGITS_COPIES_AT_PEAK float32 copies. On Qwen2.5-0.5B's geometry (vocab 151,936) a
+ *   2,048-token prefill peaked 4.34 GB above a 16-token run with every row computed: 0.71 GB of scores
+ *   and 2.9 × the 1.24 GB of logits (the head's MatMul output, the bias Add's, the copy handed to
+ *   JavaScript); with num_logits_to_keep the logits are one row, and the figures of bench/scale.ts
+ *   ("prefill, 2,048 tokens" against "16 tokens") are the scores and the cache.
+ * - the cache: present K and V of every layer, KV_COPIES_AT_PEAK times (the graph's output and the
+ *   lane's copy).
+ * Measured (ru_maxrss of `kvscope run --max-new-tokens 1`, a process each, 2,048 tokens against 16):
+ * synthetic-qwen2.5-0.5b (vocab 151,936, num_logits_to_keep) +0.76 GiB, estimated +0.75 GiB (scores
+ * 705 MB, cache 101 MB); stories260k (vocab 512, every row computed) +480 MB, estimated +420 MB (scores
+ * 403 MB, logits 12.6 MB, cache 5 MB): the rest is the process's own growth, which
+ * PREFILL_MEMORY_SHARE leaves room for.
+ */
+export interface PrefillModelFacts {
+  /** the graph's and its external data's bytes */
+  readonly weightsBytes: number;
+  readonly vocabSize: number;
+  /** the graph computes only the last row's logits (num_logits_to_keep) */
+  readonly logitsLastRowOnly: boolean;
+  /** K and V of every layer for one token, in the cache's dtype */
+  readonly kvBytesPerToken: number;
+}
+export const LOGITS_COPIES_AT_PEAK = 3;
+export const KV_COPIES_AT_PEAK = 2;
+
+/** Bytes the prefill of `tokens` tokens holds at its peak: the scores, plus the model's part when known. */
+export function prefillPeakBytes(numAttentionHeads: number, tokens: number, model?: PrefillModelFacts): number {
+  const { a, b, c } = peakTerms(numAttentionHeads, model);
+  return a * tokens * tokens + b * tokens + c;
+}
+
+/** The peak as a·S² + b·S + c in the prompt length S. */
+function peakTerms(numAttentionHeads: number, model?: PrefillModelFacts): { a: number; b: number; c: number } {
+  const a = SCORE_TENSORS_AT_PEAK * numAttentionHeads * SCORE_BYTES;
+  if (model === undefined) return { a, b: 0, c: 0 };
+  const logitsRow = LOGITS_COPIES_AT_PEAK * model.vocabSize * 4;
+  return {
+    a,
+    b: KV_COPIES_AT_PEAK * model.kvBytesPerToken + (model.logitsLastRowOnly ? 0 : logitsRow),
+    c: model.weightsBytes + (model.logitsLastRowOnly ? logitsRow : 0),
+  };
+}
+
 /** Bytes of the prefill's attention scores at their peak for a prompt of `tokens` tokens. */
 export function prefillScoreBytes(numAttentionHeads: number, tokens: number, batch = 1): number {
   return SCORE_TENSORS_AT_PEAK * batch * numAttentionHeads * tokens * tokens * SCORE_BYTES;
@@ -47,16 +94,22 @@ export function checkPrefillMemory(options: {
   readonly promptTokens: number;
   readonly availableBytes: number;
   readonly executionProvider: ExecutionProviderName;
+  /** the weights, logits and cache besides the scores (counted when given) */
+  readonly model?: PrefillModelFacts;
 }): void {
-  const { numAttentionHeads, promptTokens, availableBytes, executionProvider } = options;
+  const { numAttentionHeads, promptTokens, availableBytes, executionProvider, model } = options;
   if (executionProvider !== 'cpu') return;
-  const needed = prefillScoreBytes(numAttentionHeads, promptTokens);
+  const needed = prefillPeakBytes(numAttentionHeads, promptTokens, model);
   const budget = availableBytes * PREFILL_MEMORY_SHARE;
   if (needed <= budget) return;
-  const fitting = longestPromptFitting(numAttentionHeads, budget);
+  const { a, b, c } = peakTerms(numAttentionHeads, model);
+  // the largest S with a·S² + b·S + c ≤ budget
+  const fitting = c >= budget ? 0 : Math.floor((-b + Math.sqrt(b * b + 4 * a * (budget - c))) / (2 * a));
+  const scores = `(${SCORE_TENSORS_AT_PEAK} × ${numAttentionHeads} heads × ${promptTokens}² × ${SCORE_BYTES} B on the CPU)`;
+  const what = model === undefined ? `for the attention scores ${scores}` : `for the weights, the attention scores ${scores}, ` +
+    `the logits (${model.logitsLastRowOnly ? 'the last row only' : `${promptTokens} rows × ${model.vocabSize}`}) and the cache`;
   throw new PrefillMemoryError(
-    `The prompt is ${promptTokens} tokens; prefilling it at once needs about ${formatBytes(needed)} for the attention scores ` +
-    `(${SCORE_TENSORS_AT_PEAK} × ${numAttentionHeads} heads × ${promptTokens}² × ${SCORE_BYTES} B on the CPU), ` +
+    `The prompt is ${promptTokens} tokens; prefilling it at once needs about ${formatBytes(needed)} ${what}, ` +
     `more than the ${formatBytes(budget)} a run may take (${PREFILL_MEMORY_SHARE * 100}% of the ${formatBytes(availableBytes)} this machine has free). The run was not started.`,
     `Shorten the prompt to at most about ${fitting} tokens, or free memory (fewer runs at once).`,
   );

@@ -1,6 +1,7 @@
 import type { DecoderSession, SessionOutputs } from './decoder-session.js';
 import { klDivergence, logSoftmaxInto } from './divergence.js';
-import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
+import type { DecoderIo } from './decoder-io.js';
+import type { KvLane } from './kv-lane.js';
 import { argmax } from './sampler.js';
 import type { StepInputs } from './step-inputs.js';
 import { StepRunner } from './step-runner.js';
@@ -13,7 +14,7 @@ import type { ReferenceStepMetrics, ReferenceSummary } from './types.js';
  * both lanes compute the very same thing (quantized layers attend to exact K/V at the prefill, §1.3).
  */
 export class ReferenceLane {
-  readonly #lane: PassThroughKvLane;
+  readonly #lane: KvLane;
   readonly #runner: StepRunner;
   #logP: Float64Array = new Float64Array(0);
   #logQ: Float64Array = new Float64Array(0);
@@ -23,9 +24,14 @@ export class ReferenceLane {
   #agreements = 0;
   #firstDivergence: number | null = null;
 
-  constructor(session: DecoderSession, inputs: StepInputs, laneOptions: PassThroughLaneOptions, now: () => number) {
-    this.#lane = new PassThroughKvLane(laneOptions);
-    this.#runner = new StepRunner({ session, inputs, io: laneOptions.io, lane: this.#lane, now });
+  /**
+   * `lane`: a pass-through lane on the source graph, or, on the in-graph path, a GraphKvLane that
+   * keeps every row in full precision (its residual) on the rewritten graph itself, so the run and
+   * its reference share one session and one copy of the weights.
+   */
+  constructor(session: DecoderSession, inputs: StepInputs, io: DecoderIo, lane: KvLane, now: () => number) {
+    this.#lane = lane;
+    this.#runner = new StepRunner({ session, inputs, io, lane: this.#lane, now });
   }
 
   /** Step 0: takes the prefill's outputs as its own; identical logits by construction. */

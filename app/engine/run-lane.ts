@@ -50,6 +50,24 @@ export function createRunLane(
 }
 
 /**
+ * The reference replay's lane (spec §1.3's DynamicCache): the pass-through lane on the source graph;
+ * on the in-graph path, the rewritten graph's lane with every row kept in full precision (never
+ * quantized: an empty store and the whole history as residual), which feeds attention the exact
+ * history the source graph would get, so the reference needs no second session, and no second
+ * copy of the weights (issue 23, point 1).
+ */
+export function createReferenceLane(
+  io: DecoderIo, config: ModelConfig, quantization: QuantizedCacheSettings, cachePlan: RunCachePlan, inGraph?: InGraphLaneOptions,
+): KvLane {
+  const laneOptions = passThroughLaneOptions(io, config);
+  if (inGraph === undefined || cachePlan.plan === null || cachePlan.quantizer === undefined) return new PassThroughKvLane(laneOptions);
+  return new GraphKvLane({
+    ...laneOptions, kv: inGraph.kv, plan: cachePlan.plan, settings: quantization, quantizer: cachePlan.quantizer, keepFullPrecision: true,
+    ...(inGraph.releaseBuffer === undefined ? {} : { releaseBuffer: inGraph.releaseBuffer }),
+  });
+}
+
+/**
  * The pass-through lane's options for this graph (the reference lane's too), with each layer's
  * sliding window (transformers' DynamicSlidingWindowLayer, for the memory they count).
  */

@@ -14,7 +14,7 @@ import { ModelFilesCache } from './model/model-files-cache.js';
 import { openInGraphModel } from './model/open-in-graph-model.js';
 import { openModelSession, type ModelFiles, type OpenedModel } from './model/open-model.js';
 import { encodeRunPrompt } from './model/run-prompt.js';
-import { checkPrefillMemory } from '../engine/prefill-memory.js';
+import { checkPrefillMemory, type PrefillModelFacts } from '../engine/prefill-memory.js';
 import { promptTooLong } from '../engine/prompt-length.js';
 import { probePromptLength, runPromptLimit } from './model/prompt-probe.js';
 import { availableMemoryBytes } from './available-memory.js';
@@ -44,9 +44,11 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
     throw promptTooLong(limit, { tokens: promptTokenIds.length, exact: true, characters: settings.prompt.length, ofCharacters: settings.prompt.length });
   }
   // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
+  const prefillModel = prefillModelFacts(files);
   checkPrefillMemory({
     numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,
     availableBytes: availableMemoryBytes(), executionProvider: settings.executionProvider,
+    ...(prefillModel === null ? {} : { model: prefillModel }),
   });
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
   const cachePlan = planRunCache(files.config, settings, promptTokenIds.length);
@@ -174,4 +176,23 @@ export async function resolveModelPath(model: string): Promise<string> {
   // Imported on demand: most runs never build a synthetic model, so a worker does not load the builder.
   const { ensureSyntheticModel } = await import('./synthetic/ensure-synthetic-model.js');
   return ensureSyntheticModel(model as SyntheticModelKind);
+}
+
+/**
+ * What the prefill holds beside the scores, from the folder's header (before the graph is loaded):
+ * the weights (graph and external data on disk), the logits rows (one where the graph takes
+ * num_logits_to_keep) and the cache's bytes per token. Null where the header gave no I/O or no vocabulary.
+ */
+function prefillModelFacts(files: ModelFiles): PrefillModelFacts | null {
+  const io = files.analysis.io;
+  const vocabSize = files.config.geometry.vocabSize;
+  if (io === null || vocabSize === null) return null;
+  const { numKeyValueHeads, headDim } = files.config.geometry;
+  const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
+  const kvBytesPerToken = io.kvLayers.reduce((sum, layer) => {
+    const bytes = layer.dtype === 'float16' ? 2 : 4;
+    return sum + bytes * (pick(layer.keyShape[1], numKeyValueHeads) * pick(layer.keyShape[3], headDim) +
+      pick(layer.valueShape[1], numKeyValueHeads) * pick(layer.valueShape[3], headDim));
+  }, 0);
+  return { weightsBytes: files.analysis.externalData.totalBytes, vocabSize, logitsLastRowOnly: io.logitsToKeep !== null, kvBytesPerToken };
 }

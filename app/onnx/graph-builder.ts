@@ -1,5 +1,5 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { TensorProto_DataType as OnnxDataType, type NodeProtoSchema, type TensorProtoSchema, type ValueInfoProtoSchema } from 'onnx-buf';
+import { TensorProto_DataLocation, TensorProto_DataType as OnnxDataType, type NodeProtoSchema, type TensorProtoSchema, type ValueInfoProtoSchema } from 'onnx-buf';
 import type { OnnxAttribute } from './attributes.js';
 
 /** A dimension is a fixed size or a symbolic name (`batch_size`, `past_sequence_length + 1`). */
@@ -22,6 +22,14 @@ export interface OnnxGraphInit {
 export type TensorData = Float32Array | BigInt64Array | Int32Array | Uint8Array
   /** float16 bits, as kvscope holds fp16 everywhere */
   | Uint16Array;
+
+/** Where a float32 initializer's bytes lie in an external data file (relative to the graph's folder). */
+export interface ExternalTensorData {
+  readonly location: string;
+  readonly offset: number;
+  /** bytes */
+  readonly length: number;
+}
 
 /**
  * Builds an ONNX graph by name: inputs, initializers, nodes, outputs. Node names follow the torch
@@ -59,6 +67,24 @@ export class GraphBuilder {
       ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
       : new Uint8Array(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
     this.initializers.push({ name, dims: dims.map((dim) => BigInt(dim)), dataType, rawData, ...(docString !== undefined ? { docString } : {}) });
+    return name;
+  }
+
+  /**
+   * A float32 initializer whose bytes lie in an external data file beside the graph (`location`,
+   * `offset`, `length`, data_location EXTERNAL: onnx's external data format), written by the caller.
+   */
+  externalInitializer(name: string, dims: readonly number[], data: ExternalTensorData, docString?: string): string {
+    const count = dims.reduce((product, dim) => product * dim, 1);
+    if (count * 4 !== data.length) {
+      throw new RangeError(`initializer ${name}: dims [${dims.join(', ')}] hold ${count * 4} bytes of float32, but the external data holds ${data.length}`);
+    }
+    const entry = (key: string, value: string) => ({ key, value });
+    this.initializers.push({
+      name, dims: dims.map((dim) => BigInt(dim)), dataType: OnnxDataType.FLOAT, dataLocation: TensorProto_DataLocation.EXTERNAL,
+      externalData: [entry('location', data.location), entry('offset', String(data.offset)), entry('length', String(data.length))],
+      ...(docString !== undefined ? { docString } : {}),
+    });
     return name;
   }
 

@@ -8,6 +8,10 @@ export interface AttentionWeights {
   readonly kProj: string;
   readonly vProj: string;
   readonly oProj: string;
+  /** Qwen2's q/k/v biases [out], added after each projection */
+  readonly qBias?: string;
+  readonly kBias?: string;
+  readonly vBias?: string;
 }
 
 export interface AttentionGeometry {
@@ -42,13 +46,16 @@ export interface AttentionIo {
 export function groupedQueryAttention(scope: GraphScope, io: AttentionIo, weights: AttentionWeights, geometry: AttentionGeometry): string {
   const g = scope.graph;
   const { numAttentionHeads: heads, numKeyValueHeads: kvHeads, headDim } = geometry;
-  const toHeads = (x: string, projection: string, count: number, name: string): string =>
-    scope.at(name).op('Reshape', [scope.at(name).op('MatMul', [x, projection]), g.int64([0, 0, count, headDim])]); // [B, S, count, d]
+  const toHeads = (x: string, projection: string, count: number, name: string, bias?: string): string => {
+    const product = scope.at(name).op('MatMul', [x, projection]); // [B, S, count·d]
+    const biased = bias === undefined ? product : scope.at(name).op('Add', [product, bias]);
+    return scope.at(name).op('Reshape', [biased, g.int64([0, 0, count, headDim])]); // [B, S, count, d]
+  };
   const headsFirst = [intsAttribute('perm', [0, 2, 1, 3])];
 
-  const query = applyRotary(scope, toHeads(io.x, weights.qProj, heads, 'q_proj'), io.rotary); // [B, S, heads, d]
-  const key = applyRotary(scope, toHeads(io.x, weights.kProj, kvHeads, 'k_proj'), io.rotary); // [B, S, kvHeads, d]
-  const value = scope.op('Transpose', [toHeads(io.x, weights.vProj, kvHeads, 'v_proj')], headsFirst); // [B, kvHeads, S, d]
+  const query = applyRotary(scope, toHeads(io.x, weights.qProj, heads, 'q_proj', weights.qBias), io.rotary); // [B, S, heads, d]
+  const key = applyRotary(scope, toHeads(io.x, weights.kProj, kvHeads, 'k_proj', weights.kBias), io.rotary); // [B, S, kvHeads, d]
+  const value = scope.op('Transpose', [toHeads(io.x, weights.vProj, kvHeads, 'v_proj', weights.vBias)], headsFirst); // [B, kvHeads, S, d]
 
   // 1/√d is a power of two for d = 64, so scaling q instead of the scores is exact, and cheaper
   const scaledQuery = scope.op('Mul', [query, g.float(1 / Math.sqrt(headDim))]);

@@ -2,9 +2,10 @@ import { attentionBias } from './attention-bias.js';
 import { gatedMlp } from './gated-mlp.js';
 import { GraphBuilder } from '../onnx/graph-builder.js';
 import { groupedQueryAttention } from './grouped-query-attention.js';
-import type { LlamaWeights } from './llama-weights.js';
+import type { LlamaWeights, WeightData } from './llama-weights.js';
 import { OnnxDataType } from '../onnx/element-types.js';
 import { createModel, type ModelProto } from '../onnx/onnx-model.js';
+import { intAttribute } from '../onnx/attributes.js';
 import { rmsNorm } from './rms-norm.js';
 import { rotaryTables } from './rotary-embedding.js';
 import { SYNTHETIC_FORMAT_VERSION, type SyntheticLayerType, type SyntheticModelSpec } from './synthetic-spec.js';
@@ -46,8 +47,10 @@ export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights)
     g.output(`present.${i}.value`, OnnxDataType.FLOAT, [BATCH, kvHeads, TOTAL, headDim]);
   }
 
+  const put = (name: string, dims: readonly number[], data: WeightData, docString?: string): string =>
+    data instanceof Float32Array ? g.initializer(name, dims, data, docString) : g.externalInitializer(name, dims, data, docString);
   const model = g.at('/model');
-  const embedTokens = g.initializer('model.embed_tokens.weight', [spec.vocabSize, hidden], weights.embedTokens);
+  const embedTokens = put('model.embed_tokens.weight', [spec.vocabSize, hidden], weights.embedTokens);
   let hiddenStates = model.at('embed_tokens').op('Gather', [embedTokens, inputIds]); // [B, S, hidden]
   const rotary = rotaryTables(model.at('rotary_emb'), positionIds, headDim, spec.ropeTheta);
 
@@ -66,11 +69,12 @@ export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights)
   weights.layers.forEach((layer, i) => {
     const prefix = `model.layers.${i}`;
     const scope = model.at(`layers.${i}`);
-    const matrix = (name: string, dims: readonly number[], data: Float32Array): string =>
-      g.initializer(`${prefix}.${name}.weight.T`, dims, data, TRANSPOSED);
+    const matrix = (name: string, dims: readonly number[], data: WeightData): string =>
+      put(`${prefix}.${name}.weight.T`, dims, data, TRANSPOSED);
+    const bias = (name: string, width: number, data: WeightData): string => put(`${prefix}.${name}.bias`, [width], data);
 
     const attentionInput = rmsNorm(scope.at('input_layernorm'), hiddenStates,
-      g.initializer(`${prefix}.input_layernorm.weight`, [hidden], layer.inputNorm), spec.rmsNormEps);
+      put(`${prefix}.input_layernorm.weight`, [hidden], layer.inputNorm), spec.rmsNormEps);
     const attention = groupedQueryAttention(scope.at('self_attn'), {
       x: attentionInput,
       pastKey: past[i].key,
@@ -84,11 +88,16 @@ export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights)
       kProj: matrix('self_attn.k_proj', [hidden, kvHeads * headDim], layer.kProj),
       vProj: matrix('self_attn.v_proj', [hidden, kvHeads * headDim], layer.vProj),
       oProj: matrix('self_attn.o_proj', [spec.numAttentionHeads * headDim, hidden], layer.oProj),
+      ...(layer.qkvBias === undefined ? {} : {
+        qBias: bias('self_attn.q_proj', spec.numAttentionHeads * headDim, layer.qkvBias.q),
+        kBias: bias('self_attn.k_proj', kvHeads * headDim, layer.qkvBias.k),
+        vBias: bias('self_attn.v_proj', kvHeads * headDim, layer.qkvBias.v),
+      }),
     }, spec);
     hiddenStates = scope.op('Add', [hiddenStates, attention]); // [B, S, hidden]
 
     const mlpInput = rmsNorm(scope.at('post_attention_layernorm'), hiddenStates,
-      g.initializer(`${prefix}.post_attention_layernorm.weight`, [hidden], layer.postAttentionNorm), spec.rmsNormEps);
+      put(`${prefix}.post_attention_layernorm.weight`, [hidden], layer.postAttentionNorm), spec.rmsNormEps);
     const mlp = gatedMlp(scope.at('mlp'), mlpInput, {
       gateProj: matrix('mlp.gate_proj', [hidden, spec.intermediateSize], layer.gateProj),
       upProj: matrix('mlp.up_proj', [hidden, spec.intermediateSize], layer.upProj),
@@ -97,11 +106,13 @@ export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights)
     hiddenStates = scope.op('Add', [hiddenStates, mlp]); // [B, S, hidden]
   });
 
-  const finalHidden = rmsNorm(model.at('norm'), hiddenStates, g.initializer('model.norm.weight', [hidden], weights.finalNorm), spec.rmsNormEps);
-  const lmHead = g.initializer('lm_head.weight.T', [hidden, spec.vocabSize], weights.lmHead, TRANSPOSED);
-  const logitBias = g.initializer('lm_head.logit_bias', [spec.vocabSize], weights.logitBias,
+  const finalHidden = rmsNorm(model.at('norm'), hiddenStates, put('model.norm.weight', [hidden], weights.finalNorm), spec.rmsNormEps);
+  const lmHead = weights.lmHead === null ? null : put('lm_head.weight.T', [hidden, spec.vocabSize], weights.lmHead, TRANSPOSED);
+  const logitBias = put('lm_head.logit_bias', [spec.vocabSize], weights.logitBias,
     'kvscope addition: a large negative logit for special and unprintable byte tokens, so decoding never picks them');
-  const scores = g.at('/lm_head').op('MatMul', [finalHidden, lmHead]); // [B, S, vocab]
+  const scores = lmHead === null
+    ? tiedLmHead(g, finalHidden, embedTokens, spec.vocabSize)
+    : g.at('/lm_head').op('MatMul', [finalHidden, lmHead]); // [B, S, vocab]
   g.at('/lm_head').opNamed('logits', 'Add', [scores, logitBias]); // [B, S, vocab]
 
   return createModel({
@@ -117,4 +128,19 @@ export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights)
       { key: 'kvscope_synthetic_format_version', value: String(SYNTHETIC_FORMAT_VERSION) },
     ],
   });
+}
+
+/**
+ * The tied LM head, `hidden @ embed_tokens.T`, reading the embedding matrix [vocab, hidden] itself
+ * (one copy in the file and in memory): Gemm's transB multiplies by the transpose without a
+ * Transpose node, which ORT would constant-fold into a second copy. Gemm is 2-D, so the rows are
+ * flattened (Flatten at axis 2) and the result reshaped back.
+ */
+function tiedLmHead(g: GraphBuilder, finalHidden: string, embedTokens: string, vocabSize: number): string {
+  const scope = g.at('/lm_head');
+  const flat = scope.op('Flatten', [finalHidden], [intAttribute('axis', 2)]); // [B·S, hidden]
+  const product = scope.op('Gemm', [flat, embedTokens], [intAttribute('transB', 1)]); // [B·S, vocab]
+  const leading = scope.op('Shape', [finalHidden], [intAttribute('start', 0), intAttribute('end', 2)]); // [2]: B, S
+  const shape = scope.op('Concat', [leading, g.int64([vocabSize])], [intAttribute('axis', 0)]); // [3]
+  return scope.op('Reshape', [product, shape]); // [B, S, vocab]
 }

@@ -1,5 +1,9 @@
+import type { ExternalTensorData } from '../onnx/graph-builder.js';
 import { SeededRandom } from './seeded-random.js';
 import type { SyntheticModelSpec } from './synthetic-spec.js';
+
+/** A tensor's values in memory, or where they lie in the external data file (scale models). */
+export type WeightData = Float32Array | ExternalTensorData;
 
 /**
  * One decoder layer's weights. Projections are stored [in, out], the transpose of torch's
@@ -7,37 +11,39 @@ import type { SyntheticModelSpec } from './synthetic-spec.js';
  */
 export interface LlamaLayerWeights {
   /** [hidden] */
-  readonly inputNorm: Float32Array;
+  readonly inputNorm: WeightData;
   /** [hidden, heads·headDim] */
-  readonly qProj: Float32Array;
+  readonly qProj: WeightData;
   /** [hidden, kvHeads·headDim]; outlier channels' columns scaled */
-  readonly kProj: Float32Array;
+  readonly kProj: WeightData;
   /** [hidden, kvHeads·headDim] */
-  readonly vProj: Float32Array;
+  readonly vProj: WeightData;
+  /** [heads·headDim], [kvHeads·headDim] ×2: Qwen2's q/k/v biases (spec.qkvBias) */
+  readonly qkvBias?: { readonly q: WeightData; readonly k: WeightData; readonly v: WeightData };
   /** [heads·headDim, hidden] */
-  readonly oProj: Float32Array;
+  readonly oProj: WeightData;
   /** [hidden] */
-  readonly postAttentionNorm: Float32Array;
+  readonly postAttentionNorm: WeightData;
   /** [hidden, intermediate] */
-  readonly gateProj: Float32Array;
+  readonly gateProj: WeightData;
   /** [hidden, intermediate] */
-  readonly upProj: Float32Array;
+  readonly upProj: WeightData;
   /** [intermediate, hidden] */
-  readonly downProj: Float32Array;
+  readonly downProj: WeightData;
   /** channels within a head (0..headDim-1) whose keys are outliers, in every KV head, ascending */
   readonly outlierKeyChannels: readonly number[];
 }
 
 export interface LlamaWeights {
   /** [vocab, hidden] */
-  readonly embedTokens: Float32Array;
+  readonly embedTokens: WeightData;
   readonly layers: readonly LlamaLayerWeights[];
   /** [hidden] */
-  readonly finalNorm: Float32Array;
-  /** [hidden, vocab] */
-  readonly lmHead: Float32Array;
+  readonly finalNorm: WeightData;
+  /** [hidden, vocab]; null when tied (spec.tieWordEmbeddings: the head multiplies by embedTokens transposed) */
+  readonly lmHead: WeightData | null;
   /** [vocab]: MUTED_LOGIT at muted tokens, 0 elsewhere (not part of HF Llama; see syntheticLlamaWeights) */
-  readonly logitBias: Float32Array;
+  readonly logitBias: WeightData;
 }
 
 /** Low enough that softmax gives a muted token e^-100 of the top token's probability: never picked. */
@@ -49,7 +55,7 @@ export const MUTED_LOGIT = -100;
  * larger than the embedding (at embed 1, greedy decoding fell into 17-token runs of one token; at
  * 0.7 no run is longer than 2 in 200 tokens), and logits of std ≈ 3 so greedy choices are decided.
  */
-const SCALE = {
+export const SCALE = {
   embed: 0.7,
   queryKey: 1.4,
   value: 1,

@@ -14,6 +14,10 @@ const DESCRIPTION =
   'tokens and unprintable byte tokens get a bias of -100 (muted_token_ids), so decoding never ends on its own ' +
   'and always decodes to printable text.';
 
+const LOGITS_TO_KEEP_NOTE =
+  'the graph takes num_logits_to_keep (int64 scalar) and computes the logits of the last rows only, as ' +
+  "transformers' logits_to_keep; the weights are random, in onnx/model.onnx_data";
+
 const HYBRID_NOTE =
   ' Layers whose layer_types entry is sliding_attention see only the last sliding_window positions (the current ' +
   'one included); the graph masks them, and every layer still takes and returns the full-length cache.';
@@ -26,10 +30,12 @@ const HYBRID_NOTE =
  */
 export function syntheticConfigJson(spec: SyntheticModelSpec, facts: SyntheticConfigFacts): Record<string, unknown> {
   const hybrid = spec.slidingWindow !== null;
+  const qwen2 = spec.modelType === 'qwen2';
   return {
-    architectures: ['LlamaForCausalLM'],
-    model_type: 'llama',
-    attention_bias: false,
+    architectures: [qwen2 ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
+    model_type: spec.modelType,
+    // Qwen2Config has no attention_bias: its q/k/v projections always carry one
+    ...(qwen2 ? { use_sliding_window: false, sliding_window: null, max_window_layers: spec.numLayers } : { attention_bias: spec.qkvBias }),
     attention_dropout: 0,
     bos_token_id: spec.bosTokenId,
     eos_token_id: spec.eosTokenId,
@@ -45,10 +51,11 @@ export function syntheticConfigJson(spec: SyntheticModelSpec, facts: SyntheticCo
     rms_norm_eps: spec.rmsNormEps,
     rope_scaling: null,
     rope_theta: spec.ropeTheta,
-    tie_word_embeddings: false,
+    tie_word_embeddings: spec.tieWordEmbeddings,
     torch_dtype: 'float32',
     use_cache: true,
     vocab_size: spec.vocabSize,
+    ...(spec.logitsToKeep ? { kvscope_logits_to_keep: LOGITS_TO_KEEP_NOTE } : {}),
     ...(hybrid ? { layer_types: [...spec.layerTypes], sliding_window: spec.slidingWindow } : {}),
     kvscope_synthetic: {
       kind: spec.kind,

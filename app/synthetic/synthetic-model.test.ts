@@ -45,7 +45,7 @@ function build(kind: SyntheticModelKind): { folder: SyntheticModelFolder; ms: nu
 
 function onnxBytes(kind: SyntheticModelKind): Uint8Array {
   const file = build(kind).folder.files.find((candidate) => candidate.path === SYNTHETIC_ONNX_PATH);
-  if (file === undefined || typeof file.content === 'string') throw new Error('no onnx/model.onnx');
+  if (file === undefined || !(file.content instanceof Uint8Array)) throw new Error('no onnx/model.onnx');
   return file.content;
 }
 

@@ -1,10 +1,13 @@
+import { SCALE_MODEL_KINDS, scaleModelSpec, type ScaleModelKind } from './scale-specs.js';
+
 /**
  * The embedded models: plain Llama, the same weights with gemma2-like sliding-window layers, and a
  * model with Llama-3-8B's KV geometry (32 layers, 8 KV heads of 128) on a tiny body, whose KV cache
- * dominates its memory as it does in real long-context runs (the in-graph dequantization bench).
+ * dominates its memory as it does in real long-context runs (the in-graph dequantization bench);
+ * then the scale models (scale-specs.ts): real geometries and vocabularies, weights in external data.
  */
-export type SyntheticModelKind = 'synthetic' | 'synthetic-hybrid' | 'synthetic-8b-kv';
-export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic', 'synthetic-hybrid', 'synthetic-8b-kv'];
+export type SyntheticModelKind = 'synthetic' | 'synthetic-hybrid' | 'synthetic-8b-kv' | ScaleModelKind;
+export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic', 'synthetic-hybrid', 'synthetic-8b-kv', ...SCALE_MODEL_KINDS];
 
 /**
  * Bump whenever anything that ends up in the model folder changes (graph, weights, config,
@@ -38,6 +41,18 @@ export interface SyntheticModelSpec {
   readonly outlierKeyPairs: number;
   /** how much larger the outlier channels' keys are than the others' */
   readonly outlierKeyScale: number;
+  /** config.json's model_type and architecture: Qwen2 differs from Llama by its q/k/v biases (`qkvBias`) */
+  readonly modelType: 'llama' | 'qwen2';
+  /** q_proj, k_proj and v_proj carry a bias (Qwen2's attention) */
+  readonly qkvBias: boolean;
+  /** the LM head is the embedding matrix (Qwen2.5-0.5B, Llama-3.2-1B): one copy in the file */
+  readonly tieWordEmbeddings: boolean;
+  /** weights in `onnx/model.onnx_data` (Optimum's layout above 2 GB, protobuf's limit), generated streaming */
+  readonly externalData: boolean;
+  /** BPE merges are learned up to this many tokens; the rest of the vocabulary is generated (synthetic-tokenizer.ts) */
+  readonly trainedVocabSize: number;
+  /** the graph takes `num_logits_to_keep` and computes only the last rows' logits (logits-rows rewrite) */
+  readonly logitsToKeep: boolean;
 }
 
 /** One seed for both kinds: the hybrid has the plain model's weights, so the two agree on short contexts. */
@@ -50,6 +65,7 @@ const NUM_LAYERS = 8;
  */
 export function syntheticModelSpec(kind: SyntheticModelKind): SyntheticModelSpec {
   if (kind === 'synthetic-8b-kv') return llama3KvSpec();
+  if ((SCALE_MODEL_KINDS as readonly string[]).includes(kind)) return scaleModelSpec(kind as ScaleModelKind);
   const hybrid = kind === 'synthetic-hybrid';
   return {
     kind,
@@ -73,6 +89,7 @@ export function syntheticModelSpec(kind: SyntheticModelKind): SyntheticModelSpec
     slidingWindow: hybrid ? 128 : null,
     outlierKeyPairs: 2,
     outlierKeyScale: 10,
+    ...SMALL_MODEL,
   };
 }
 
@@ -104,5 +121,16 @@ function llama3KvSpec(): SyntheticModelSpec {
     slidingWindow: null,
     outlierKeyPairs: 2,
     outlierKeyScale: 10,
+    ...SMALL_MODEL,
   };
 }
+
+/** What the three small models share: Llama, untied, weights inside the graph, the whole vocabulary trained. */
+const SMALL_MODEL = {
+  modelType: 'llama',
+  qkvBias: false,
+  tieWordEmbeddings: false,
+  externalData: false,
+  trainedVocabSize: 512,
+  logitsToKeep: false,
+} as const;

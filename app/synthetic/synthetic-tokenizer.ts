@@ -28,7 +28,9 @@ export function syntheticTokenizer(spec: SyntheticModelSpec): SyntheticTokenizer
   if (specials.length !== 3 || specials.some((token) => token === undefined)) {
     throw new RangeError('the synthetic tokenizer expects unk, bos and eos at ids 0, 1 and 2 in some order');
   }
-  const { vocab, merges } = trainByteLevelBpe(TOKENIZER_CORPUS, specials, spec.vocabSize);
+  const trained = trainByteLevelBpe(TOKENIZER_CORPUS, specials, Math.min(spec.vocabSize, spec.trainedVocabSize));
+  const vocab = withGeneratedTokens(trained.vocab, spec.vocabSize);
+  const merges = trained.merges;
   const bos = specials[spec.bosTokenId] as string;
 
   const addedTokens = specials.map((content, id) => ({
@@ -89,4 +91,27 @@ function mutedTokenIds(specialCount: number): number[] {
   const readable = (byte: number): boolean => byte === 0x09 || byte === 0x0a || (byte >= 0x20 && byte <= 0x7e);
   const bytes = alphabet.map((_, byte) => byte).filter((byte) => !readable(byte)).map((byte) => specialCount + byte);
   return [...Array.from({ length: specialCount }, (_, id) => id), ...bytes];
+}
+
+/**
+ * The vocabulary filled up to `vocabSize` with generated words: the BPE trainer needs minutes for a
+ * 152k vocabulary (and a corpus to match), while the scale models need the real size only for the
+ * shapes it gives the embedding, the LM head and the logits. A generated token is a space and four
+ * lowercase letters (`Ġ` is the byte-level character of the space) enumerated from "aaaa", skipping
+ * any the trainer made: encoding never produces one (no merge leads there), but every id decodes to
+ * printable text, so whatever the random model picks reads as a word.
+ */
+function withGeneratedTokens(trained: readonly string[], vocabSize: number): readonly string[] {
+  if (trained.length >= vocabSize) return trained;
+  const vocab = [...trained];
+  const known = new Set(vocab);
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  for (let n = 0; vocab.length < vocabSize; n++) {
+    if (n >= 26 ** 4) throw new RangeError(`cannot generate ${vocabSize} tokens from four-letter words`);
+    const word = `\u0120${letters[Math.floor(n / 17_576) % 26]}${letters[Math.floor(n / 676) % 26]}${letters[Math.floor(n / 26) % 26]}${letters[n % 26]}`;
+    if (known.has(word)) continue;
+    known.add(word);
+    vocab.push(word);
+  }
+  return vocab;
 }

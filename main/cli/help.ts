@@ -281,7 +281,10 @@ Model and runtime:
                          legacy Optimum: decoder_model_merged.onnx, or decoder_model.onnx with
                          decoder_with_past_model.onnx), a graph.onnx with its config beside it,
                          or a built-in synthetic model (synthetic, synthetic-hybrid; synthetic-8b-kv:
-                         Llama-3-8B's KV geometry, 32 layers of 8 KV heads × 128, on a tiny body)
+                         Llama-3-8B's KV geometry, 32 layers of 8 KV heads × 128, on a tiny body;
+                         at real scale, random weights built on first use: synthetic-qwen2.5-0.5b
+                         (Qwen2.5-0.5B's geometry, vocab 151,936, 2 GB), synthetic-llama3.2-1b (4.9 GB),
+                         synthetic-8b-kv-128k (synthetic-8b-kv with a 128,256-token vocabulary))
   --onnx FILE            the graph of the folder (e.g. model_fp16.onnx); default: genai_config.json's,
                          else model.onnx, else transformers.js_config's dtype, else the merged decoder
   --ep cpu|webgpu|cuda|dml|coreml

@@ -59,7 +59,9 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
   const ownReference = settings.cacheMode === 'dynamic';
   return withPreparedEval(settings, { ...options, computeReference: !ownReference }, async (prepared) => {
     const { model, windows, cachePlan, hooks } = prepared;
-    const path = await openEvalPath(prepared.files, settings, cachePlan, options);
+    // On the graph path the source graph's session has done its part (the reference): it goes before
+    // the rewritten graph's opens, so the weights are held once (issue 23, point 1).
+    const path = await openEvalPath(prepared.files, settings, cachePlan, options, () => model.dispose());
     let outcome: EvalOutcome;
     const evalStart = performance.now();
     try {
@@ -131,13 +133,16 @@ interface EvalPath {
  * settings, the layout or the lab's targets, an explicit `graph` is refused with the reason and the
  * default runs `host` and records why.
  */
-async function openEvalPath(files: ModelFiles, settings: EvalSettings, cachePlan: RunCachePlan, options: RunEvalOptions): Promise<EvalPath> {
+async function openEvalPath(
+  files: ModelFiles, settings: EvalSettings, cachePlan: RunCachePlan, options: RunEvalOptions, releaseSource: () => Promise<void>,
+): Promise<EvalPath> {
   if (cachePlan.plan === null) return { dequantize: undefined, opened: undefined, reason: undefined };
   const wanted = settings.dequantize ?? DEFAULT_DEQUANTIZE_PATH;
   if (wanted === 'host') return { dequantize: 'host', opened: undefined, reason: undefined };
   const opened = isAllTargets(settings.targets)
-    ? await openInGraphModel(files, { executionProvider: settings.executionProvider, quantization: settings.quantization, reference: false }, cachePlan.plan,
-      options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads })
+    ? await openInGraphModel(files, { executionProvider: settings.executionProvider, quantization: settings.quantization, reference: false }, cachePlan.plan, {
+      beforeSession: releaseSource, ...(options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads }),
+    })
     : { reason: IN_GRAPH_TARGETS_REASON };
   if (!('reason' in opened)) return { dequantize: 'graph', opened, reason: undefined };
   if (settings.dequantize === 'graph') {

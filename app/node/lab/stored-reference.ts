@@ -50,7 +50,16 @@ export async function prepareReference(
     return computed;
   };
   const store = (index: number, computed: ComputedWindow): Promise<void> => storeReferenceWindow(entry, index, computed, compact, notes);
-  const missing = windows.filter((window) => !entry.has(window.index));
+  // Stored windows are verified now, while the source graph's session is certainly open: on the graph
+  // path the evaluation releases it before the rewritten graph's opens (weights once), so a damaged
+  // window must be found and computed again here, not when the evaluation reads it.
+  const missing = windows.filter((window) => {
+    if (!entry.has(window.index)) return true;
+    const read = entry.read(window.index, scoredRows(window));
+    if (read.ok) return false;
+    notes.push(`reference window ${window.index + 1} failed its check (${read.reason}): discarded and computed again.`);
+    return true;
+  });
   // One window at a time, each written before the next is computed: memory does not grow with the count.
   for (const [done, window] of missing.entries()) {
     await compute(window);

@@ -30,13 +30,21 @@ export interface InGraphOpenedModel extends OpenedModel {
  * Opens `files` for a quantized run with `--dequantize graph`: the source graph's I/O is its header's
  * (readModelFiles checked it against the config; no session on the source), the rewrite is built or
  * taken from the content-addressed cache (app/node/onnx/in-graph-model.ts), and the session is
- * created from the cached file. With the reference replay on, the source graph gets a session too
- * (the reference feeds and reads full-precision KV). Returns the reason instead when the graph path
+ * created from the cached file. The reference replay, when on, runs on the same session (every row
+ * kept in full precision: createReferenceLane), so the weights are held once. Returns the reason instead when the graph path
  * cannot express these settings or this layout (the caller refuses or runs host).
  */
 export async function openInGraphModel(
   files: ModelFiles, settings: Pick<RunSettings, 'executionProvider' | 'quantization' | 'reference'>, plan: readonly CacheLayerPlan[],
-  options: { readonly maxIntraOpThreads?: number } = {},
+  options: {
+    readonly maxIntraOpThreads?: number;
+    /**
+     * Called once the graph path is certain, before the rewritten graph's session is created: a caller
+     * holding the source graph's session (eval, after its reference) releases it here, so the weights
+     * are resident once (issue 23, point 1).
+     */
+    readonly beforeSession?: () => Promise<void>;
+  } = {},
 ): Promise<InGraphOpenedModel | { readonly reason: string }> {
   const { folder, layout, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
   const executionProvider = settings.executionProvider;
@@ -56,18 +64,13 @@ export async function openInGraphModel(
   const releaseAll = async (): Promise<void> => {
     for (const lease of leases.splice(0)) await lease.release();
   };
+  await options.beforeSession?.();
   try {
     const lease = await leaseDecoderSession(rewrite.path, {
       ...sessionOptions, displayName: `${layout.graph} (rewritten for in-graph dequantization)`, disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS,
       externalDataFolder: rewrite.externalDataFolder,
     });
     leases.push(lease);
-    let referenceSession: OpenedModel['session'] | undefined;
-    if (settings.reference) {
-      const referenceLease = await leaseDecoderSession(onnxPath, { ...sessionOptions, displayName: layout.graph });
-      leases.push(referenceLease);
-      referenceSession = referenceLease.session;
-    }
     if (specialTokens.eosTokenIds.length === 0) {
       diagnostics.push(modelWarning('generation-config-invalid',
         'Neither generation_config.json nor the config names an eos_token_id: runs stop only at maxNewTokens.',
@@ -84,7 +87,7 @@ export async function openInGraphModel(
     };
     return {
       folder, layout, config, session: lease.session, io, tokenizer, specialTokens, identity, diagnostics,
-      inGraph: referenceSession === undefined ? { kv: rewrite.io } : { kv: rewrite.io, referenceSession },
+      inGraph: { kv: rewrite.io },
       rewrite,
       dispose: releaseAll,
     };

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { reportCacheRebuild } from '../cache-notice.js';
 import { SyntheticModelError } from '../../synthetic/synthetic-model-error.js';
-import { buildSyntheticModel, buildSyntheticModelJsonFiles, SYNTHETIC_ONNX_PATH } from '../../synthetic/synthetic-model.js';
+import { buildSyntheticModel, buildSyntheticModelJsonFiles, syntheticModelPaths } from '../../synthetic/synthetic-model.js';
 import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../../synthetic/synthetic-spec.js';
 import { checkModelFolder, writeModelFolder } from './folder-manifest.js';
 import { publishFolder } from './publish-folder.js';
@@ -38,7 +38,7 @@ export async function ensureSyntheticModel(kind: SyntheticModelKind, options: En
 
 async function checkOrBuild(kind: SyntheticModelKind, folder: string): Promise<string> {
   const expected = buildSyntheticModelJsonFiles(kind);
-  const allPaths = [...expected.files.map((file) => file.path), SYNTHETIC_ONNX_PATH];
+  const allPaths = syntheticModelPaths(kind);
   const isValid = async (dir: string): Promise<boolean> => (await checkModelFolder(dir, expected, allPaths)).ok;
   const check = await checkModelFolder(folder, expected, allPaths);
   if (check.ok) return folder;

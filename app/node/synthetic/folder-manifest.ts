@@ -1,7 +1,8 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, open, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readGuardedText } from '../files/guarded-read.js';
-import type { SyntheticModelFolder } from '../../synthetic/synthetic-model.js';
+import type { StreamedContent, SyntheticModelFolder } from '../../synthetic/synthetic-model.js';
 import { sha256File, sha256Text } from '../model/file-digest.js';
 
 /** Written last into a model folder: its presence means every file before it was written. */
@@ -28,8 +29,13 @@ export async function writeModelFolder(dir: string, folder: SyntheticModelFolder
   for (const file of folder.files) {
     const path = join(dir, ...file.path.split('/'));
     await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, file.content);
-    files[file.path] = { bytes: byteLength(file.content), sha256: sha256Text(file.content) };
+    const content = file.content;
+    if (typeof content === 'string' || content instanceof Uint8Array) {
+      await writeFile(path, content);
+      files[file.path] = { bytes: byteLength(content), sha256: sha256Text(content) };
+    } else {
+      files[file.path] = await writeStreamed(path, content);
+    }
   }
   const manifest: FolderManifest = { kind: folder.kind, format_version: folder.formatVersion, content_sha256: contentHash(files), files };
   await writeFile(join(dir, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -57,6 +63,7 @@ export async function checkModelFolder(dir: string, expected: SyntheticModelFold
   const listed = Object.keys(entries).sort().join(', ');
   if (listed !== [...allPaths].sort().join(', ')) return { ok: false, reason: `manifest lists ${listed}, expected ${[...allPaths].sort().join(', ')}` };
   for (const file of expected.files) {
+    if (typeof file.content !== 'string' && !(file.content instanceof Uint8Array)) continue; // streamed: checked on disk below
     if (entries[file.path]?.sha256 !== sha256Text(file.content)) return { ok: false, reason: `${file.path} is not what this kvscope generates (stale folder)` };
   }
   for (const [path, entry] of Object.entries(entries)) {
@@ -75,6 +82,26 @@ export async function checkModelFolder(dir: string, expected: SyntheticModelFold
 export function contentHash(files: Readonly<Record<string, ManifestEntry>>): string {
   const listing = Object.keys(files).sort().map((path) => `${files[path]?.sha256}  ${path}\n`).join('');
   return sha256Text(listing);
+}
+
+/** Writes a streamed file chunk by chunk (each chunk is the generator's reused buffer), hashing as it goes. */
+async function writeStreamed(path: string, content: StreamedContent): Promise<ManifestEntry> {
+  const hash = createHash('sha256');
+  const handle = await open(path, 'w');
+  let bytes = 0;
+  try {
+    for (const chunk of content.chunks()) {
+      hash.update(chunk);
+      for (let written = 0; written < chunk.byteLength;) {
+        written += (await handle.write(chunk, written, chunk.byteLength - written)).bytesWritten;
+      }
+      bytes += chunk.byteLength;
+    }
+  } finally {
+    await handle.close();
+  }
+  if (bytes !== content.bytes) throw new RangeError(`${path}: ${bytes} bytes written, ${content.bytes} announced (a generator bug)`);
+  return { bytes, sha256: hash.digest('hex') };
 }
 
 function byteLength(content: string | Uint8Array): number {
