@@ -1,36 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { cli, useCliSandbox } from './test-support/cli-sandbox.js';
+import { readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from './run-cli.js';
-import { nodeCliIo } from './node-io.js';
 import { hasShared } from '../../app/node/golden.js';
 import { storiesDir } from '../../app/node/test-support/stories.js';
-import { liveLabWorkers } from '../../app/node/lab/lab-worker-client.js';
 
-let dir: string;
-const previous = { cache: process.env['KVSCOPE_CACHE_DIR'], max: process.env['KVSCOPE_CACHE_MAX_BYTES'] };
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'kvscope-cache-cli-'));
-  process.env['KVSCOPE_CACHE_DIR'] = join(dir, 'cache');
-  delete process.env['KVSCOPE_CACHE_MAX_BYTES'];
-});
-afterAll(async () => {
-  for (const [name, value] of [['KVSCOPE_CACHE_DIR', previous.cache], ['KVSCOPE_CACHE_MAX_BYTES', previous.max]] as const) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-  rmSync(dir, { recursive: true, force: true });
-  for (let waited = 0; liveLabWorkers() > 0 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
-  expect(liveLabWorkers()).toBe(0);
-});
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(args, { ...nodeCliIo(), stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
-  return { code, out, err };
-}
+const sandbox = useCliSandbox('cache-cli', ['KVSCOPE_CACHE_MAX_BYTES']);
 
 describe.skipIf(!hasShared())('kvscope cache on the references kvscope eval writes under KVSCOPE_CACHE_DIR', () => {
   it('eval prints the reference it stored; cache list shows it; prune removes it by size, not by age', async () => {
@@ -39,14 +14,14 @@ describe.skipIf(!hasShared())('kvscope cache on the references kvscope eval writ
     expect(evaluated.code).toBe(0);
     // 2 windows × 255 scored rows × 64 hidden floats × 4 bytes (127.5 KiB; the compact form), plus headers.
     expect(evaluated.out).toMatch(/reference: 2 windows computed and stored \(12\d KiB on disk, key [0-9a-f]{12}\)/);
-    const references = join(dir, 'cache', 'eval-references');
+    const references = join(sandbox.dir(), 'cache', 'eval-references');
     expect(readdirSync(references)).toHaveLength(1);
     const again = await cli(['eval', '--model', storiesDir(), '--windows', '1', '--dequantize', 'graph']);
     expect(again.out).toMatch(/reference: read from the cache \(12\d KiB on disk/);
 
     const listed = await cli(['cache', 'list']);
     expect(listed.code).toBe(0);
-    expect(listed.out).toContain(`kvscope cache: ${join(dir, 'cache')}`);
+    expect(listed.out).toContain(`kvscope cache: ${join(sandbox.dir(), 'cache')}`);
     expect(listed.out).toMatch(/eval-references\/ {2}1 entry, 12\d KiB/);
     expect(listed.out).toMatch(/reference of stories260k\/onnx\/model\.onnx, text kvscope:default, 2 windows of 512 \(stride 512, prefill 256\), chunked, cpu/);
     expect(listed.out).toMatch(/in-graph\/ {2}1 entry/);

@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { cli, useCliSandbox } from './test-support/cli-sandbox.js';
 import { hasShared } from '../../app/node/golden.js';
-import { liveLabWorkers } from '../../app/node/lab/lab-worker-client.js';
 import { storiesDir } from '../../app/node/test-support/stories.js';
-import { nodeCliIo } from './node-io.js';
-import { runCli } from './run-cli.js';
 
 /**
  * Eval's inputs as a clumsy user gives them (issue 24 points 4 and 5, issue 23 point 7): each row a
@@ -15,26 +12,7 @@ import { runCli } from './run-cli.js';
  * and says what to do: never an internal error, a protocol word, a stack trace or a raw onnxruntime error.
  */
 const TINY = join(import.meta.dirname, '../../../shared/models/ort-genai-tiny');
-let dir: string;
-const previousCache = process.env['KVSCOPE_CACHE_DIR'];
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'kvscope-eval-catalogue-'));
-  process.env['KVSCOPE_CACHE_DIR'] = join(dir, 'cache');
-});
-afterAll(async () => {
-  if (previousCache === undefined) delete process.env['KVSCOPE_CACHE_DIR'];
-  else process.env['KVSCOPE_CACHE_DIR'] = previousCache;
-  rmSync(dir, { recursive: true, force: true });
-  for (let waited = 0; liveLabWorkers() > 0 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
-  expect(liveLabWorkers()).toBe(0);
-});
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(args, { ...nodeCliIo(), stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
-  return { code, out, err };
-}
+const sandbox = useCliSandbox('eval-catalogue');
 
 function expectUserWords(outcome: { err: string }): void {
   expect(outcome.err).not.toMatch(/\n\s+at /);
@@ -42,7 +20,7 @@ function expectUserWords(outcome: { err: string }): void {
 }
 
 function file(name: string, content: string | Uint8Array): string {
-  const path = join(dir, name);
+  const path = join(sandbox.dir(), name);
   writeFileSync(path, content);
   return path;
 }
@@ -110,9 +88,9 @@ describe.skipIf(!hasShared())('eval input catalogue: the text and the window fla
 
   it('a 60 MB text evaluated on one 128-token window tokenizes only what the window needs, in seconds', async () => {
     const sentence = 'Once upon a time, a little girl named Lily found a shiny red ball in the park. ';
-    const big = join(dir, 'big.txt');
+    const big = join(sandbox.dir(), 'big.txt');
     writeFileSync(big, sentence.repeat(Math.ceil(60e6 / sentence.length)));
-    const out = join(dir, 'big-eval.json');
+    const out = join(sandbox.dir(), 'big-eval.json');
     const started = performance.now();
     const outcome = await cli(['eval', '--model', storiesDir(), '--text', big, '--windows', '1', '--context', '128', '--json', '--out', out]);
     const seconds = (performance.now() - started) / 1000;
@@ -159,7 +137,7 @@ describe.skipIf(!hasShared())('eval input catalogue: real layouts (issue 23 poin
   it('a sweep takes "text-ids" at the top of its spec', async () => {
     const ids = file('sweep-ids.txt', Array.from({ length: 70 }, (_, i) => (i * 13) % 1000).join(','));
     const spec = file('sweep.json', JSON.stringify({ model: join(TINY, 'gpt2-combined-past'), 'text-ids': ids, fixed: { context: '64', 'residual-length': '8', 'group-size': '8' }, grid: { nbits: ['2', '4'] } }));
-    const out = join(dir, 'sweep-out');
+    const out = join(sandbox.dir(), 'sweep-out');
     const outcome = await cli(['sweep', '--spec', spec, '--out', out]);
     expectUserWords(outcome);
     expect(outcome.code, outcome.err).toBe(0);
@@ -174,7 +152,7 @@ describe.skipIf(!hasShared())('eval input catalogue: real layouts (issue 23 poin
     ['a Git LFS pointer', (path: string): void => writeFileSync(path, 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 2130080\n'),
       /model\.onnx\.data is a Git LFS pointer, not the weights\.[\s\S]*git lfs pull/],
   ])('the genai llama export with its external data %s: caught by the preflight and by eval, with what to do', async (_name, damage, message) => {
-    const folder = join(dir, `llama-${_name.replace(/\W/g, '-')}`);
+    const folder = join(sandbox.dir(), `llama-${_name.replace(/\W/g, '-')}`);
     mkdirSync(folder);
     cpSync(join(TINY, 'llama-fp16'), folder, { recursive: true });
     damage(join(folder, 'model.onnx.data'));
@@ -190,7 +168,7 @@ describe.skipIf(!hasShared())('eval input catalogue: real layouts (issue 23 poin
   });
 
   it('a graph that is itself a Git LFS pointer is named as one by eval, with `git lfs pull`', async () => {
-    const folder = join(dir, 'gpt2-pointer');
+    const folder = join(sandbox.dir(), 'gpt2-pointer');
     cpSync(join(TINY, 'gpt2-combined-past'), folder, { recursive: true });
     writeFileSync(join(folder, 'past.onnx'), 'version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 578141\n');
     const outcome = await cli(['eval', '--model', folder, '--text-ids', file('pointer-ids.txt', '1 2 3 4 5 6 7 8'), '--context', '8']);

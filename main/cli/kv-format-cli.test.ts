@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { cli, useCliSandbox } from './test-support/cli-sandbox.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli } from './run-cli.js';
-import { nodeCliIo } from './node-io.js';
 import { hasShared } from '../../app/node/golden.js';
 import { storiesDir } from '../../app/node/test-support/stories.js';
 import { parseEvalRecord } from '../../app/lab/eval-record.js';
-import { liveLabWorkers } from '../../app/node/lab/lab-worker-client.js';
 import { parseRunRecord } from '../../app/record/parse-run-record.js';
 
 /**
@@ -15,26 +12,7 @@ import { parseRunRecord } from '../../app/record/parse-run-record.js';
  * through the worker threads. stories260k's head_dim is 8, which llama.cpp refuses; the llama.cpp
  * formats run on the synthetic models (head_dim 64, and 128 for synthetic-8b-kv).
  */
-let dir: string;
-const previousCache = process.env['KVSCOPE_CACHE_DIR'];
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'kvscope-kv-format-cli-'));
-  process.env['KVSCOPE_CACHE_DIR'] = join(dir, 'cache');
-});
-afterAll(async () => {
-  if (previousCache === undefined) delete process.env['KVSCOPE_CACHE_DIR'];
-  else process.env['KVSCOPE_CACHE_DIR'] = previousCache;
-  rmSync(dir, { recursive: true, force: true });
-  for (let waited = 0; liveLabWorkers() > 0 && waited < 5_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
-  expect(liveLabWorkers()).toBe(0);
-});
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await runCli(args, { ...nodeCliIo(), stdout: (t) => void (out += t), stderr: (t) => void (err += t) });
-  return { code, out, err };
-}
+const sandbox = useCliSandbox('kv-format-cli');
 
 interface RunJsonShape {
   ok: boolean;
@@ -61,7 +39,7 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
   });
 
   it('runs vLLM FP8 on stories260k on the host, stores one byte per value, and records the format', async () => {
-    const out = join(dir, 'fp8.json');
+    const out = join(sandbox.dir(), 'fp8.json');
     const { code, out: stdout, err } = await cli(['run', '--model', storiesDir(), '--kv-format', 'vllm:fp8_e4m3', '--prompt', 'Once upon a time',
       '--max-new-tokens', '6', '--reference', '--json', '--out', out]);
     expect(err).toBe('');
@@ -138,7 +116,7 @@ describe.skipIf(!hasShared())('kvscope eval --kv-format on synthetic-8b-kv (head
   it('gives a finite perplexity, q8_0 closer to the reference than q4_0, and records the format and the host path', async () => {
     const results: { ppl: number; kld: number; bits: number }[] = [];
     for (const format of ['llama.cpp:q8_0', 'llama.cpp:q4_0']) {
-      const out = join(dir, `${format.replace(/[:.]/g, '_')}.json`);
+      const out = join(sandbox.dir(), `${format.replace(/[:.]/g, '_')}.json`);
       const { code, out: stdout, err } = await cli(['eval', '--model', 'synthetic-8b-kv', '--kv-format', format, '--context', '48', '--windows', '2',
         '--json', '--out', out]);
       expect(err).toBe('');
@@ -184,12 +162,12 @@ describe.skipIf(!hasShared())('kvscope eval --kv-format with the lab\'s targets'
 
 describe.skipIf(!hasShared())('kvscope sweep with --kv-format keys', () => {
   it('mixes transformers\' cache and runtime formats in one grid, each point with its own bits per value', async () => {
-    const spec = join(dir, 'sweep.json');
+    const spec = join(sandbox.dir(), 'sweep.json');
     writeFileSync(spec, JSON.stringify({
       model: 'synthetic', fixed: { context: 32, windows: 1 },
       points: [{ 'kv-format': 'llama.cpp:q8_0' }, { 'kv-format-key': 'vllm:fp8_e4m3', 'kv-format-value': 'llama.cpp:q4_0' }, { nbits: 4 }],
     }));
-    const out = join(dir, 'sweep');
+    const out = join(sandbox.dir(), 'sweep');
     const { code } = await cli(['sweep', '--spec', spec, '--out', out]);
     expect(code).toBe(0);
     const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { rows: { status: string; options: Record<string, unknown>; result: { bitsPerValue: number; kldMean: number } }[] };
