@@ -9,6 +9,7 @@ import { parseRunRecord } from '../record/parse-run-record.js';
 import { UsageError, type CliIo } from './io.js';
 import { runRunCommand, runSettingsFromOptions, type RunCommandRuntime } from './run-command.js';
 import type { RawOptions } from './options.js';
+import { SYNTHETIC_MODEL_KINDS } from '../synthetic/synthetic-spec.js';
 
 /** An in-memory terminal and file system: `/models/tiny` is the only model folder. */
 function memoryIo(): CliIo & { out: string; err: string; files: Map<string, string> } {
@@ -87,7 +88,7 @@ describe('kvscope run: flags', () => {
 
   it.each<[string, RawOptions, RegExp]>([
     ['no model', {}, /^--model is required\.$/],
-    ['a missing folder', { model: '/models/nowhere' }, /--model \/models\/nowhere is neither a folder nor an \.onnx file\. Pass a model folder .* or synthetic \| synthetic-hybrid \| synthetic-8b-kv\./],
+    ['a missing folder', { model: '/models/nowhere' }, new RegExp(`--model /models/nowhere is neither a folder nor an \\.onnx file\\. Pass a model folder .* or ${SYNTHETIC_MODEL_KINDS.join(' | ').replace(/[.|]/g, '\\$&')}\\.`)],
     ['an unknown provider', { ...TINY, ep: 'tpu' }, /--ep must be one of cpu, webgpu, cuda, dml, coreml, got "tpu"/],
     ['an unknown cache', { ...TINY, cache: 'static' }, /--cache must be one of dynamic, quantized/],
     ['cache flags on a dynamic cache', { ...TINY, cache: 'dynamic', nbits: '2' }, /--nbits configures the quantized cache; it has no effect with --cache dynamic/],
