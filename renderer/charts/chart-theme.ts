@@ -1,3 +1,5 @@
+import { canvasColorNormalizer, formatCssColor, parseCssColor, resolveCssColor, type ColorNormalizer } from './css-color.js';
+
 /**
  * Colours and type for the charts, read from the CSS custom properties of the current colour scheme
  * (styles/app.css), so charts follow prefers-color-scheme like the rest of the window. Each quantity
@@ -74,10 +76,30 @@ export function readChartTheme(): ChartTheme {
   const read = (name: string, fallback: string): string => style.getPropertyValue(name).trim() || fallback;
   const dark = typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches;
   const theme: Record<string, unknown> = { ...FALLBACK, dark };
-  for (const [key, variable] of Object.entries(VARIABLES)) theme[key] = read(variable, FALLBACK[key as keyof typeof VARIABLES]);
+  const color = themeColorResolver();
+  for (const [key, variable] of Object.entries(VARIABLES)) {
+    const fallback = FALLBACK[key as keyof typeof VARIABLES];
+    theme[key] = color(read(variable, fallback), fallback);
+  }
   theme['heat'] = dark ? ['#1b2238', '#3a3f8f', '#8c3fa3', '#e0566b', '#ffd166'] : FALLBACK.heat;
   theme['fontFamily'] = read('--font-ui', FALLBACK.fontFamily);
   return theme as unknown as ChartTheme;
+}
+
+/**
+ * Every theme colour goes through here once, so charts only ever see `#rrggbb` or `rgba()` whatever
+ * form the stylesheet (or its minifier: `#fff`) used. The browser's canvas normalizes forms the pure
+ * parser does not read (hsl(), names, color-mix()); it is made only when one is met.
+ */
+function themeColorResolver(): (text: string, fallback: string) => string {
+  let normalizer: ColorNormalizer | null | undefined;
+  return (text, fallback) => {
+    const direct = parseCssColor(text);
+    if (direct !== null) return formatCssColor(direct);
+    normalizer ??= canvasColorNormalizer();
+    const resolved = resolveCssColor(text, normalizer);
+    return resolved === null ? fallback : formatCssColor(resolved);
+  };
 }
 
 /** Axis, tooltip and legend styling shared by every chart. */
