@@ -26,6 +26,8 @@ export interface ChartTheme {
   readonly flush: string;
   readonly runA: string;
   readonly runB: string;
+  /** compared runs A, B, C, … (2 to 8): run A and B's colours first, then hues far from both */
+  readonly runs: readonly string[];
   readonly materialized: string;
   readonly working: string;
   /** the dynamic cache in the graph's own KV dtype (what a quantized cache replaces) */
@@ -56,11 +58,16 @@ const FALLBACK: ChartTheme = {
   materialized: '#7048e8', working: '#74b816', baselineDtype: '#343a40', baselineFp16: '#a9b0ba', flushMark: '#e03131',
   rss: '#0c8599', external: '#d6336c', arrayBuffers: '#a0522d', speedRolling: '#fd7e14', differs: '#f59f00',
   referenceTime: '#2b8a3e', otherTime: '#a9b0ba',
+  runs: ['#1c7ed6', '#e8590c', '#2f9e44', '#ae3ec9', '#c92a2a', '#0c8599', '#5c940d', '#495057'],
   heat: ['#fff7ec', '#fdd49e', '#fc8d59', '#d7301f', '#7f0000'],
   fontFamily: 'system-ui, sans-serif',
 };
 
-const VARIABLES: Readonly<Record<Exclude<keyof ChartTheme, 'dark' | 'heat' | 'fontFamily'>, string>> = {
+/** Runs C to H of a comparison: Tableau-like hues, readable on each scheme's surface. */
+const MORE_RUNS_LIGHT = ['#2f9e44', '#ae3ec9', '#c92a2a', '#0c8599', '#5c940d', '#495057'];
+const MORE_RUNS_DARK = ['#69db7c', '#e599f7', '#ff8787', '#3bc9db', '#a9e34b', '#ced4da'];
+
+const VARIABLES: Readonly<Record<Exclude<keyof ChartTheme, 'dark' | 'heat' | 'fontFamily' | 'runs'>, string>> = {
   text: '--text', muted: '--text-muted', grid: '--chart-grid', background: '--surface',
   codes: '--c-codes', metadata: '--c-metadata', fullPrecision: '--c-full-precision', baseline: '--c-baseline',
   key: '--c-key', value: '--c-value', speed: '--c-speed', dequantize: '--c-dequantize', model: '--c-model', quantize: '--c-quantize',
@@ -81,6 +88,7 @@ export function readChartTheme(): ChartTheme {
     const fallback = FALLBACK[key as keyof typeof VARIABLES];
     theme[key] = color(read(variable, fallback), fallback);
   }
+  theme['runs'] = [theme['runA'], theme['runB'], ...(dark ? MORE_RUNS_DARK : MORE_RUNS_LIGHT)];
   theme['heat'] = dark ? ['#1b2238', '#3a3f8f', '#8c3fa3', '#e0566b', '#ffd166'] : FALLBACK.heat;
   theme['fontFamily'] = read('--font-ui', FALLBACK.fontFamily);
   return theme as unknown as ChartTheme;

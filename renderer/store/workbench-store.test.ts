@@ -83,7 +83,9 @@ describe('workbench store', () => {
       });
       // where the cache is dequantized: the default (graph) as no choice, so that settings the graph
       // cannot express run host, as the CLI's default; host asked for; a quantized run's setting only
-      expect(form.dequantize).toBe('graph');
+      expect(form.dequantize).toBe('default');
+      expect(toRunSettings(form, '/m', null)).not.toHaveProperty('dequantize');
+      expect(toRunSettings({ ...form, dequantize: 'graph' }, '/m', null)).toMatchObject({ dequantize: 'graph' });
       expect(toRunSettings({ ...form, dequantize: 'host' }, '/m', null)).toMatchObject({ dequantize: 'host' });
       expect(toRunSettings({ ...form, dequantize: 'host', cacheMode: 'dynamic' }, '/m', null)).not.toHaveProperty('dequantize');
       expect(toRunSettings(form, '/m', null)).not.toHaveProperty('onnxFile');
@@ -132,14 +134,17 @@ describe('workbench store', () => {
   });
 
   describe('history slice', () => {
-    it('ticks at most two runs for comparison, the newest two', () => {
+    it('ticks up to eight runs for comparison in the order ticked, and never unticks one to make room', () => {
       const { toggleCompare } = store.getState();
-      toggleCompare('a');
+      for (const id of ['a', 'b', 'c']) toggleCompare(id);
+      expect(store.getState().compare.runIds).toEqual(['a', 'b', 'c']);
       toggleCompare('b');
-      toggleCompare('c');
-      expect(store.getState().compare.runIds).toEqual(['b', 'c']);
-      toggleCompare('b');
-      expect(store.getState().compare.runIds).toEqual(['c']);
+      expect(store.getState().compare.runIds).toEqual(['a', 'c']);
+      for (const id of ['d', 'e', 'f', 'g', 'h', 'i', 'j']) toggleCompare(id);
+      expect(store.getState().compare.runIds).toEqual(['a', 'c', 'd', 'e', 'f', 'g', 'h', 'i']);
+      toggleCompare('k');
+      expect(store.getState().compare.runIds).toHaveLength(8);
+      expect(store.getState().compare.runIds).not.toContain('k');
     });
 
     it('forgets a deleted run everywhere it was shown', () => {

@@ -13,6 +13,8 @@ interface ChartPanelProps {
   readonly buffers: RunBuffers;
   /** a compared run: overlays draw it, heatmaps share their colour range with it */
   readonly other?: RunBuffers;
+  /** the runs compared after `buffers` (B, C, …): comparison overlays draw each */
+  readonly compared?: readonly RunBuffers[];
   /** shown over the chart instead of data (e.g. the reference lane was off) */
   readonly emptyMessage?: string | null;
   /** what the exported PNG says it shows (its file name starts with the run id) */
@@ -26,7 +28,7 @@ interface ChartPanelProps {
  * pulls data on animation frames through the shared FrameLoop whenever the buffers' version moved,
  * at most every `spec.minIntervalMs` (STYLE.md §11). A metrics batch causes no React render.
  */
-export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity, wide = false, tall = false }: ChartPanelProps): ReactNode {
+export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null, identity, wide = false, tall = false }: ChartPanelProps): ReactNode {
   const { frames, store } = useServices();
   const theme = useChartTheme();
   const version = useWorkbench((s) => s.environment?.kvscopeVersion ?? null);
@@ -51,7 +53,7 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity
      */
     const bindChart = (target: HTMLDivElement, initChart: (element: HTMLElement) => ChartInstance): (() => void) => {
       const drawer = spec.create();
-      const context = other === undefined ? { buffers, theme, scale } : { buffers, theme, other, scale };
+      const context = { buffers, theme, scale, ...(other !== undefined ? { other } : {}), ...(compared !== undefined ? { compared } : {}) };
       let instance: ChartInstance | null = null;
       let drawnVersion = -1;
       let lastDrawMs = -Infinity;
@@ -103,7 +105,7 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity
       disposed = true;
       cleanup();
     };
-  }, [spec, buffers, other, theme, frames, scale]);
+  }, [spec, buffers, other, compared, theme, frames, scale]);
 
   const exportPng = async (): Promise<void> => {
     const instance = chart.current;
