@@ -21,7 +21,7 @@ export function CompareExports({ records }: { records: readonly RunRecord[] }): 
 }
 
 export function compareCsv(records: readonly RunRecord[]): string {
-  const header = ['run', ...COMPARE_ROWS.map((row) => row.id)];
+  const header = ['letter', ...COMPARE_ROWS.map((row) => row.id)];
   return csvText([header, ...records.map((record, index) => [runLetter(index), ...COMPARE_ROWS.map((row) => (row.number !== undefined ? row.number(record) : row.value(record)))])]);
 }
 
