@@ -1,19 +1,33 @@
 import { BarChart, HeatmapChart, LineChart, ScatterChart } from 'echarts/charts';
 import { GridComponent, LegendComponent, MarkLineComponent, TooltipComponent, VisualMapComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
-import { CanvasRenderer } from 'echarts/renderers';
+import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
 
 /**
  * ECharts through `echarts/core` with only what the workbench draws (toolchain.md §2: the full
  * bundle is 1.3 MB). Unit tests replace this module with a recording fake.
  */
-echarts.use([LineChart, BarChart, HeatmapChart, ScatterChart, GridComponent, TooltipComponent, LegendComponent, MarkLineComponent, VisualMapComponent, CanvasRenderer]);
+echarts.use([LineChart, BarChart, HeatmapChart, ScatterChart, GridComponent, TooltipComponent, LegendComponent, MarkLineComponent, VisualMapComponent, CanvasRenderer, SVGRenderer]);
 
-export type ChartInstance = Pick<echarts.ECharts, 'setOption' | 'resize' | 'dispose' | 'getDataURL'>;
+export type ChartInstance = Pick<echarts.ECharts, 'setOption' | 'resize' | 'dispose' | 'getDataURL' | 'getOption' | 'getWidth' | 'getHeight'>;
 export type ChartOption = echarts.EChartsCoreOption;
 
 export function initChart(element: HTMLElement): ChartInstance {
   return echarts.init(element, undefined, { renderer: 'canvas' });
+}
+
+/**
+ * A chart's option drawn again as SVG, off screen (ECharts' server-side SVG rendering, which needs
+ * no element): vector output for a figure, at the size the chart has on screen.
+ */
+export function renderOptionSvg(option: ChartOption, width: number, height: number): string {
+  const chart = echarts.init(null, undefined, { renderer: 'svg', ssr: true, width, height });
+  try {
+    chart.setOption({ ...option, animation: false }, { notMerge: true });
+    return chart.renderToSVGString();
+  } finally {
+    chart.dispose();
+  }
 }
 
 /** One drawn series as the chart resolved it: what the colour test of the built UI reads. */

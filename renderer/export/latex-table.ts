@@ -19,7 +19,7 @@ const SPECIAL: Readonly<Record<string, string>> = {
 };
 
 export function latexEscape(text: string): string {
-  return text.replace(/[\\{}$&#%_~^]/g, (c) => SPECIAL[c]!).replace(/‖/g, '$\\|$').replace(/·/g, '$\\cdot$').replace(/×/g, '$\\times$').replace(/−/g, '$-$');
+  return text.replace(/[\\{}$&#%_~^]/g, (c) => SPECIAL[c]!).replace(/‖/g, '$\\|$').replace(/·/g, '$\\cdot$').replace(/×/g, '$\\times$').replace(/−/g, '$-$').replace(/Δ/g, '$\\Delta$').replace(/∈/g, '$\\in$');
 }
 
 function cell(value: string | number | null): string {

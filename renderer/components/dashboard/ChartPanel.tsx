@@ -4,9 +4,9 @@ import type { ChartInstance } from '../../charts/echarts-core.js';
 import type { ChartScale } from '../../charts/heat-scale.js';
 import { loadEcharts } from '../../charts/load-echarts.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { chartPng, type ChartIdentity } from '../../export/chart-png.js';
-import { downloadUrl } from '../../platform/download.js';
-import { useChartTheme, useServices, useWorkbench } from '../../services.js';
+import type { ChartIdentity } from '../../export/chart-png.js';
+import { useChartTheme, useServices } from '../../services.js';
+import { FigureExports } from '../common/FigureExports.js';
 
 interface ChartPanelProps {
   readonly spec: ChartSpec;
@@ -29,9 +29,8 @@ interface ChartPanelProps {
  * at most every `spec.minIntervalMs` (STYLE.md §11). A metrics batch causes no React render.
  */
 export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null, identity, wide = false, tall = false }: ChartPanelProps): ReactNode {
-  const { frames, store } = useServices();
+  const { frames } = useServices();
   const theme = useChartTheme();
-  const version = useWorkbench((s) => s.environment?.kvscopeVersion ?? null);
   const scales = spec.scales ?? ['linear'];
   const [scale, setScale] = useState<ChartScale>(scales[0]!);
   const host = useRef<HTMLDivElement>(null);
@@ -107,20 +106,6 @@ export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null
     };
   }, [spec, buffers, other, compared, theme, frames, scale]);
 
-  const exportPng = async (): Promise<void> => {
-    const instance = chart.current;
-    if (instance === null) return;
-    try {
-      const url = instance.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: theme.background });
-      const png = await chartPng(url, spec.title, identity, theme, `kvscope${version === null ? '' : ` ${version}`}`);
-      const blob = URL.createObjectURL(new Blob([png as BlobPart], { type: 'image/png' }));
-      downloadUrl(`${identity.runId}-${spec.id}.png`, blob);
-      setTimeout(() => URL.revokeObjectURL(blob), 10_000);
-    } catch (error) {
-      store.getState().pushNotice({ tone: 'error', title: 'The chart could not be exported', error: { code: 'internal', message: (error as Error).message } });
-    }
-  };
-
   return (
     <figure className={`chart-panel${wide ? ' wide' : ''}${tall ? ' tall' : ''}`} aria-labelledby={titleId} data-testid={`chart-panel-${spec.id}`}>
       <figcaption>
@@ -136,9 +121,7 @@ export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null
               ))}
             </span>
           )}
-          <button type="button" className="icon-button" onClick={() => void exportPng()} disabled={emptyMessage !== null} title={`Save “${spec.title}” as PNG, titled with the run, model and settings`} aria-label={`Save ${spec.title} as PNG`} data-testid={`export-png-${spec.id}`}>
-            PNG
-          </button>
+          <FigureExports chart={() => chart.current} title={spec.title} identity={identity} fileStem={`${identity.runId}-${spec.id}`} disabled={emptyMessage !== null} testId={spec.id} />
         </span>
       </figcaption>
       <p className="chart-description">{spec.description}</p>
