@@ -80,4 +80,18 @@ describe('checkRun', () => {
     expect(hqq3.refusal?.message).toMatch(/^--dequantize graph cannot run these settings: keys: HQQ packs 3-bit codes/);
     expect(checkRun(config, { ...quantized({ groupSize: 32 }), dequantize: 'graph' }, 6).ok).toBe(true);
   });
+
+  it('says before Run when the run never flushes (the defaults\' residual 128 against 128 new tokens)', () => {
+    const quiet = checkRun(config, quantized({ groupSize: 32 }, 128), 6);
+    expect(quiet.ok).toBe(true);
+    expect(quiet.flushes).toBe(0);
+    expect(quiet.notes).toContain('This run never flushes: the residual holds 128 tokens and the run adds only 127 after the prefill, ' +
+      'so the prompt\'s 6 tokens are quantized once and every generated token stays in full precision. To measure flushes, lower the residual length to 127 or less, or ask for 129 new tokens or more.');
+    // both fixes the note offers do flush
+    expect(checkRun(config, quantized({ groupSize: 32, residualLength: 127 }, 128), 6).flushes).toBeGreaterThan(0);
+    expect(checkRun(config, quantized({ groupSize: 32 }, 129), 6).flushes).toBeGreaterThan(0);
+    const flushing = checkRun(config, quantized({ groupSize: 32, residualLength: 32 }, 128), 6);
+    expect(flushing.flushes).toBeGreaterThan(0);
+    expect(flushing.notes.some((note) => note.includes('never flushes'))).toBe(false);
+  });
 });

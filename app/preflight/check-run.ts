@@ -88,6 +88,7 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
   const refusal = firstError !== undefined ? refusalOf(firstError) : failure !== null ? flushRefusal(failure, run.maxNewTokens) : graphRefusal(config, run, preflight);
   return {
     ...base,
+    notes: flushes === 0 && refusal === null ? [...notes, noFlushNote(run, promptTokens)] : notes,
     ok: refusal === null,
     flushes,
     preflight,
@@ -110,6 +111,19 @@ function graphRefusal(config: ModelConfig, run: RunPlanInput, preflight: Preflig
     message: `--dequantize graph cannot run these settings: ${reason}.`,
     fix: 'Choose "in the graph where the settings allow" (it runs on the host and says why) or "on the host", or change the settings.',
   };
+}
+
+/**
+ * transformers quantizes the prompt at the prefill and keeps new tokens in the full-precision residual
+ * until it holds `residual_length`; a run that ends first measures no flush at all, and its generated
+ * tokens are never quantized. Said before Run, since the defaults (residual 128, 128 new tokens) do it.
+ */
+function noFlushNote(run: RunPlanInput, promptTokens: number): string {
+  const residual = run.quantization.residualLength;
+  const decodeTokens = run.maxNewTokens - 1;
+  return `This run never flushes: the residual holds ${residual} tokens and the run adds only ${decodeTokens} after the prefill, ` +
+    `so the prompt's ${promptTokens} tokens are quantized once and every generated token stays in full precision. ` +
+    `To measure flushes, ${decodeTokens >= 1 ? `lower the residual length to ${decodeTokens} or less, or ` : ''}ask for ${residual + 1} new tokens or more.`;
 }
 
 /** Whether these settings pass the preflight and every quantize call of the run. */

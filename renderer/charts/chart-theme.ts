@@ -55,7 +55,7 @@ const FALLBACK: ChartTheme = {
   codes: '#3b6fd8', metadata: '#e8920c', fullPrecision: '#16a085', baseline: '#8a919c',
   key: '#7b4fd6', value: '#d9480f', speed: '#1c7ed6', dequantize: '#9c5fe0', model: '#3b8fd8', quantize: '#f08c00',
   kl: '#d6336c', agreement: '#2b8a3e', flush: '#c2255c', runA: '#1c7ed6', runB: '#e8590c',
-  materialized: '#7048e8', working: '#74b816', baselineDtype: '#343a40', baselineFp16: '#a9b0ba', flushMark: '#e03131',
+  materialized: '#7048e8', working: '#74b816', baselineDtype: '#343a40', baselineFp16: '#6b7380', flushMark: '#e03131',
   rss: '#0c8599', external: '#d6336c', arrayBuffers: '#a0522d', speedRolling: '#fd7e14', differs: '#f59f00',
   referenceTime: '#2b8a3e', otherTime: '#a9b0ba',
   runs: ['#1c7ed6', '#e8590c', '#2f9e44', '#ae3ec9', '#c92a2a', '#0c8599', '#5c940d', '#495057'],
