@@ -66,7 +66,11 @@ export interface SettingsSlice {
   /** whether the what-if's lengths were typed (else they follow the open model) */
   readonly whatIfEdited: boolean;
   updateForm(patch: Partial<Omit<RunForm, 'quantization' | 'sampling'>>): void;
+  /** the model open when the cache settings were last changed (null: transformers' defaults, untouched) */
+  readonly quantizationEditedWith: string | null;
   updateQuantization(patch: Partial<QuantizedCacheSettings>): void;
+  /** transformers' QuantizedCache defaults again (backend, bits, axes, group, residual, no extensions), and the default dequantize path */
+  resetToTransformersDefaults(): void;
   updateSampling(patch: Partial<SamplingSettings>): void;
   updateWhatIf(patch: Partial<WhatIfForm>): void;
   /**
@@ -94,7 +98,15 @@ export const createSettingsSlice: StateCreator<WorkbenchState, [], [], SettingsS
   whatIf: DEFAULT_WHAT_IF,
   whatIfEdited: false,
   updateForm: (patch) => set((state) => ({ form: { ...state.form, ...patch } })),
-  updateQuantization: (patch) => set((state) => ({ form: { ...state.form, quantization: { ...state.form.quantization, ...patch } } })),
+  quantizationEditedWith: null,
+  updateQuantization: (patch) => set((state) => ({
+    form: { ...state.form, quantization: { ...state.form.quantization, ...patch } },
+    quantizationEditedWith: state.model.summary?.displayName ?? state.quantizationEditedWith,
+  })),
+  resetToTransformersDefaults: () => set((state) => ({
+    form: { ...state.form, cacheMode: 'quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS, dequantize: 'default' },
+    quantizationEditedWith: null,
+  })),
   updateSampling: (patch) => set((state) => ({ form: { ...state.form, sampling: { ...state.form.sampling, ...patch } } })),
   updateWhatIf: (patch) => set((state) => ({ whatIf: { ...state.whatIf, ...patch }, whatIfEdited: true })),
   fitWhatIfToModel: (maxPositions) => set((state) => {

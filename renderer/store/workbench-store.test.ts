@@ -1,3 +1,4 @@
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GenerationResult } from '../../app/engine/generation-result.js';
 import type { ModelSummary, RunSummary } from '../../app/protocol/workbench-api.js';
@@ -130,6 +131,17 @@ describe('workbench store', () => {
       const second = store.getState().runStarting(settings);
       store.getState().runFailed(first, { code: 'worker-crashed', message: 'boom' });
       expect(store.getState().run).toMatchObject({ status: 'starting', serial: second, error: null });
+    });
+  });
+
+  describe('transformers\' defaults', () => {
+    it('puts the cache settings back to transformers\' QuantizedCache defaults and the default dequantize path', () => {
+      store.getState().updateQuantization({ nbits: 2, groupSize: 32, residualLength: 16, extensions: { sinkTokens: 4 } });
+      store.getState().updateForm({ dequantize: 'host', cacheMode: 'dynamic' });
+      store.getState().resetToTransformersDefaults();
+      expect(store.getState().form.quantization).toEqual(DEFAULT_QUANTIZED_CACHE_SETTINGS);
+      expect(store.getState().form).toMatchObject({ dequantize: 'default', cacheMode: 'quantized' });
+      expect(store.getState().quantizationEditedWith).toBeNull();
     });
   });
 
