@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
-import { describeSampling, describeSettings, recordExtensions, recordIdentity, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describePrompt, describeSampling, describeSettings, recordExtensions, recordIdentity, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
@@ -31,6 +31,7 @@ function SavedRun({ record }: { record: RunRecord }): ReactNode {
           <p className="muted">
             {record.model.folder} · {record.model.onnxFile} · {describeSettings(record.settings)} · {describeSampling(record.settings)} · {STOP_REASON_LABEL[record.stopReason]} · {new Date(record.createdAt).toLocaleString()} · kvscope {record.kvscopeVersion}, onnxruntime {record.ortVersion}
           </p>
+          <p className="muted run-prompt" data-testid="saved-prompt">Prompt: {describePrompt(record.settings)} ({record.promptTokenIds.length} tokens as encoded)</p>
           <ExtensionsBadge extensions={recordExtensions(record)} testId="saved-extensions" />
           <PathBadge label={ranPath(record)} testId="saved-path" />
         </div>

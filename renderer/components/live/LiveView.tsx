@@ -1,7 +1,7 @@
 import { useRef, type ReactNode } from 'react';
 import type { GenerationResult } from '../../../app/engine/generation-result.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { describeRunLine, describeSampling, describeSettings, runExtensions, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describePrompt, describeRunLine, describeSampling, describeSettings, runExtensions, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useServices, useWorkbench } from '../../services.js';
@@ -43,6 +43,7 @@ export function LiveView(): ReactNode {
             {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
           </h2>
           <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.promptFormat === 'chat' ? 'chat turn · ' : ''}{settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
+          <p className="muted run-prompt" data-testid="live-prompt">Prompt: {describePrompt(settings)}{run.result !== null ? ` (${run.result.promptTokenIds.length} tokens as encoded)` : ''}</p>
           <ExtensionsBadge extensions={extensions} testId="live-extensions" />
           <PathBadge label={run.result !== null ? ranPath(run.result) : expectedPath(settings, numLayers)} testId="live-path" />
         </div>
