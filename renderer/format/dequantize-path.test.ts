@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
+import { modelInfo } from '../../app/engine/model-diagnostic.js';
 import type { RunSettings } from '../../app/engine/types.js';
 import { expectedPath, ranPath } from './dequantize-path.js';
 
@@ -18,7 +19,7 @@ describe('the dequantize path in words', () => {
   });
 
   it('reads the path that ran from the result, with the engine\'s reason when the default went to the host', () => {
-    const note = { code: 'dequantize-path', severity: 'info', origin: 'kvscope', message: 'Dequantized on the host (JavaScript), not in the graph: sinks.', layers: [] } as const;
+    const note = modelInfo('dequantize-path', 'Dequantized on the host (JavaScript), not in the graph: sinks.');
     expect(ranPath({ settings: SINKS, dequantize: 'host', diagnostics: [note] })).toEqual({ path: 'host', short: 'on the host', why: note.message, ran: true });
     expect(ranPath({ settings: SETTINGS, dequantize: 'graph', diagnostics: [] })).toMatchObject({ path: 'graph', ran: true });
     expect(ranPath({ settings: { ...SETTINGS, cacheMode: 'dynamic' }, diagnostics: [] })).toBeNull();
