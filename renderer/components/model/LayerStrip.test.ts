@@ -1,13 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../../app/cache/cache-config.js';
 import { parseModelConfig } from '../../../app/config/parse-model-config.js';
-import { sharedDir } from '../../../app/node/golden.js';
 import { plannedLayers } from './LayerStrip.js';
 
-/** stories260k: 5 full-attention layers. */
-const config = parseModelConfig(readFileSync(join(sharedDir(), 'models', 'stories260k', 'config.json'), 'utf8'), 'stories260k/config.json');
+/** A llama of 5 full-attention layers (stories260k's geometry). */
+const config = parseModelConfig(JSON.stringify({
+  model_type: 'llama', num_hidden_layers: 5, num_attention_heads: 8, num_key_value_heads: 4, hidden_size: 64, max_position_embeddings: 512, vocab_size: 512,
+}), 'config.json');
 
 describe('the layer strip\'s plan', () => {
   it('shows the layers the kvscope extensions keep in full precision as such, as the cache plan decides', () => {
