@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures.js';
 
@@ -70,6 +71,26 @@ test.describe('chart colours in the built UI', () => {
       await expect.poll(async () => missing(await drawnSeries(page), liveCharts)).toEqual([]);
       expectHonestColours((await drawnSeries(page)).filter((s) => liveCharts.includes(s.chart)), liveCharts);
       await workbench.screenshotResults(`colours-live-${scheme}`);
+      if (scheme === 'light') {
+        // a run chart as a vector figure: SVG and PDF, titled with the chart, run id, model and settings
+        const svgDownload = page.waitForEvent('download');
+        await page.getByTestId('export-svg-kv-memory').click();
+        const svgFile = await svgDownload;
+        expect(svgFile.suggestedFilename()).toBe(`${second}-kv-memory.svg`);
+        const svg = readFileSync((await svgFile.path())!, 'utf8');
+        expect(svg).toContain(`>run ${second} · synthetic`);
+        expect(svg).toMatch(/>quanto 2-bit · axes 0\/0 · group 64 · residual 128 · all layers · cpu · dequantized in the graph · greedy/);
+        expect(svg).toContain('<title>');
+        // well-formed XML (the browser's parser, as a vector editor or the PDF export reads it)
+        expect(await page.evaluate((text) => new (globalThis as unknown as { DOMParser: new () => { parseFromString(t: string, m: string): { getElementsByTagName(n: string): { length: number } } } }).DOMParser()
+          .parseFromString(text, 'image/svg+xml').getElementsByTagName('parsererror').length, svg)).toBe(0);
+        expect(svg.match(/<path /g)!.length).toBeGreaterThan(10); // the chart's lines as vector paths
+        const pdfDownload = page.waitForEvent('download');
+        await page.getByTestId('export-pdf-kv-memory').click();
+        const pdf = readFileSync((await (await pdfDownload).path())!);
+        expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+        expect(pdf.length).toBeGreaterThan(5000);
+      }
 
       await history.show();
       const compare = await history.compare(first, second);

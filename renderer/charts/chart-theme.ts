@@ -90,7 +90,9 @@ export function readChartTheme(): ChartTheme {
   }
   theme['runs'] = [theme['runA'], theme['runB'], ...(dark ? MORE_RUNS_DARK : MORE_RUNS_LIGHT)];
   theme['heat'] = dark ? ['#1b2238', '#3a3f8f', '#8c3fa3', '#e0566b', '#ffd166'] : FALLBACK.heat;
-  theme['fontFamily'] = read('--font-ui', FALLBACK.fontFamily);
+  // single quotes: ECharts' SVG renderer writes the family into a double-quoted style attribute as it is,
+  // and `"Segoe UI"` there made the exported SVG ill-formed XML (the PDF export could not read it back)
+  theme['fontFamily'] = read('--font-ui', FALLBACK.fontFamily).replace(/"/g, "'");
   return theme as unknown as ChartTheme;
 }
 
