@@ -27,15 +27,36 @@ test.describe('the Lab (real engine)', () => {
     await expect(lab.pareto).toHaveAttribute('data-points', '4');
     await lab.root.getByTestId('lab-pareto-logy').uncheck();
     await expect(lab.pareto).toHaveAttribute('data-points', '5');
-    const table = await lab.table();
-    const dynamic = table.find((cells) => cells[2] === 'dynamic (full precision)')!;
-    expect(dynamic[8]).toMatch(/^0\.000000 ± 0\.000000$/);
-    expect(dynamic[11]).toBe('100.00 %');
+    const table = await lab.tableByColumn();
+    const dynamic = table.find((cells) => cells['settings'] === 'dynamic (full precision)')!;
+    expect(dynamic['kld']).toMatch(/^0\.000000 ± 0\.000000$/);
+    expect(dynamic['top1']).toBe('100.00 %');
     // Sorting by KLD puts the dynamic cache first and a 2-bit point last.
     await lab.root.getByTestId('lab-sort-kld').click();
-    const sorted = await lab.table();
-    expect(sorted[0]![2]).toBe('dynamic (full precision)');
-    expect(sorted.at(-1)![2]).toMatch(/2-bit/);
+    const sorted = await lab.tableByColumn();
+    expect(sorted[0]!['settings']).toBe('dynamic (full precision)');
+    expect(sorted.at(-1)!['settings']).toMatch(/2-bit/);
+
+    // At 1280 px the metrics are on screen beside the condensed settings, light and dark.
+    for (const scheme of ['light', 'dark'] as const) {
+      await workbench.page.emulateMedia({ colorScheme: scheme });
+      for (const width of [1280, 1920]) {
+        await workbench.page.setViewportSize({ width, height: 900 });
+        const frame = (await lab.root.locator('.lab-results .table-scroll').boundingBox())!;
+        // the pinned Open column covers what scrolls under it: every metric ends left of it
+        const openColumn = (await lab.root.locator('[data-testid="lab-table"] thead th.open-cell').boundingBox())!;
+        for (const column of ['bits', 'kld', 'top1', 'delta-ppl']) {
+          const box = (await lab.root.locator(`[data-testid="lab-table"] th[data-column="${column}"]`).boundingBox())!;
+          expect(box.x + box.width, `${column} at ${width} px`).toBeLessThanOrEqual(Math.min(width, frame.x + frame.width, openColumn.x) + 1);
+          expect(box.x, `${column} at ${width} px`).toBeGreaterThanOrEqual(frame.x - 1);
+        }
+        const open = (await lab.rows.first().getByTestId('lab-open-point').boundingBox())!;
+        expect(open.x + open.width).toBeLessThanOrEqual(Math.min(width, frame.x + frame.width) + 1);
+        await workbench.screenshot(`lab-results-${width}-${scheme}`);
+      }
+    }
+    await workbench.page.setViewportSize({ width: 1440, height: 900 });
+    await workbench.page.emulateMedia({ colorScheme: 'light' });
     await lab.root.getByTestId('lab-filter').fill('hqq');
     await expect(lab.rows).toHaveCount(2);
     await lab.root.getByTestId('lab-filter').fill('');
@@ -57,8 +78,31 @@ test.describe('the Lab (real engine)', () => {
     expect(csvText.split('\r\n')[0]).toMatch(/^index,name,status,reason,opt_axis_key,opt_axis_value,opt_backend/);
     expect(csvText.trim().split('\r\n')).toHaveLength(6);
     const png = workbench.page.waitForEvent('download');
-    await lab.root.getByTestId('lab-export-png').click();
+    await lab.root.getByTestId('export-png-lab-pareto').click();
     expect((await png).suggestedFilename()).toMatch(/pareto\.png$/);
+    // SVG and PDF, vector, titled like the run charts: title, sweep id, model, settings
+    const sweepId = (await lab.historyRows.first().getAttribute('data-sweep-id'))!;
+    const svgDownload = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-svg-lab-pareto').click();
+    const svg = readFileSync(await (await svgDownload).path(), 'utf8');
+    expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(svg).toContain('>mean KLD (nats) against KV bits per value<');
+    expect(svg).toContain(`sweep ${sweepId}`);
+    expect(svg).toContain('stories260k');
+    expect(svg).toContain('varied:');
+    expect(svg.match(/KV bits per value/g)!.length).toBeGreaterThanOrEqual(2); // the title and the x axis's name, drawn by the SVG renderer
+    const pdfDownload = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-pdf-lab-pareto').click();
+    const pdf = readFileSync(await (await pdfDownload).path());
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(pdf.toString('latin1')).toContain('/Title');
+    expect(pdf.length).toBeGreaterThan(2000);
+    // the results as a LaTeX table
+    const texDownload = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('lab-export-latex').click();
+    const tex = readFileSync(await (await texDownload).path(), 'utf8');
+    expect(tex).toContain('\\toprule');
+    expect(tex.match(/\\\\$/gm)).toHaveLength(6);
 
     // Saved and listed with its columns.
     await expect(lab.historyRows.first()).toContainText('bits and backends');

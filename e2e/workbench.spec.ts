@@ -18,7 +18,9 @@ test.describe('workbench on the real engine', () => {
     await expect(model.fact('kv-heads')).toHaveText('4');
     await expect(model.fact('head-dim')).toHaveText('64');
     expect(await model.layers()).toEqual(Array(8).fill(['F', 'quantized', false]));
-    await expect(workbench.run.preflightStatus).toHaveText('OK: 8 of 8 layers quantized.');
+    // the defaults (residual 128, 128 new tokens) never flush: one warning says so
+    await expect(workbench.run.preflightStatus).toHaveText('OK: 8 of 8 layers quantized, 1 warning.');
+    await expect(workbench.run.root.getByTestId('check-note')).toContainText('This run never flushes');
     await workbench.screenshot('start-default-model');
   });
 
@@ -46,7 +48,7 @@ test.describe('workbench on the real engine', () => {
     await model.chooseHandling('full-attention-only');
     expect((await model.layers()).map(([, plan]) => plan)).toEqual(
       ['full-precision', 'quantized', 'full-precision', 'quantized', 'full-precision', 'quantized', 'full-precision', 'quantized']);
-    await expect(run.preflightStatus).toHaveText('OK: 4 of 8 layers quantized.');
+    await expect(run.preflightStatus).toHaveText('OK: 4 of 8 layers quantized, 1 warning.');
     await run.run();
     expect(await live.waitForEnd()).toBe('Done');
     await expect(live.stat('steps')).toHaveText('24');

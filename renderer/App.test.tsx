@@ -21,7 +21,7 @@ describe('the workbench window', () => {
     expect(screen.getByTestId('model-fact-chat-template').textContent).toBe('none');
     const cells = screen.getAllByTestId('layer-cell');
     expect(cells.map((cell) => [cell.textContent, cell.dataset['plan'], cell.dataset['flagged']])).toEqual(Array(8).fill(['F', 'quantized', 'false']));
-    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 8 of 8 layers quantized.');
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 8 of 8 layers quantized, 1 warning.'); // transformers' defaults: residual 128 against 128 new tokens never flushes
     expect(screen.queryByTestId('layer-verdict')).toBeNull();
   });
 
@@ -40,7 +40,7 @@ describe('the workbench window', () => {
     await view.settle();
     expect(screen.getAllByTestId('layer-cell').map((cell) => cell.dataset['plan'])).toEqual(
       ['full-precision', 'quantized', 'full-precision', 'quantized', 'full-precision', 'quantized', 'full-precision', 'quantized']);
-    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 4 of 8 layers quantized.');
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 4 of 8 layers quantized, 1 warning.'); // transformers' defaults: residual 128 against 128 new tokens never flushes
     expect((screen.getByTestId('layer-policy-select') as HTMLSelectElement).value).toBe('full-attention-only');
   });
 
@@ -75,13 +75,13 @@ describe('the workbench window', () => {
     fireEvent.change(screen.getByTestId('prompt-input'), { target: { value: 'Once upon a time there' } });
     await view.settle();
     expect(screen.getByTestId('check-prompt-tokens').textContent).toBe('6 tokens');
-    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 5 of 5 layers quantized.');
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 5 of 5 layers quantized, 1 warning.'); // transformers' defaults: residual 128 against 128 new tokens never flushes
     fireEvent.change(screen.getByTestId('prompt-input'), { target: { value: 'Once upon a time' } });
     await view.settle();
     fireEvent.click(screen.getAllByTestId('run-fix').find((button) => button.textContent === 'Use q_group_size 32')!);
     await view.settle();
     expect(view.store.getState().form.quantization.groupSize).toBe(32);
-    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 5 of 5 layers quantized.');
+    expect(screen.getByTestId('preflight-status').textContent).toBe('OK: 5 of 5 layers quantized, 1 warning.'); // transformers' defaults: residual 128 against 128 new tokens never flushes
     fireEvent.change(screen.getByTestId('max-new-tokens-input'), { target: { value: '8' } });
     fireEvent.click(screen.getByTestId('run-button'));
     await view.settle();

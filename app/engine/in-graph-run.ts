@@ -48,13 +48,9 @@ export function planInGraph(
   settings: QuantizedCacheSettings, unpack: UnpackStrategy,
 ): InGraphPlan {
   const numLayers = plan.length;
-  if (usesRuntimeFormat(settings)) {
-    return { ok: false, reason: 'runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only: their bytes do not cross into the graph yet' };
-  }
-  const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
-  if (refused.length > 0) {
-    return { ok: false, reason: `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}` };
-  }
+  const quantized = io.kvLayers.filter((layer) => plan[layer.layer] === 'quantized').map((layer) => layer.layer);
+  const settingsReason = inGraphSettingsReason(settings, quantized, numLayers);
+  if (settingsReason !== null) return { ok: false, reason: settingsReason };
   if (io.kvDtype === null) return { ok: false, reason: 'the graph has no KV inputs' };
   const backend = settings.backend as QuantBackend;
   const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
@@ -69,10 +65,6 @@ export function planInGraph(
     });
     const key = side(quantization.key.params, layer.keyShape);
     const value = side(quantization.value.params, layer.valueShape);
-    for (const [part, s] of [['keys', key], ['values', value]] as const) {
-      const reason = inGraphUnsupportedReason(s);
-      if (reason !== null) return { ok: false, reason: `${part}: ${reason}` };
-    }
     layers.push({
       layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
       dtype: layer.dtype, key, value,
@@ -80,6 +72,31 @@ export function planInGraph(
   }
   if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
   return { ok: true, spec: { layers, unpack } };
+}
+
+/**
+ * Why the graph path cannot express these settings, whatever the graph: the extensions it does not
+ * read (GRAPH_EXTENSIONS) and codes it does not unpack (HQQ 3-bit, …) on any layer the plan quantizes;
+ * null when the settings allow it. planInGraph asks this first, and the run check (app/preflight/
+ * check-run.ts) asks it before Run, so an explicit `graph` is refused with the same reason in both.
+ */
+export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantizedLayers: readonly number[], numLayers: number): string | null {
+  if (usesRuntimeFormat(settings)) {
+    return 'runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only: their bytes do not cross into the graph yet';
+  }
+  const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
+  if (refused.length > 0) {
+    return `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}`;
+  }
+  for (const layer of quantizedLayers) {
+    const quantization = planLayerQuantization(settings, layer, numLayers);
+    if (quantization === null) continue;
+    for (const [part, params] of [['keys', quantization.key.params], ['values', quantization.value.params]] as const) {
+      const reason = inGraphUnsupportedReason({ backend: settings.backend as QuantBackend, nbits: params.nbits, axis: params.axis });
+      if (reason !== null) return `${part}: ${reason}`;
+    }
+  }
+  return null;
 }
 
 /** Bitwise unpacking on the CPU (cheapest there); float arithmetic elsewhere, which every EP runs on the device. */

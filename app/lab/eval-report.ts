@@ -3,7 +3,8 @@ import type { EvalSummary } from './eval-summary.js';
 
 /**
  * `kvscope eval`'s text report, laid out as llama.cpp's perplexity tool prints its KL-divergence mode
- * (per-window running lines, then "Perplexity statistics", "KL divergence statistics" and "Token
+ * (a per-window table where llama.cpp prints running lines, then the final estimate on its own line,
+ * then "Perplexity statistics", "KL divergence statistics" and "Token
  * probability statistics"), followed by the cache's memory and per-layer errors.
  */
 export function formatEvalReport(result: EvalResult, describe: (bytes: number) => string): string {
@@ -21,8 +22,13 @@ export function formatEvalReport(result: EvalResult, describe: (bytes: number) =
     ...(result.dequantize === undefined ? [] : [`  dequantized ${result.dequantize === 'graph' ? 'inside the graph' : 'on the host'}${result.dequantizeReason === undefined ? '' : ` (${result.dequantizeReason})`}`]),
     ...result.extensions.map((e) => `  kvscope extension: ${e}`),
     '',
+    // llama.cpp prints running estimates here ([1]…,[2]…, the last being the final one); this table
+    // scores each window alone, so its header says so and the final estimate has a line of its own.
+    `Per window (each window scored alone, not running totals as llama.cpp prints; the final estimate follows the table):`,
     'window          PPL           ln(PPL(Q)/PPL(base))        KL divergence              Δp RMS            Same top p',
     ...result.perWindow.map((window) => `${String(window.index + 1).padStart(4)}  ${windowLine(window.summary)}`),
+    `Final estimate over all ${w.count} windows (${s.tokens} predictions): PPL(Q) = ${s.ppl.toFixed(4)} ± ${s.pplError.toFixed(4)}, ` +
+      `mean KLD = ${s.kld.mean.toFixed(6)} ± ${s.kld.meanError.toFixed(6)}, same top p = ${(100 * s.top1Agreement).toFixed(3)} %`,
     '',
     '====== Perplexity statistics ======',
     `Mean PPL(Q)                   : ${f(s.ppl, 6, 10)} ± ${f(s.pplError, 6, 10)}`,

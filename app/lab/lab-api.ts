@@ -71,7 +71,7 @@ export interface LabSweepSummary {
   readonly groupSizes: readonly number[];
   readonly axes: readonly string[];
   readonly residualLengths: readonly number[];
-  /** the best mean KLD and top-1 agreement among its measured points (null before any) */
+  /** the best mean KLD and top-1 agreement among its measured quantized points, the reference (dynamic cache) left out (sweep-best.ts); null before any */
   readonly bestKld: number | null;
   readonly bestTop1: number | null;
 }

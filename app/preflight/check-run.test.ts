@@ -67,4 +67,31 @@ describe('checkRun', () => {
     expect(check.ok).toBe(true);
     expect(check.notes[0]).toContain('606 positions, past max_position_embeddings = 512');
   });
+
+  it('refuses an explicit in-graph path the graph cannot honour, with the engine\'s reason; the default and host run', () => {
+    const sinks = { ...quantized({ groupSize: 32, extensions: { sinkTokens: 4 } }), dequantize: 'graph' as const };
+    const refused = checkRun(config, sinks, 6);
+    expect(refused.ok).toBe(false);
+    expect(refused.refusal?.message).toBe('--dequantize graph cannot run these settings: the in-graph path does not express the kvscope extension(s) attention sinks.');
+    expect(refused.refusal?.fix).toContain('in the graph where the settings allow');
+    expect(checkRun(config, { ...sinks, dequantize: undefined }, 6).ok).toBe(true);
+    expect(checkRun(config, { ...sinks, dequantize: 'host' }, 6).ok).toBe(true);
+    const hqq3 = checkRun(config, { ...quantized({ backend: 'hqq', nbits: 3, axisKey: 0, axisValue: 0, groupSize: 32 }), dequantize: 'graph' }, 6);
+    expect(hqq3.refusal?.message).toMatch(/^--dequantize graph cannot run these settings: keys: HQQ packs 3-bit codes/);
+    expect(checkRun(config, { ...quantized({ groupSize: 32 }), dequantize: 'graph' }, 6).ok).toBe(true);
+  });
+
+  it('says before Run when the run never flushes (the defaults\' residual 128 against 128 new tokens)', () => {
+    const quiet = checkRun(config, quantized({ groupSize: 32 }, 128), 6);
+    expect(quiet.ok).toBe(true);
+    expect(quiet.flushes).toBe(0);
+    expect(quiet.notes).toContain('This run never flushes: the residual holds 128 tokens and the run adds only 127 after the prefill, ' +
+      'so the prompt\'s 6 tokens are quantized once and every generated token stays in full precision. To measure flushes, lower the residual length to 127 or less, or ask for 129 new tokens or more.');
+    // both fixes the note offers do flush
+    expect(checkRun(config, quantized({ groupSize: 32, residualLength: 127 }, 128), 6).flushes).toBeGreaterThan(0);
+    expect(checkRun(config, quantized({ groupSize: 32 }, 129), 6).flushes).toBeGreaterThan(0);
+    const flushing = checkRun(config, quantized({ groupSize: 32, residualLength: 32 }, 128), 6);
+    expect(flushing.flushes).toBeGreaterThan(0);
+    expect(flushing.notes.some((note) => note.includes('never flushes'))).toBe(false);
+  });
 });

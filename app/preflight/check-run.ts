@@ -1,7 +1,8 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import { flushSchedule } from '../cache/flush-schedule.js';
 import type { ModelConfig } from '../config/model-config.js';
-import type { CacheMode } from '../engine/types.js';
+import { inGraphSettingsReason } from '../engine/in-graph-run.js';
+import type { CacheMode, DequantizePath } from '../engine/types.js';
 import { flushPeriod } from './check-cache-arguments.js';
 import type { Diagnostic } from './diagnostic.js';
 import { usesRuntimeFormat } from '../cache/cache-extensions.js';
@@ -16,6 +17,8 @@ export interface RunPlanInput {
   readonly cacheMode: CacheMode;
   readonly quantization: QuantizedCacheSettings;
   readonly maxNewTokens: number;
+  /** quantized runs: an explicit `graph` is refused here when the graph path cannot express the settings */
+  readonly dequantize?: DequantizePath;
 }
 
 /** Why a run cannot start, as the run panel shows it next to the disabled Run button. */
@@ -85,9 +88,10 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
   const period = writeOnce ? null : flushPeriod(run.quantization.residualLength);
   const flushes = period === null ? 0 : flushSchedule(promptTokens, run.quantization.residualLength, decodeSteps, 1).flushSteps.length;
   const firstError = preflight.diagnostics.find((d) => d.severity === 'error');
-  const refusal = firstError !== undefined ? refusalOf(firstError) : failure !== null ? flushRefusal(failure, run.maxNewTokens) : null;
+  const refusal = firstError !== undefined ? refusalOf(firstError) : failure !== null ? flushRefusal(failure, run.maxNewTokens) : graphRefusal(config, run, preflight);
   return {
     ...base,
+    notes: flushes === 0 && refusal === null ? [...notes, noFlushNote(run, promptTokens)] : notes,
     ok: refusal === null,
     flushes,
     preflight,
@@ -95,6 +99,34 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
     refusal,
     fixes: refusal === null ? [] : nearestWorkingSettings(config, run, promptTokens, (settings, prompt, maxNewTokens) => runs(config, settings, prompt, maxNewTokens)),
   };
+}
+
+/**
+ * An explicit `--dequantize graph` the graph path cannot honour, refused before Run with the reason
+ * and the words the engine throws at run start (app/node/run-generation.ts openForPath); the same
+ * decision (inGraphSettingsReason) gives both. The default (no choice) runs host and says why instead.
+ */
+function graphRefusal(config: ModelConfig, run: RunPlanInput, preflight: PreflightResult): RunRefusal | null {
+  if (run.dequantize !== 'graph') return null;
+  const reason = inGraphSettingsReason(run.quantization, quantizedLayers(preflight), config.geometry.numLayers);
+  if (reason === null) return null;
+  return {
+    message: `--dequantize graph cannot run these settings: ${reason}.`,
+    fix: 'Choose "in the graph where the settings allow" (it runs on the host and says why) or "on the host", or change the settings.',
+  };
+}
+
+/**
+ * transformers quantizes the prompt at the prefill and keeps new tokens in the full-precision residual
+ * until it holds `residual_length`; a run that ends first measures no flush at all, and its generated
+ * tokens are never quantized. Said before Run, since the defaults (residual 128, 128 new tokens) do it.
+ */
+function noFlushNote(run: RunPlanInput, promptTokens: number): string {
+  const residual = run.quantization.residualLength;
+  const decodeTokens = run.maxNewTokens - 1;
+  return `This run never flushes: the residual holds ${residual} tokens and the run adds only ${decodeTokens} after the prefill, ` +
+    `so the prompt's ${promptTokens} tokens are quantized once and every generated token stays in full precision. ` +
+    `To measure flushes, ${decodeTokens >= 1 ? `lower the residual length to ${decodeTokens} or less, or ` : ''}ask for ${residual + 1} new tokens or more.`;
 }
 
 /** Whether these settings pass the preflight and every quantize call of the run. */

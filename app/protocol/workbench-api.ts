@@ -4,7 +4,7 @@ import type { ModelConfig } from '../config/model-config.js';
 import type { RunCheck } from '../preflight/check-run.js';
 import type { PreflightResult } from '../preflight/run-preflight.js';
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
-import type { ExecutionProviderName, RunSettings, StepMetrics } from '../engine/types.js';
+import type { DequantizePath, ExecutionProviderName, RunSettings, StepMetrics } from '../engine/types.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import type { RunRecord } from '../record/run-record.js';
 import type { RunErrorPayload } from './messages.js';
@@ -145,6 +145,20 @@ export interface RunSummary {
   readonly dtypeBaselineBytes?: number;
   readonly kvDtype?: 'float32' | 'float16';
   readonly stopReason: GenerationResult['stopReason'];
+  /** quantized runs: the settings History shows as columns (null for a dynamic cache) */
+  readonly groupSize?: number | null;
+  readonly residualLength?: number | null;
+  readonly axisKey?: number | null;
+  readonly axisValue?: number | null;
+  /** quantized runs: where the cache was dequantized (the path that ran); absent for dynamic runs */
+  readonly dequantize?: DequantizePath;
+  /** stored bits per cached value at the end: codes, scales/zeros and the residual, over K and V */
+  readonly bitsPerValue?: number;
+  /** the reference lane's figures (null without the lane) */
+  readonly meanKl?: number | null;
+  readonly top1Agreement?: number | null;
+  /** the kvscope extensions the run used, by label (empty for transformers' cache) */
+  readonly extensions?: readonly string[];
 }
 
 /**

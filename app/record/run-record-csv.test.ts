@@ -62,6 +62,24 @@ describe('CSV export', () => {
     expect(parseCsv(runRecordToCsv(sampleResult())).slice(1).map((row) => row[column])).toEqual(['', '', '']);
   });
 
+  it('writes the reference lane\'s time, so the parts add up to at most the step\'s total', () => {
+    const steps = sampleResult().steps.map((step) => ({ ...step, timings: { ...step.timings, referenceMs: 0.03, totalMs: step.timings.totalMs + 0.03 } }));
+    const rows = parseCsv(runRecordToCsv({ steps }));
+    const at = (column: (typeof RUN_CSV_COLUMNS)[number]): number => RUN_CSV_COLUMNS.indexOf(column);
+    for (const row of rows.slice(1)) {
+      expect(row[at('reference_ms')]).toBe('0.03');
+      const parts = (['dequantize_ms', 'model_ms', 'quantize_ms', 'reference_ms'] as const).map((column) => Number(row[at(column)]));
+      expect(parts.reduce((sum, part) => sum + part, 0)).toBeLessThanOrEqual(Number(row[at('total_ms')]) + 1e-9);
+    }
+    expect(parseCsv(runRecordToCsv(sampleResult())).slice(1).map((row) => row[at('reference_ms')])).toEqual(['', '', '']);
+  });
+
+  it('says on every row which path dequantized the cache, empty for a dynamic cache', () => {
+    const column = RUN_CSV_COLUMNS.indexOf('dequantize_path');
+    expect(parseCsv(runRecordToCsv({ steps: sampleResult().steps, dequantize: 'host' })).slice(1).map((row) => row[column])).toEqual(['host', 'host', 'host']);
+    expect(parseCsv(runRecordToCsv({ steps: sampleResult().steps })).slice(1).map((row) => row[column])).toEqual(['', '', '']);
+  });
+
   it('leaves the reference columns empty without a reference lane', () => {
     const result = sampleResult();
     const steps = result.steps.map(({ reference: _none, ...step }) => step);

@@ -12,22 +12,24 @@ import type { RunRecord } from './run-record.js';
  */
 export const RUN_CSV_COLUMNS = [
   'step', 'token_id', 'seq_length',
-  'dequantize_ms', 'model_ms', 'quantize_ms', 'total_ms', 'tokens_per_second',
+  'dequantize_ms', 'model_ms', 'quantize_ms', 'reference_ms', 'total_ms', 'tokens_per_second',
   'kv_code_bytes', 'kv_metadata_bytes', 'kv_full_precision_bytes', 'kv_total_bytes', 'kv_fp16_baseline_bytes', 'kv_fp32_baseline_bytes',
   'kv_working_bytes', 'materialized_kv_bytes', 'rss_bytes',
   'quantize_events', 'flushes', 'key_rel_fro_err_mean', 'key_rel_fro_err_max', 'value_rel_fro_err_mean', 'value_rel_fro_err_max',
   'kl_divergence', 'top1_agrees', 'reference_token_id',
-  'kvscope_extensions',
+  'kvscope_extensions', 'dequantize_path',
 ] as const;
 
 /**
- * The CSV of a run; `extensions` (the record's, app/cache/active-extensions.ts) fills the last column
+ * The CSV of a run; `dequantize` (the path that ran) fills the last column and `extensions` (the record's, app/cache/active-extensions.ts) fills the one before it
  * on every row, so a table cut from it or joined with other runs still says which rows are not
  * transformers' QuantizedCache. Empty for a transformers run.
  */
-export function runRecordToCsv(record: Pick<RunRecord, 'steps'> & Pick<Partial<RunRecord>, 'extensions'>): string {
+export function runRecordToCsv(record: Pick<RunRecord, 'steps'> & Pick<Partial<RunRecord>, 'extensions' | 'dequantize'>): string {
   const extensions = formatActiveExtensions(record.extensions ?? []);
-  return csvText([RUN_CSV_COLUMNS, ...record.steps.map((step) => [...stepRow(step), extensions])]);
+  // where the cache was dequantized, on every row like the extensions: empty for a dynamic cache
+  const path = record.dequantize ?? null;
+  return csvText([RUN_CSV_COLUMNS, ...record.steps.map((step) => [...stepRow(step), extensions, path])]);
 }
 
 function stepRow(step: StepMetrics): CsvCell[] {
@@ -36,7 +38,8 @@ function stepRow(step: StepMetrics): CsvCell[] {
   const value = relErrors(step.flushes, 'value');
   const cells: CsvCell[] = [
     step.step, step.tokenId, step.seqLength,
-    step.timings.dequantizeMs, step.timings.modelMs, step.timings.quantizeMs, step.timings.totalMs, step.tokensPerSecond,
+    // reference_ms is part of total_ms (empty without the lane), so the parts add up to the step
+    step.timings.dequantizeMs, step.timings.modelMs, step.timings.quantizeMs, step.timings.referenceMs ?? null, step.timings.totalMs, step.tokensPerSecond,
     kv.codeBytes, kv.metadataBytes, kv.fullPrecisionBytes, kv.totalBytes, kv.fp16BaselineBytes, kv.fp32BaselineBytes,
     kv.workingBytes, step.materializedKvBytes, step.memory.rssBytes,
     step.flushes.length, step.flushes.filter((f) => f.kind === 'flush').length, key.mean, key.max, value.mean, value.max,

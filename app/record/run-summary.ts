@@ -20,7 +20,26 @@ export function summarizeRun(record: RunRecord): RunSummary {
     dtypeBaselineBytes: record.model.kvDtype === 'float16' ? record.kvBytesTotal.fp16BaselineBytes : record.kvBytesTotal.fp32BaselineBytes,
     kvDtype: record.model.kvDtype,
     stopReason: record.stopReason,
+    groupSize: quantized ? record.settings.quantization.groupSize : null,
+    residualLength: quantized ? record.settings.quantization.residualLength : null,
+    axisKey: quantized ? record.settings.quantization.axisKey : null,
+    axisValue: quantized ? record.settings.quantization.axisValue : null,
+    ...(record.dequantize !== undefined ? { dequantize: record.dequantize } : {}),
+    ...(bitsPerValue(record) !== null ? { bitsPerValue: bitsPerValue(record)! } : {}),
+    meanKl: record.reference?.meanKl ?? null,
+    top1Agreement: record.reference?.top1Agreement ?? null,
+    extensions: (record.extensions ?? []).map((extension) => extension.label),
   };
+}
+
+/**
+ * Stored bits per cached value at the end of the run: every stored byte (codes, scales/zeros, the
+ * full-precision residual) over the values cached, counted from the fp16 baseline (2 bytes a value).
+ * Null when nothing was cached.
+ */
+export function bitsPerValue(record: Pick<RunRecord, 'kvBytesTotal'>): number | null {
+  const values = record.kvBytesTotal.fp16BaselineBytes / 2;
+  return values > 0 ? (record.kvBytesTotal.totalBytes * 8) / values : null;
 }
 
 /** `synthetic` for the built-in models (their folder is a cache path nobody chose), else the folder's name. */

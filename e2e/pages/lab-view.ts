@@ -58,6 +58,11 @@ export class LabView {
     return this.root.getByTestId('lab-history-row');
   }
 
+  /** The table's cells by column id (data-column: settings, kld, top1, …), row by row. */
+  async tableByColumn(): Promise<Record<string, string>[]> {
+    return this.rows.evaluateAll((rows) => rows.map((row) => Object.fromEntries([...row.querySelectorAll('td[data-column]')].map((cell) => [cell.getAttribute('data-column')!, cell.textContent ?? '']))));
+  }
+
   /** The table's cell texts, row by row. */
   async table(): Promise<string[][]> {
     return this.rows.evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('td')].map((cell) => cell.textContent ?? '')));

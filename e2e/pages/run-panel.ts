@@ -50,7 +50,7 @@ export class RunPanel {
     await this.root.getByTestId('max-new-tokens-input').fill(String(tokens));
   }
 
-  async setDequantize(path: 'graph' | 'host'): Promise<void> {
+  async setDequantize(path: 'default' | 'graph' | 'host'): Promise<void> {
     await this.root.getByTestId('dequantize-select').selectOption(path);
   }
 

@@ -9,6 +9,8 @@ export interface ChartContext {
   readonly theme: ChartTheme;
   /** the second run of a comparison (overlays draw it; heatmaps share their colour range with it) */
   readonly other?: RunBuffers;
+  /** the compared runs after `buffers` (B, C, …; up to 7): comparison overlays draw each of them */
+  readonly compared?: readonly RunBuffers[];
   /** the value axis the reader chose, for charts that offer more than one (ChartSpec.scales) */
   readonly scale: ChartScale;
 }

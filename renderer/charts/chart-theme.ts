@@ -1,3 +1,5 @@
+import { canvasColorNormalizer, formatCssColor, parseCssColor, resolveCssColor, type ColorNormalizer } from './css-color.js';
+
 /**
  * Colours and type for the charts, read from the CSS custom properties of the current colour scheme
  * (styles/app.css), so charts follow prefers-color-scheme like the rest of the window. Each quantity
@@ -24,6 +26,8 @@ export interface ChartTheme {
   readonly flush: string;
   readonly runA: string;
   readonly runB: string;
+  /** compared runs A, B, C, … (2 to 8): run A and B's colours first, then hues far from both */
+  readonly runs: readonly string[];
   readonly materialized: string;
   readonly working: string;
   /** the dynamic cache in the graph's own KV dtype (what a quantized cache replaces) */
@@ -51,14 +55,19 @@ const FALLBACK: ChartTheme = {
   codes: '#3b6fd8', metadata: '#e8920c', fullPrecision: '#16a085', baseline: '#8a919c',
   key: '#7b4fd6', value: '#d9480f', speed: '#1c7ed6', dequantize: '#9c5fe0', model: '#3b8fd8', quantize: '#f08c00',
   kl: '#d6336c', agreement: '#2b8a3e', flush: '#c2255c', runA: '#1c7ed6', runB: '#e8590c',
-  materialized: '#7048e8', working: '#74b816', baselineDtype: '#343a40', baselineFp16: '#a9b0ba', flushMark: '#e03131',
+  materialized: '#7048e8', working: '#74b816', baselineDtype: '#343a40', baselineFp16: '#6b7380', flushMark: '#e03131',
   rss: '#0c8599', external: '#d6336c', arrayBuffers: '#a0522d', speedRolling: '#fd7e14', differs: '#f59f00',
   referenceTime: '#2b8a3e', otherTime: '#a9b0ba',
+  runs: ['#1c7ed6', '#e8590c', '#2f9e44', '#ae3ec9', '#c92a2a', '#0c8599', '#5c940d', '#495057'],
   heat: ['#fff7ec', '#fdd49e', '#fc8d59', '#d7301f', '#7f0000'],
   fontFamily: 'system-ui, sans-serif',
 };
 
-const VARIABLES: Readonly<Record<Exclude<keyof ChartTheme, 'dark' | 'heat' | 'fontFamily'>, string>> = {
+/** Runs C to H of a comparison: Tableau-like hues, readable on each scheme's surface. */
+const MORE_RUNS_LIGHT = ['#2f9e44', '#ae3ec9', '#c92a2a', '#0c8599', '#5c940d', '#495057'];
+const MORE_RUNS_DARK = ['#69db7c', '#e599f7', '#ff8787', '#3bc9db', '#a9e34b', '#ced4da'];
+
+const VARIABLES: Readonly<Record<Exclude<keyof ChartTheme, 'dark' | 'heat' | 'fontFamily' | 'runs'>, string>> = {
   text: '--text', muted: '--text-muted', grid: '--chart-grid', background: '--surface',
   codes: '--c-codes', metadata: '--c-metadata', fullPrecision: '--c-full-precision', baseline: '--c-baseline',
   key: '--c-key', value: '--c-value', speed: '--c-speed', dequantize: '--c-dequantize', model: '--c-model', quantize: '--c-quantize',
@@ -74,10 +83,33 @@ export function readChartTheme(): ChartTheme {
   const read = (name: string, fallback: string): string => style.getPropertyValue(name).trim() || fallback;
   const dark = typeof matchMedia === 'function' && matchMedia('(prefers-color-scheme: dark)').matches;
   const theme: Record<string, unknown> = { ...FALLBACK, dark };
-  for (const [key, variable] of Object.entries(VARIABLES)) theme[key] = read(variable, FALLBACK[key as keyof typeof VARIABLES]);
+  const color = themeColorResolver();
+  for (const [key, variable] of Object.entries(VARIABLES)) {
+    const fallback = FALLBACK[key as keyof typeof VARIABLES];
+    theme[key] = color(read(variable, fallback), fallback);
+  }
+  theme['runs'] = [theme['runA'], theme['runB'], ...(dark ? MORE_RUNS_DARK : MORE_RUNS_LIGHT)];
   theme['heat'] = dark ? ['#1b2238', '#3a3f8f', '#8c3fa3', '#e0566b', '#ffd166'] : FALLBACK.heat;
-  theme['fontFamily'] = read('--font-ui', FALLBACK.fontFamily);
+  // single quotes: ECharts' SVG renderer writes the family into a double-quoted style attribute as it is,
+  // and `"Segoe UI"` there made the exported SVG ill-formed XML (the PDF export could not read it back)
+  theme['fontFamily'] = read('--font-ui', FALLBACK.fontFamily).replace(/"/g, "'");
   return theme as unknown as ChartTheme;
+}
+
+/**
+ * Every theme colour goes through here once, so charts only ever see `#rrggbb` or `rgba()` whatever
+ * form the stylesheet (or its minifier: `#fff`) used. The browser's canvas normalizes forms the pure
+ * parser does not read (hsl(), names, color-mix()); it is made only when one is met.
+ */
+function themeColorResolver(): (text: string, fallback: string) => string {
+  let normalizer: ColorNormalizer | null | undefined;
+  return (text, fallback) => {
+    const direct = parseCssColor(text);
+    if (direct !== null) return formatCssColor(direct);
+    normalizer ??= canvasColorNormalizer();
+    const resolved = resolveCssColor(text, normalizer);
+    return resolved === null ? fallback : formatCssColor(resolved);
+  };
 }
 
 /** Axis, tooltip and legend styling shared by every chart. */

@@ -9,8 +9,8 @@ import type { ChartOption } from './echarts-core.js';
 import { sampleSteps } from './sample-steps.js';
 
 /**
- * Two saved runs overlaid: run A solid, run B dashed, each in its own colour, on the same axes. The
- * records are complete, so these draw once (no streaming).
+ * Saved runs overlaid (2 to 8): run A solid, the others dashed, each in its own colour (theme.runs),
+ * on the same axes. The records are complete, so these draw once (no streaming).
  */
 interface Comparison {
   readonly id: string;
@@ -18,7 +18,19 @@ interface Comparison {
   readonly description: string;
   /** the points drawn, counted on run A */
   points(a: RunBuffers): number;
-  build(theme: ChartTheme, a: RunBuffers, b: RunBuffers): ChartOption;
+  build(theme: ChartTheme, runs: readonly CompareRun[]): ChartOption;
+}
+
+/** One compared run: its buffers, its letter (A, B, …) and its colour. */
+export interface CompareRun {
+  readonly buffers: RunBuffers;
+  readonly letter: string;
+  readonly color: string;
+  readonly dashed: boolean;
+}
+
+export function runLetter(index: number): string {
+  return String.fromCharCode(65 + index);
 }
 
 function comparisonChart({ points: count, build, ...text }: Comparison): ChartSpec {
@@ -30,9 +42,13 @@ function comparisonChart({ points: count, build, ...text }: Comparison): ChartSp
       return {
         points: () => points,
         setup(context) {
-          if (context.other === undefined) throw new Error('a comparison chart needs two runs');
+          const others = context.compared ?? (context.other !== undefined ? [context.other] : []);
+          if (others.length === 0) throw new Error('a comparison chart needs two runs or more');
           points = count(context.buffers);
-          return build(context.theme, context.buffers, context.other);
+          const runs = [context.buffers, ...others].map((buffers, index) => ({
+            buffers, letter: runLetter(index), color: context.theme.runs[index % context.theme.runs.length]!, dashed: index > 0,
+          }));
+          return build(context.theme, runs);
         },
         update: () => null,
       };
@@ -43,8 +59,8 @@ function comparisonChart({ points: count, build, ...text }: Comparison): ChartSp
 const stepCount = (run: RunBuffers): number => run.metrics.steps.length;
 const layerCount = (run: RunBuffers): number => run.metrics.layerCount;
 
-function lastStep(runs: readonly RunBuffers[]): number {
-  return Math.max(1, ...runs.map((run) => run.metrics.expectedSteps - 1));
+function lastStep(runs: readonly CompareRun[]): number {
+  return Math.max(1, ...runs.map((run) => run.buffers.metrics.expectedSteps - 1));
 }
 
 function overlayLine(name: string, color: string, dashed: boolean, data: Float64Array, width = 1.8): Record<string, unknown> {
@@ -60,21 +76,18 @@ const faded = (theme: ChartTheme, color: string): string => rampColor([theme.bac
 export const COMPARE_MEMORY_CHART = comparisonChart({
   id: 'compare-memory',
   title: 'KV memory over steps',
-  description: 'Total stored KV-cache bytes of run A (solid) and run B (dashed), each with the dynamic cache it replaces (its graph\'s KV dtype, the same tokens) as a thin line in its faded colour.',
+  description: 'Total stored KV-cache bytes of each run (A solid, the others dashed), each with the dynamic cache it replaces (its graph\'s KV dtype, the same tokens) as a thin line in its faded colour.',
   points: stepCount,
-  build(theme, a, b) {
-    const maxBytes = Math.max(a.metrics.steps.last(dtypeColumn(a)), b.metrics.steps.last(dtypeColumn(b)), a.metrics.steps.last('totalBytes'), b.metrics.steps.last('totalBytes'));
+  build(theme, runs) {
+    const maxBytes = Math.max(...runs.flatMap(({ buffers }) => [buffers.metrics.steps.last(dtypeColumn(buffers)), buffers.metrics.steps.last('totalBytes')]));
     const unit = byteUnitFor(maxBytes);
-    const [totalA, baseA] = sampleSteps(a.metrics, 'totalBytes', ['totalBytes', dtypeColumn(a)], unit.bytes);
-    const [totalB, baseB] = sampleSteps(b.metrics, 'totalBytes', ['totalBytes', dtypeColumn(b)], unit.bytes);
+    const sampled = runs.map(({ buffers }) => sampleSteps(buffers.metrics, 'totalBytes', ['totalBytes', dtypeColumn(buffers)], unit.bytes));
     return {
-      ...stepChartBase(theme, lastStep([a, b]), unit.label),
+      ...stepChartBase(theme, lastStep(runs), unit.label),
       yAxis: valueAxis(theme, `KV cache (${unit.label})`, { min: 0 }),
       series: [
-        overlayLine('run A', theme.runA, false, totalA!),
-        overlayLine('run B', theme.runB, true, totalB!),
-        overlayLine(`${dtypeName(a)} dynamic cache A (replaced)`, faded(theme, theme.runA), false, baseA!, 1),
-        overlayLine(`${dtypeName(b)} dynamic cache B (replaced)`, faded(theme, theme.runB), true, baseB!, 1),
+        ...runs.map((run, i) => overlayLine(`run ${run.letter}`, run.color, run.dashed, sampled[i]![0]!)),
+        ...runs.map((run, i) => overlayLine(`${dtypeName(run.buffers)} dynamic cache ${run.letter} (replaced)`, faded(theme, run.color), run.dashed, sampled[i]![1]!, 1)),
       ],
     };
   },
@@ -83,15 +96,13 @@ export const COMPARE_MEMORY_CHART = comparisonChart({
 export const COMPARE_SPEED_CHART = comparisonChart({
   id: 'compare-speed',
   title: 'Decode speed',
-  description: 'Running average tokens per second of run A (solid) and run B (dashed).',
+  description: 'Running average tokens per second of each run (A solid, the others dashed).',
   points: stepCount,
-  build(theme, a, b) {
-    const [speedA] = sampleSteps(a.metrics, 'tokensPerSecond', ['tokensPerSecond']);
-    const [speedB] = sampleSteps(b.metrics, 'tokensPerSecond', ['tokensPerSecond']);
+  build(theme, runs) {
     return {
-      ...stepChartBase(theme, lastStep([a, b]), 'tok/s'),
+      ...stepChartBase(theme, lastStep(runs), 'tok/s'),
       yAxis: valueAxis(theme, 'tok/s', { min: 0 }),
-      series: [overlayLine('run A', theme.runA, false, speedA!), overlayLine('run B', theme.runB, true, speedB!)],
+      series: runs.map((run) => overlayLine(`run ${run.letter}`, run.color, run.dashed, sampleSteps(run.buffers.metrics, 'tokensPerSecond', ['tokensPerSecond'])[0]!)),
     };
   },
 });
@@ -99,47 +110,41 @@ export const COMPARE_SPEED_CHART = comparisonChart({
 export const COMPARE_REFERENCE_CHART = comparisonChart({
   id: 'compare-reference',
   title: 'KL against the reference',
-  description: 'Per-step KL(reference ‖ quantized) in nats for run A (solid) and run B (dashed); a run without the reference lane has no line.',
+  description: 'Per-step KL(reference ‖ quantized) in nats for each run (A solid, the others dashed); a run without the reference lane has no line.',
   points: stepCount,
-  build(theme, a, b) {
-    const series: Record<string, unknown>[] = [];
-    if (a.metrics.reference() !== null) series.push(overlayLine('run A', theme.runA, false, sampleSteps(a.metrics, 'klDivergence', ['klDivergence'])[0]!));
-    if (b.metrics.reference() !== null) series.push(overlayLine('run B', theme.runB, true, sampleSteps(b.metrics, 'klDivergence', ['klDivergence'])[0]!));
+  build(theme, runs) {
     return {
-      ...stepChartBase(theme, lastStep([a, b]), 'nats'),
+      ...stepChartBase(theme, lastStep(runs), 'nats'),
       yAxis: valueAxis(theme, 'KL (nats)', { min: 0 }),
-      series,
+      series: runs.filter((run) => run.buffers.metrics.reference() !== null)
+        .map((run) => overlayLine(`run ${run.letter}`, run.color, run.dashed, sampleSteps(run.buffers.metrics, 'klDivergence', ['klDivergence'])[0]!)),
     };
   },
 });
 
-function layerCategories(a: RunBuffers, b: RunBuffers): string[] {
-  return Array.from({ length: Math.max(a.metrics.layerCount, b.metrics.layerCount) }, (_, i) => String(i));
+function layerCategories(runs: readonly CompareRun[]): string[] {
+  return Array.from({ length: Math.max(...runs.map((run) => run.buffers.metrics.layerCount)) }, (_, i) => String(i));
 }
 
 export const COMPARE_LAYERS_CHART = comparisonChart({
   id: 'compare-layers',
   title: 'KV memory per layer at the end',
-  description: 'Bytes each layer stores at the last step, run A next to run B.',
+  description: 'Bytes each layer stores at the last step, the runs side by side.',
   points: layerCount,
-  build(theme, a, b) {
+  build(theme, runs) {
     const totals = (run: RunBuffers): (number | string)[] => Array.from({ length: run.metrics.layerCount }, (_, layer) => {
       if (run.metrics.layerHasKv[layer] !== 1) return '-';
       const bytes = run.metrics.layerBytes;
       return bytes[layer * LAYER_FIELDS]! + bytes[layer * LAYER_FIELDS + 1]! + bytes[layer * LAYER_FIELDS + 2]!;
     });
-    const rawA = totals(a);
-    const rawB = totals(b);
-    const unit = byteUnitFor(Math.max(...[...rawA, ...rawB].map((v) => (typeof v === 'number' ? v : 0))));
+    const raw = runs.map((run) => totals(run.buffers));
+    const unit = byteUnitFor(Math.max(...raw.flat().map((v) => (typeof v === 'number' ? v : 0))));
     const scale = (values: (number | string)[]): (number | string)[] => values.map((v) => (typeof v === 'number' ? v / unit.bytes : v));
     return {
       ...layerBarTooltip(theme, (v) => `${v.toFixed(3)} ${unit.label}`, '–'),
-      xAxis: categoryAxis(theme, 'layer', layerCategories(a, b)),
+      xAxis: categoryAxis(theme, 'layer', layerCategories(runs)),
       yAxis: valueAxis(theme, `KV cache (${unit.label})`, { min: 0 }),
-      series: [
-        { name: 'run A', type: 'bar', data: scale(rawA), itemStyle: { color: theme.runA }, barMaxWidth: 16 },
-        { name: 'run B', type: 'bar', data: scale(rawB), itemStyle: { color: theme.runB }, barMaxWidth: 16 },
-      ],
+      series: runs.map((run, i) => ({ name: `run ${run.letter}`, type: 'bar', data: scale(raw[i]!), itemStyle: { color: run.color }, barMaxWidth: 16 })),
     };
   },
 });
@@ -147,20 +152,18 @@ export const COMPARE_LAYERS_CHART = comparisonChart({
 export const COMPARE_ERROR_CHART = comparisonChart({
   id: 'compare-error',
   title: 'Final quantization error per layer',
-  description: 'Relative error of each layer\'s last quantize event, keys and values, run A next to run B.',
+  description: 'Relative error of each layer\'s last quantize event, keys in each run\'s colour, values in its faded colour, the runs side by side.',
   points: layerCount,
-  build(theme, a, b) {
+  build(theme, runs) {
     const bar = (name: string, color: string, data: (number | string)[]): Record<string, unknown> =>
       ({ name, type: 'bar', data, barMaxWidth: 10, itemStyle: { color } });
     return {
       ...errorBarTooltip(theme),
-      xAxis: categoryAxis(theme, 'layer', layerCategories(a, b)),
+      xAxis: categoryAxis(theme, 'layer', layerCategories(runs)),
       yAxis: errorAxis(theme, 'rel. error'),
       series: [
-        bar('K · run A', theme.runA, errorBars(a.metrics.latestKeyError)),
-        bar('K · run B', theme.runB, errorBars(b.metrics.latestKeyError)),
-        bar('V · run A', faded(theme, theme.runA), errorBars(a.metrics.latestValueError)),
-        bar('V · run B', faded(theme, theme.runB), errorBars(b.metrics.latestValueError)),
+        ...runs.map((run) => bar(`K · run ${run.letter}`, run.color, errorBars(run.buffers.metrics.latestKeyError))),
+        ...runs.map((run) => bar(`V · run ${run.letter}`, faded(theme, run.color), errorBars(run.buffers.metrics.latestValueError))),
       ],
     };
   },

@@ -1,5 +1,6 @@
 import { formatError } from '../format/units.js';
 import { niceCeil } from './chart-theme.js';
+import { formatCssColor, mixColors, parseCssColor, type Rgba } from './css-color.js';
 
 export type ChartScale = 'linear' | 'log';
 
@@ -53,22 +54,23 @@ function logEdges(low: number, high: number): number[] {
   return trimmed.length >= 2 ? trimmed : [edges[0]!, edges[edges.length - 1]!];
 }
 
-/** The ramp's colour at t ∈ [0, 1], interpolated between its stops (hex #rrggbb). */
+/**
+ * The ramp's colour at t ∈ [0, 1], interpolated between its stops. Stops are theme colours, which
+ * readChartTheme has normalized; any hex or rgb() form is read (css-color.ts).
+ */
 export function rampColor(ramp: readonly string[], t: number): string {
   if (ramp.length === 0) return '#888888';
   if (ramp.length === 1) return ramp[0]!;
   const x = Math.min(1, Math.max(0, t)) * (ramp.length - 1);
   const i = Math.min(ramp.length - 2, Math.floor(x));
-  const f = x - i;
-  const a = hex(ramp[i]!);
-  const b = hex(ramp[i + 1]!);
-  const mix = a.map((channel, k) => Math.round(channel + (b[k]! - channel) * f));
-  return `#${mix.map((channel) => channel.toString(16).padStart(2, '0')).join('')}`;
+  return formatCssColor(mixColors(stop(ramp[i]!), stop(ramp[i + 1]!), x - i));
 }
 
-function hex(color: string): number[] {
-  const value = color.replace('#', '');
-  return [0, 2, 4].map((offset) => Number.parseInt(value.slice(offset, offset + 2), 16));
+function stop(color: string): Rgba {
+  const parsed = parseCssColor(color);
+  // a programming error: theme colours are normalized when read (chart-theme.ts themeColorResolver)
+  if (parsed === null) throw new Error(`the colour ramp stop "${color}" is not a hex or rgb() colour; read it through readChartTheme`);
+  return parsed;
 }
 
 /** The smallest and largest finite positive values of some grids (NaN = no event). */

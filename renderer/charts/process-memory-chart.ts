@@ -15,7 +15,7 @@ import { niceCeil, valueAxis } from './chart-theme.js';
 export const PROCESS_MEMORY_CHART: ChartSpec = {
   id: 'process-memory',
   title: 'Process memory against a dynamic cache',
-  description: 'Resident memory above the prefill step, the KV cache\'s stored bytes, and the process memory a dynamic (full-precision) cache would hold at the same context (predicted), over steps.',
+  description: 'Resident memory above the prefill step (below zero where the process gave memory back), the KV cache\'s stored bytes, and the process memory a dynamic (full-precision) cache would hold at the same context (predicted), over steps.',
   minIntervalMs: 300,
   create(): ChartDrawer {
     let unit: ByteUnit | null = null;
@@ -47,20 +47,24 @@ export const PROCESS_MEMORY_CHART: ChartSpec = {
         const stride = Math.max(1, Math.floor(rows / 1000));
         const base = m.steps.get('rssBytes', 0);
         const points = Math.ceil(rows / stride);
+        // the process may give memory back after the prefill (a freed buffer, the GC): a fall is drawn
+        // below zero as it happened, never clamped to 0, and the axis reaches down to it
+        let lowest = 0;
         const process = new Float64Array(2 * points);
         const stored = new Float64Array(2 * points);
         const dynamic = new Float64Array(2 * points);
         for (let i = 0, k = 0; i < rows; i += stride, k += 2) {
           const step = m.steps.get('step', i);
           process[k] = stored[k] = dynamic[k] = step;
-          process[k + 1] = Math.max(0, m.steps.get('rssBytes', i) - base) / unit.bytes;
+          process[k + 1] = (m.steps.get('rssBytes', i) - base) / unit.bytes;
+          lowest = Math.min(lowest, process[k + 1]!);
           stored[k + 1] = m.steps.get('totalBytes', i) / unit.bytes;
           dynamic[k + 1] = dynamicAt(m.steps.get('fp16BaselineBytes', i)) / unit.bytes;
         }
         return {
           points,
           option: {
-            yAxis: valueAxis(theme, `memory (${unit.label})`, { min: 0, max: niceCeil((top * 1.05) / unit.bytes) }),
+            yAxis: valueAxis(theme, `memory (${unit.label})`, { min: lowest < 0 ? -niceCeil(-lowest * 1.05) : 0, max: niceCeil((top * 1.05) / unit.bytes) }),
             series: [{ data: process }, { data: stored }, { data: dynamic }],
           },
         };

@@ -11,6 +11,7 @@ import type { ModelSource, RunExportFormat, WorkbenchApi, WorkbenchCommand } fro
 import type { RunRecord } from '../../app/record/run-record.js';
 import { downloadText } from '../platform/download.js';
 import { fromRunError, fromThrown, type ErrorInfo } from '../store/error-info.js';
+import { MAX_COMPARED, MIN_COMPARED } from '../store/history-slice.js';
 import { modelArgument, sameSource } from '../store/model-slice.js';
 import { exportableRunId, isRunActive } from '../store/run-slice.js';
 import { promptIdsFieldProblem, promptTakesIds, toRunSettings } from '../store/settings-slice.js';
@@ -286,14 +287,13 @@ export class WorkbenchController {
 
   async compareRuns(): Promise<void> {
     const ids = this.store.getState().compare.runIds;
-    if (ids.length !== 2) {
-      this.#notifyError('Pick two runs', { code: 'invalid-input', message: 'Comparing needs exactly two runs.', fix: 'Tick two runs in the history list, then press Compare.' });
+    if (ids.length < MIN_COMPARED || ids.length > MAX_COMPARED) {
+      this.#notifyError('Pick 2 to 8 runs', { code: 'invalid-input', message: `Comparing needs ${MIN_COMPARED} to ${MAX_COMPARED} runs; ${ids.length} are ticked.`, fix: 'Tick 2 to 8 runs in the history list, then press Compare.' });
       return;
     }
     this.store.getState().compareLoading();
     try {
-      const [a, b] = await Promise.all(ids.map((id) => this.api.loadRun(id)));
-      this.store.getState().compareLoaded([a!, b!]);
+      this.store.getState().compareLoaded(await Promise.all(ids.map((id) => this.api.loadRun(id))));
     } catch (error) {
       this.store.getState().compareFailed(fromThrown(error));
     }

@@ -5,6 +5,7 @@ import { modelName } from '../../app/record/run-summary.js';
 import type { RunRecord } from '../../app/record/run-record.js';
 import type { ChartIdentity } from '../export/chart-png.js';
 import type { LiveRunState } from '../store/run-slice.js';
+import { pathWords, ranPath, type PathLabel } from './dequantize-path.js';
 
 /** `quanto 4-bit · axes 0/0 · g64 · R128 · all layers · cpu` */
 export function describeSettings(settings: RunSettings): string {
@@ -53,13 +54,25 @@ export function recordExtensions(record: RunRecord): readonly ActiveExtension[] 
  * A run's settings in one line for figures: cache, kvscope extensions (named as such), sampling,
  * prompt format and budget, reference lane.
  */
-export function describeRunLine(settings: RunSettings, extensions: readonly ActiveExtension[] = runExtensions(settings)): string {
+export function describeRunLine(settings: RunSettings, extensions: readonly ActiveExtension[] = runExtensions(settings), path: PathLabel | null = null): string {
+  const dequantized = path !== null ? ` · ${pathWords(path)}` : '';
   const padded = settings.padPromptTo !== undefined ? ` · prompt left-padded to ${settings.padPromptTo}` : '';
   const beyond = extensions.length > 0 ? ` · kvscope extensions: ${extensions.map((item) => item.label).join(', ')}` : '';
-  return `${describeSettings(settings)}${beyond} · ${describeSampling(settings)}${settings.promptFormat === 'chat' ? ' · chat turn' : ''}${padded} · ${settings.maxNewTokens} new tokens${settings.reference ? ' · reference lane' : ''}`;
+  return `${describeSettings(settings)}${beyond}${dequantized} · ${describeSampling(settings)}${settings.promptFormat === 'chat' ? ' · chat turn' : ''}${padded} · ${settings.maxNewTokens} new tokens${settings.reference ? ' · reference lane' : ''}`;
+}
+
+/**
+ * The prompt as the run encoded it: the text (or the ids fed as they are), its format, and the
+ * left padding when asked for, so a figure or a table says exactly what the model read.
+ */
+export function describePrompt(settings: RunSettings): string {
+  const text = settings.promptTokenIds !== undefined ? `token ids [${settings.promptTokenIds.join(', ')}]` : JSON.stringify(settings.prompt);
+  const format = settings.promptFormat === 'chat' ? ' as a chat turn' : '';
+  const padded = settings.padPromptTo !== undefined ? `, left-padded to ${settings.padPromptTo} tokens` : ', no padding';
+  return `${text}${format}${padded}`;
 }
 
 /** What a saved run's exported charts say they show. */
 export function recordIdentity(record: RunRecord): ChartIdentity {
-  return { runId: record.id, model: `${modelName(record)} (${record.model.onnxFile})`, settings: describeRunLine(record.settings, recordExtensions(record)) };
+  return { runId: record.id, model: `${modelName(record)} (${record.model.onnxFile})`, settings: describeRunLine(record.settings, recordExtensions(record), ranPath(record)) };
 }

@@ -16,9 +16,10 @@ export interface SavedRunState {
 
 export interface CompareState {
   readonly status: LoadStatus;
-  /** the runs ticked for comparison, in the order ticked (two at most) */
+  /** the runs ticked for comparison, in the order ticked (MAX_COMPARED at most) */
   readonly runIds: readonly string[];
-  readonly records: readonly [RunRecord, RunRecord] | null;
+  /** the compared records, in the order ticked (run A, B, C, …) */
+  readonly records: readonly RunRecord[] | null;
   readonly error: ErrorInfo | null;
 }
 
@@ -40,13 +41,17 @@ export interface HistorySlice {
   savedRunLoading(runId: string): void;
   savedRunLoaded(record: RunRecord): void;
   savedRunFailed(runId: string, error: ErrorInfo): void;
-  /** ticks or unticks a run for comparison; a third tick replaces the oldest */
+  /** ticks or unticks a run for comparison; past MAX_COMPARED a tick does nothing (the boxes are disabled) */
   toggleCompare(runId: string): void;
   compareLoading(): void;
-  compareLoaded(records: readonly [RunRecord, RunRecord]): void;
+  compareLoaded(records: readonly RunRecord[]): void;
   compareFailed(error: ErrorInfo): void;
   runDeleted(runId: string): void;
 }
+
+/** Compare takes 2 to 8 runs: more lines than eight no longer read apart on one chart. */
+export const MIN_COMPARED = 2;
+export const MAX_COMPARED = 8;
 
 export const INITIAL_SAVED_RUN: SavedRunState = { status: 'idle', runId: null, record: null, error: null };
 export const INITIAL_COMPARE: CompareState = { status: 'idle', runIds: [], records: null, error: null };
@@ -73,8 +78,10 @@ export const createHistorySlice: StateCreator<WorkbenchState, [], [], HistorySli
   savedRunFailed: (runId, error) => set((state) => (state.savedRun.runId === runId ? { savedRun: { status: 'error', runId, record: null, error } } : {})),
   toggleCompare: (runId) => set((state) => {
     const ids = state.compare.runIds;
-    const runIds = ids.includes(runId) ? ids.filter((id) => id !== runId) : [...ids, runId].slice(-2);
-    return { compare: { ...state.compare, runIds } };
+    if (ids.includes(runId)) return { compare: { ...state.compare, runIds: ids.filter((id) => id !== runId) } };
+    // never untick a run the user ticked: a tick past the limit is refused, not traded for the oldest
+    if (ids.length >= MAX_COMPARED) return {};
+    return { compare: { ...state.compare, runIds: [...ids, runId] } };
   }),
   compareLoading: () => set((state) => ({ compare: { ...state.compare, status: 'loading', error: null }, view: 'compare' })),
   compareLoaded: (records) => set((state) => ({ compare: { ...state.compare, status: 'ready', records, error: null } })),

@@ -1,6 +1,6 @@
 import type { StateCreator } from 'zustand/vanilla';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import { DEFAULT_DEQUANTIZE_PATH, type CacheMode, type DequantizePath, type ExecutionProviderName, type PromptFormat, type RunSettings, type SamplingSettings } from '../../app/engine/types.js';
+import { type CacheMode, type DequantizePath, type ExecutionProviderName, type PromptFormat, type RunSettings, type SamplingSettings } from '../../app/engine/types.js';
 import { parsePromptIds, promptIdsProblem, type PromptIdsProblem } from '../../app/engine/prompt-token-ids.js';
 import type { RunFix } from '../../app/preflight/check-run.js';
 import type { ModelSummary } from '../../app/protocol/workbench-api.js';
@@ -27,8 +27,15 @@ export interface RunForm {
   readonly sampling: SamplingSettings;
   readonly reference: boolean;
   /** quantized runs: where the cache is dequantized (DequantizePathField) */
-  readonly dequantize: DequantizePath;
+  readonly dequantize: DequantizeChoice;
 }
+
+/**
+ * Where the cache is dequantized, as the run panel offers it: `default` is no choice (`kvscope run`
+ * without --dequantize: in the graph where the settings allow, else on the host, saying why); an
+ * explicit `graph` is refused before Run when the graph cannot honour it, as the CLI refuses it.
+ */
+export type DequantizeChoice = 'default' | DequantizePath;
 
 /** The memory what-if's inputs. */
 export interface WhatIfForm {
@@ -48,7 +55,7 @@ export const DEFAULT_RUN_FORM: RunForm = {
   maxNewTokens: 128,
   sampling: { greedy: true, temperature: 0.8, topK: 40, topP: 0.95, seed: 42 },
   reference: true,
-  dequantize: DEFAULT_DEQUANTIZE_PATH,
+  dequantize: 'default',
 };
 
 export const DEFAULT_WHAT_IF: WhatIfForm = { contextLength: 4096, promptTokens: 32 };
@@ -59,7 +66,11 @@ export interface SettingsSlice {
   /** whether the what-if's lengths were typed (else they follow the open model) */
   readonly whatIfEdited: boolean;
   updateForm(patch: Partial<Omit<RunForm, 'quantization' | 'sampling'>>): void;
+  /** the model open when the cache settings were last changed (null: transformers' defaults, untouched) */
+  readonly quantizationEditedWith: string | null;
   updateQuantization(patch: Partial<QuantizedCacheSettings>): void;
+  /** transformers' QuantizedCache defaults again (backend, bits, axes, group, residual, no extensions), and the default dequantize path */
+  resetToTransformersDefaults(): void;
   updateSampling(patch: Partial<SamplingSettings>): void;
   updateWhatIf(patch: Partial<WhatIfForm>): void;
   /**
@@ -87,7 +98,15 @@ export const createSettingsSlice: StateCreator<WorkbenchState, [], [], SettingsS
   whatIf: DEFAULT_WHAT_IF,
   whatIfEdited: false,
   updateForm: (patch) => set((state) => ({ form: { ...state.form, ...patch } })),
-  updateQuantization: (patch) => set((state) => ({ form: { ...state.form, quantization: { ...state.form.quantization, ...patch } } })),
+  quantizationEditedWith: null,
+  updateQuantization: (patch) => set((state) => ({
+    form: { ...state.form, quantization: { ...state.form.quantization, ...patch } },
+    quantizationEditedWith: state.model.summary?.displayName ?? state.quantizationEditedWith,
+  })),
+  resetToTransformersDefaults: () => set((state) => ({
+    form: { ...state.form, cacheMode: 'quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS, dequantize: 'default' },
+    quantizationEditedWith: null,
+  })),
   updateSampling: (patch) => set((state) => ({ form: { ...state.form, sampling: { ...state.form.sampling, ...patch } } })),
   updateWhatIf: (patch) => set((state) => ({ whatIf: { ...state.whatIf, ...patch }, whatIfEdited: true })),
   fitWhatIfToModel: (maxPositions) => set((state) => {
@@ -151,7 +170,7 @@ export function toRunSettings(form: RunForm, model: string, onnxFile: string | n
     reference: form.reference,
     // The default is sent as no choice, as `kvscope run` without --dequantize: where the graph cannot
     // express the settings the run goes host and its notes say why (an explicit graph is refused).
-    ...(form.cacheMode === 'quantized' && form.dequantize !== DEFAULT_DEQUANTIZE_PATH ? { dequantize: form.dequantize } : {}),
+    ...(form.cacheMode === 'quantized' && form.dequantize !== 'default' ? { dequantize: form.dequantize } : {}),
   };
 }
 

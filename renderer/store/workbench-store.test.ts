@@ -1,3 +1,4 @@
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GenerationResult } from '../../app/engine/generation-result.js';
 import type { ModelSummary, RunSummary } from '../../app/protocol/workbench-api.js';
@@ -83,7 +84,9 @@ describe('workbench store', () => {
       });
       // where the cache is dequantized: the default (graph) as no choice, so that settings the graph
       // cannot express run host, as the CLI's default; host asked for; a quantized run's setting only
-      expect(form.dequantize).toBe('graph');
+      expect(form.dequantize).toBe('default');
+      expect(toRunSettings(form, '/m', null)).not.toHaveProperty('dequantize');
+      expect(toRunSettings({ ...form, dequantize: 'graph' }, '/m', null)).toMatchObject({ dequantize: 'graph' });
       expect(toRunSettings({ ...form, dequantize: 'host' }, '/m', null)).toMatchObject({ dequantize: 'host' });
       expect(toRunSettings({ ...form, dequantize: 'host', cacheMode: 'dynamic' }, '/m', null)).not.toHaveProperty('dequantize');
       expect(toRunSettings(form, '/m', null)).not.toHaveProperty('onnxFile');
@@ -131,15 +134,29 @@ describe('workbench store', () => {
     });
   });
 
+  describe('transformers\' defaults', () => {
+    it('puts the cache settings back to transformers\' QuantizedCache defaults and the default dequantize path', () => {
+      store.getState().updateQuantization({ nbits: 2, groupSize: 32, residualLength: 16, extensions: { sinkTokens: 4 } });
+      store.getState().updateForm({ dequantize: 'host', cacheMode: 'dynamic' });
+      store.getState().resetToTransformersDefaults();
+      expect(store.getState().form.quantization).toEqual(DEFAULT_QUANTIZED_CACHE_SETTINGS);
+      expect(store.getState().form).toMatchObject({ dequantize: 'default', cacheMode: 'quantized' });
+      expect(store.getState().quantizationEditedWith).toBeNull();
+    });
+  });
+
   describe('history slice', () => {
-    it('ticks at most two runs for comparison, the newest two', () => {
+    it('ticks up to eight runs for comparison in the order ticked, and never unticks one to make room', () => {
       const { toggleCompare } = store.getState();
-      toggleCompare('a');
+      for (const id of ['a', 'b', 'c']) toggleCompare(id);
+      expect(store.getState().compare.runIds).toEqual(['a', 'b', 'c']);
       toggleCompare('b');
-      toggleCompare('c');
-      expect(store.getState().compare.runIds).toEqual(['b', 'c']);
-      toggleCompare('b');
-      expect(store.getState().compare.runIds).toEqual(['c']);
+      expect(store.getState().compare.runIds).toEqual(['a', 'c']);
+      for (const id of ['d', 'e', 'f', 'g', 'h', 'i', 'j']) toggleCompare(id);
+      expect(store.getState().compare.runIds).toEqual(['a', 'c', 'd', 'e', 'f', 'g', 'h', 'i']);
+      toggleCompare('k');
+      expect(store.getState().compare.runIds).toHaveLength(8);
+      expect(store.getState().compare.runIds).not.toContain('k');
     });
 
     it('forgets a deleted run everywhere it was shown', () => {

@@ -20,6 +20,9 @@ export function recordingChart(): RecordingChart {
       chart.disposed = true;
     },
     getDataURL: (() => 'data:image/png;base64,') as ChartInstance['getDataURL'],
+    getOption: (() => chart.options.at(-1) ?? {}) as unknown as ChartInstance['getOption'],
+    getWidth: () => 600,
+    getHeight: () => 300,
   };
   createdCharts.push(chart);
   return chart;

@@ -1,3 +1,4 @@
+import { inGraphSettingsReason } from '../../app/engine/in-graph-run.js';
 import { shouldFlush } from '../../app/cache/flush-schedule.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
 import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
@@ -5,8 +6,8 @@ import { slidingWindowMemory, slidingWindows } from '../../app/cache/sliding-win
 import type { ModelConfig } from '../../app/config/model-config.js';
 import type { GenerationResult, LayerQuantizeError } from '../../app/engine/generation-result.js';
 import { createPrng, type Prng } from '../../app/engine/prng.js';
-import type { FlushMetrics, ReferenceStepMetrics, RunSettings, StepMetrics, StopReason } from '../../app/engine/types.js';
-import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
+import type { DequantizePath, FlushMetrics, ReferenceStepMetrics, RunSettings, StepMetrics, StopReason } from '../../app/engine/types.js';
+import { modelInfo, type ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import type { ErrorStats } from '../../app/quant/error-stats.js';
 import type { QuantizedTensor } from '../../app/quant/types.js';
 import type { KvDtype } from '../../app/tensor/kv-tensor.js';
@@ -149,8 +150,32 @@ export class FakeRunSimulation {
         decodeTokensPerSecond: this.#decodeMs === 0 ? 0 : (decodeTokens / this.#decodeMs) * 1000,
         totalMs: this.#prefillMs + this.#decodeMs,
       },
-      diagnostics,
+      diagnostics: [...diagnostics, ...this.#pathNote()],
+      ...(this.#path() !== undefined ? { dequantize: this.#path()! } : {}),
     };
+  }
+
+  /**
+   * The path the real engine would take, by its own rule (inGraphSettingsReason): an explicit choice
+   * as chosen, the default in the graph unless the settings need the host. Layout questions do not
+   * arise on the fake models.
+   */
+  #path(): DequantizePath | undefined {
+    if (this.settings.cacheMode !== 'quantized') return undefined;
+    return this.settings.dequantize ?? (this.#graphReason() === null ? 'graph' : 'host');
+  }
+
+  #graphReason(): string | null {
+    const quantized = this.plans.flatMap((plan, layer) => (plan === 'quantized' ? [layer] : []));
+    return inGraphSettingsReason(this.settings.quantization, quantized, this.plans.length);
+  }
+
+  /** the engine's note when the default went to the host (app/node/run-generation.ts openForPath) */
+  #pathNote(): ModelDiagnostic[] {
+    if (this.settings.cacheMode !== 'quantized' || this.settings.dequantize !== undefined) return [];
+    const reason = this.#graphReason();
+    const message = reason === null ? 'Dequantized inside the graph, one layer at a time.' : `Dequantized on the host (JavaScript), not in the graph: ${reason}.`;
+    return [modelInfo('dequantize-path', message)];
   }
 
   /** transformers' QuantizedLayer bookkeeping (spec §1.3), shared by every quantized layer. */

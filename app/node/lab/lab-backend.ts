@@ -11,6 +11,7 @@ import { expandSweep } from '../../lab/sweep-points.js';
 import { sweepResultsCsv, type SweepResults } from '../../lab/sweep-results.js';
 import { SweepRun } from '../../lab/sweep-run.js';
 import { checkSweepSpec, type SweepSpec } from '../../lab/sweep-spec.js';
+import { sweepBest } from '../../lab/sweep-best.js';
 import { EVAL_OPTION_SPECS } from '../../cli/option-specs.js';
 import { ApiError } from '../../protocol/api-error.js';
 import { stringifyJson } from '../../protocol/json-numbers.js';
@@ -204,7 +205,6 @@ export class LabBackend {
   #summary(id: string, dir: string, manifest: SweepManifest, results: SweepResults): LabSweepSummary {
     const meta = this.#meta(dir, id, manifest.spec);
     const values = <T>(read: (row: SweepResults['rows'][number]) => T | null): T[] => [...new Set(results.rows.map(read).filter((v): v is T => v !== null))].sort();
-    const measured = results.rows.filter((row) => row.result !== null);
     return {
       id,
       name: meta.name,
@@ -219,8 +219,7 @@ export class LabBackend {
       groupSizes: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : row.settings.groupSize)).sort((a, b) => a - b),
       axes: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : `${row.settings.axisKey}/${row.settings.axisValue}`)),
       residualLengths: values((row) => (row.settings === null || row.settings.cacheMode === 'dynamic' ? null : row.settings.residualLength)).sort((a, b) => a - b),
-      bestKld: measured.length === 0 ? null : Math.min(...measured.map((row) => row.result!.kldMean)),
-      bestTop1: measured.length === 0 ? null : Math.max(...measured.map((row) => row.result!.top1Agreement)),
+      ...sweepBest(results.rows),
     };
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { availableExecutionProviders, ensureExecutionProvider, ortVersion } from './execution-providers.js';
+import { availableExecutionProviders, ensureExecutionProvider, executionProviderStatuses, ortVersion } from './execution-providers.js';
 import { readableOrtMessage } from './ort-message.js';
 
 describe('execution providers', () => {
@@ -18,6 +18,18 @@ describe('execution providers', () => {
       message: expect.stringMatching(/^The CUDA execution provider is not installed in onnxruntime-node 1\.30\.0 \(linux\/x64\)\. Available here: cpu/),
       fix: expect.stringContaining('ONNXRUNTIME_NODE_INSTALL=cuda12 node node_modules/onnxruntime-node/script/install.js'),
     }));
+  });
+
+  it('lists as available in a refusal only the providers whose session really opened (no WebGPU without an adapter)', async () => {
+    const statuses = await executionProviderStatuses(async (name) => (name === 'webgpu' ? { ok: false, message: 'Failed to get a WebGPU adapter' } : { ok: true }));
+    const webgpu = statuses.find((status) => status.name === 'webgpu')!;
+    if (availableExecutionProviders().includes('webgpu')) expect(webgpu.available).toBe(false);
+    for (const refused of statuses.filter((status) => !status.available && /Available here:/.test(status.reason ?? ''))) {
+      const listed = /Available here: ([^.]*)\./.exec(refused.reason!)![1]!.split(', ');
+      expect(listed, refused.name).toContain('cpu');
+      expect(listed, refused.name).not.toContain('webgpu');
+    }
+    expect(statuses.some((status) => /Available here:/.test(status.reason ?? ''))).toBe(true);
   });
 
   it.runIf(process.platform !== 'win32')('refuses DirectML outside Windows', () => {

@@ -34,8 +34,12 @@ export function ortVersion(): string {
   return ort.env.versions.node ?? ort.env.versions.common;
 }
 
-/** Throws ExecutionProviderRefusedError, saying how to get the provider, when it is not available. */
-export function ensureExecutionProvider(name: ExecutionProviderName): void {
+/**
+ * Throws ExecutionProviderRefusedError, saying how to get the provider, when it is not available.
+ * `workingHere` is what the message lists as available: by default the providers this build has;
+ * the status list passes those that really opened a session (a WebGPU without an adapter is not one).
+ */
+export function ensureExecutionProvider(name: ExecutionProviderName, workingHere?: readonly ExecutionProviderName[]): void {
   if (!EXECUTION_PROVIDERS.includes(name)) {
     throw new ExecutionProviderRefusedError(`unknown execution provider "${String(name)}".`, `Choose one of ${EXECUTION_PROVIDERS.join(', ')}.`);
   }
@@ -43,7 +47,7 @@ export function ensureExecutionProvider(name: ExecutionProviderName): void {
   if (available.includes(name)) return;
   const here = `${process.platform}/${process.arch}`;
   const version = ortVersion();
-  const fallback = `Available here: ${available.join(', ')}.`;
+  const fallback = `Available here: ${(workingHere ?? available).join(', ')}.`;
   switch (name) {
     case 'cuda':
       throw new ExecutionProviderRefusedError(
@@ -109,19 +113,34 @@ export function executionProviderStatuses(probe: (name: ExecutionProviderName) =
   return statuses;
 }
 
+/**
+ * Every provider's status: the build's own check, then a real session for the probed ones. The
+ * refusals' "Available here:" lists only the providers that passed both, so a WebGPU whose adapter
+ * is missing is not offered as an alternative to CUDA in the same list that calls it unavailable.
+ */
 async function computeStatuses(probe: (name: ExecutionProviderName) => Promise<ProbeOutcome>): Promise<ExecutionProviderStatus[]> {
-  return Promise.all(EXECUTION_PROVIDERS.map(async (name): Promise<ExecutionProviderStatus> => {
+  const built = availableExecutionProviders();
+  const probed = new Map(await Promise.all(built.map(async (name) => [name, await buildStatus(name, probe)] as const)));
+  const working = built.filter((name) => probed.get(name)!.available);
+  return EXECUTION_PROVIDERS.map((name): ExecutionProviderStatus => {
+    const status = probed.get(name);
+    if (status !== undefined) return status;
     try {
-      ensureExecutionProvider(name);
+      ensureExecutionProvider(name, working);
+      return { name, available: true };
     } catch (error) {
       const fix = (error as { fix?: unknown }).fix;
       return { name, available: false, reason: (error as Error).message, ...(typeof fix === 'string' ? { fix } : {}) };
     }
-    if (!PROBED.includes(name)) return { name, available: true };
-    const outcome = await probe(name);
-    if (outcome.ok) return { name, available: true };
-    return name === 'webgpu'
-      ? { name, available: false, reason: noWebgpuAdapterReason(ortVersion(), outcome.message), fix: webgpuAdapterFix() }
-      : { name, available: false, reason: `The CUDA provider library is installed, but a CUDA session could not be created: ${outcome.message}`, fix: 'Install the CUDA 12 runtime and cuDNN 9 that onnxruntime-node expects (LD_LIBRARY_PATH must find them), or run on cpu.' };
-  }));
+  });
+}
+
+/** A provider this build has: available unless its probe session fails. */
+async function buildStatus(name: ExecutionProviderName, probe: (name: ExecutionProviderName) => Promise<ProbeOutcome>): Promise<ExecutionProviderStatus> {
+  if (!PROBED.includes(name)) return { name, available: true };
+  const outcome = await probe(name);
+  if (outcome.ok) return { name, available: true };
+  return name === 'webgpu'
+    ? { name, available: false, reason: noWebgpuAdapterReason(ortVersion(), outcome.message), fix: webgpuAdapterFix() }
+    : { name, available: false, reason: `The CUDA provider library is installed, but a CUDA session could not be created: ${outcome.message}`, fix: 'Install the CUDA 12 runtime and cuDNN 9 that onnxruntime-node expects (LD_LIBRARY_PATH must find them), or run on cpu.' };
 }

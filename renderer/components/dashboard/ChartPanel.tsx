@@ -4,15 +4,17 @@ import type { ChartInstance } from '../../charts/echarts-core.js';
 import type { ChartScale } from '../../charts/heat-scale.js';
 import { loadEcharts } from '../../charts/load-echarts.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { chartPng, type ChartIdentity } from '../../export/chart-png.js';
-import { downloadUrl } from '../../platform/download.js';
-import { useChartTheme, useServices, useWorkbench } from '../../services.js';
+import type { ChartIdentity } from '../../export/chart-png.js';
+import { useChartTheme, useServices } from '../../services.js';
+import { FigureExports } from '../common/FigureExports.js';
 
 interface ChartPanelProps {
   readonly spec: ChartSpec;
   readonly buffers: RunBuffers;
   /** a compared run: overlays draw it, heatmaps share their colour range with it */
   readonly other?: RunBuffers;
+  /** the runs compared after `buffers` (B, C, …): comparison overlays draw each */
+  readonly compared?: readonly RunBuffers[];
   /** shown over the chart instead of data (e.g. the reference lane was off) */
   readonly emptyMessage?: string | null;
   /** what the exported PNG says it shows (its file name starts with the run id) */
@@ -26,10 +28,9 @@ interface ChartPanelProps {
  * pulls data on animation frames through the shared FrameLoop whenever the buffers' version moved,
  * at most every `spec.minIntervalMs` (STYLE.md §11). A metrics batch causes no React render.
  */
-export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity, wide = false, tall = false }: ChartPanelProps): ReactNode {
-  const { frames, store } = useServices();
+export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null, identity, wide = false, tall = false }: ChartPanelProps): ReactNode {
+  const { frames } = useServices();
   const theme = useChartTheme();
-  const version = useWorkbench((s) => s.environment?.kvscopeVersion ?? null);
   const scales = spec.scales ?? ['linear'];
   const [scale, setScale] = useState<ChartScale>(scales[0]!);
   const host = useRef<HTMLDivElement>(null);
@@ -51,7 +52,7 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity
      */
     const bindChart = (target: HTMLDivElement, initChart: (element: HTMLElement) => ChartInstance): (() => void) => {
       const drawer = spec.create();
-      const context = other === undefined ? { buffers, theme, scale } : { buffers, theme, other, scale };
+      const context = { buffers, theme, scale, ...(other !== undefined ? { other } : {}), ...(compared !== undefined ? { compared } : {}) };
       let instance: ChartInstance | null = null;
       let drawnVersion = -1;
       let lastDrawMs = -Infinity;
@@ -103,21 +104,7 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity
       disposed = true;
       cleanup();
     };
-  }, [spec, buffers, other, theme, frames, scale]);
-
-  const exportPng = async (): Promise<void> => {
-    const instance = chart.current;
-    if (instance === null) return;
-    try {
-      const url = instance.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: theme.background });
-      const png = await chartPng(url, spec.title, identity, theme, `kvscope${version === null ? '' : ` ${version}`}`);
-      const blob = URL.createObjectURL(new Blob([png as BlobPart], { type: 'image/png' }));
-      downloadUrl(`${identity.runId}-${spec.id}.png`, blob);
-      setTimeout(() => URL.revokeObjectURL(blob), 10_000);
-    } catch (error) {
-      store.getState().pushNotice({ tone: 'error', title: 'The chart could not be exported', error: { code: 'internal', message: (error as Error).message } });
-    }
-  };
+  }, [spec, buffers, other, compared, theme, frames, scale]);
 
   return (
     <figure className={`chart-panel${wide ? ' wide' : ''}${tall ? ' tall' : ''}`} aria-labelledby={titleId} data-testid={`chart-panel-${spec.id}`}>
@@ -134,9 +121,7 @@ export function ChartPanel({ spec, buffers, other, emptyMessage = null, identity
               ))}
             </span>
           )}
-          <button type="button" className="icon-button" onClick={() => void exportPng()} disabled={emptyMessage !== null} title={`Save “${spec.title}” as PNG, titled with the run, model and settings`} aria-label={`Save ${spec.title} as PNG`} data-testid={`export-png-${spec.id}`}>
-            PNG
-          </button>
+          <FigureExports chart={() => chart.current} title={spec.title} identity={identity} fileStem={`${identity.runId}-${spec.id}`} disabled={emptyMessage !== null} testId={spec.id} />
         </span>
       </figcaption>
       <p className="chart-description">{spec.description}</p>

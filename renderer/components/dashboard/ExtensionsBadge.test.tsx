@@ -41,7 +41,7 @@ describe('the kvscope extensions a run used are named wherever the run is shown'
     const csv = (await view.api.exportRun(runId, 'csv')).content.split('\r\n');
     const column = RUN_CSV_COLUMNS.indexOf('kvscope_extensions');
     expect(csv[0]!.split(',')[column]).toBe('kvscope_extensions');
-    expect(csv[1]!.endsWith(`,"${K4V2_SINKS_4}"`)).toBe(true);
+    expect(csv[1]!.endsWith(`,"${K4V2_SINKS_4}",host`)).toBe(true);
 
     const plain = view.api.savedRecords.find((record) => record.id !== runId)!;
     await act(async () => view.controller.openSavedRun(plain.id));

@@ -1,84 +1,109 @@
-import { useState, type ReactNode } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import type { RunSummary } from '../../../app/protocol/workbench-api.js';
-import { compareToBaseline, formatBytes, formatTokensPerSecond } from '../../format/units.js';
+import { compareToBaseline, formatBytes } from '../../format/units.js';
+import { useServices, useWorkbench } from '../../services.js';
+import { MAX_COMPARED, MIN_COMPARED } from '../../store/history-slice.js';
+import { ErrorDetails } from '../common/ErrorDetails.js';
+import { DamagedRecords } from './DamagedRecords.js';
+import { DEFAULT_HISTORY_SORT, filterRuns, HISTORY_COLUMNS, sortRuns, type HistorySort } from './history-columns.js';
 
 /** The dtype of the dynamic cache a run's cache replaces (fp16 for a summary from before that was recorded). */
 function dtypeName(run: RunSummary): string {
   return run.dtypeBaselineBytes === undefined || run.kvDtype === 'float16' ? 'fp16' : 'fp32';
 }
-import { useServices, useWorkbench } from '../../services.js';
-import { ErrorDetails } from '../common/ErrorDetails.js';
-import { DamagedRecords } from './DamagedRecords.js';
 
-/** Every saved run, newest first: open, tick two to compare, export, delete. */
+/**
+ * Every saved run as a table of settings and figures (history-columns.ts): sort by a header, filter
+ * by words, tick 2 to 8 runs to compare. The actions column stays pinned at the right edge, so Open,
+ * exports and Delete show at 1280 px whatever the table's width.
+ */
 export function HistoryView(): ReactNode {
   const { controller } = useServices();
   const { history, ticked } = useWorkbench((s) => ({ history: s.history, ticked: s.compare.runIds }));
+  const [sort, setSort] = useState<HistorySort>(DEFAULT_HISTORY_SORT);
+  const [query, setQuery] = useState('');
+  const shown = useMemo(() => sortRuns(filterRuns(history.runs, query), sort), [history.runs, query, sort]);
+  const full = ticked.length >= MAX_COMPARED;
+  const sortBy = (column: string): void => setSort((current) => ({ column, descending: current.column === column ? !current.descending : false }));
   return (
     <div className="history-view" data-testid="history-view">
       <header className="view-header">
-        <h2>Run history <span className="muted">({history.runs.length})</span></h2>
+        <h2>Run history <span className="muted">({shown.length === history.runs.length ? history.runs.length : `${shown.length} of ${history.runs.length}`})</span></h2>
         <div className="button-row">
-          <button type="button" className="primary" disabled={ticked.length !== 2} onClick={() => void controller.compareRuns()} data-testid="compare-button">
-            Compare {ticked.length}/2
+          <input type="search" className="history-filter" value={query} onChange={(event) => setQuery(event.target.value)} placeholder="Filter: hqq graph 4-bit…" aria-label="Filter runs by words in any column" data-testid="history-filter" />
+          <button type="button" className="primary" disabled={ticked.length < MIN_COMPARED} onClick={() => void controller.compareRuns()}
+            title={`Tick ${MIN_COMPARED} to ${MAX_COMPARED} runs`} data-testid="compare-button">
+            Compare {ticked.length} {ticked.length === 1 ? 'run' : 'runs'}
           </button>
           <button type="button" onClick={() => void controller.refreshHistory()} data-testid="history-refresh">Refresh</button>
         </div>
       </header>
+      {full && <p className="muted" role="status" data-testid="history-compare-full">{MAX_COMPARED} runs ticked, the most Compare draws apart; untick one to tick another.</p>}
       {history.error !== null && <div className="callout callout-error" role="alert"><ErrorDetails error={history.error} testId="history-error" /></div>}
       {history.runs.length === 0 ? (
         <p className="muted" data-testid="history-empty">{history.status === 'loading' ? 'Loading…' : 'No saved runs yet. Every finished or cancelled run is saved here.'}</p>
       ) : (
-        <table className="history-table" data-testid="history-table">
-          <thead>
-            <tr>
-              <th scope="col"><span className="visually-hidden">Compare</span></th>
-              <th scope="col">Finished</th><th scope="col">Model</th><th scope="col">Cache</th><th scope="col">EP</th>
-              <th scope="col" className="num">Tokens</th><th scope="col" className="num">Decode</th><th scope="col" className="num">KV stored</th><th scope="col">Stop</th>
-              <th scope="col"><span className="visually-hidden">Actions</span></th>
-            </tr>
-          </thead>
-          <tbody>
-            {history.runs.map((run) => <HistoryRow key={run.id} run={run} ticked={ticked.includes(run.id)} />)}
-          </tbody>
-        </table>
+        <div className="history-scroll">
+          <table className="history-table" data-testid="history-table">
+            <thead>
+              <tr>
+                <th scope="col"><span className="visually-hidden">Compare</span></th>
+                {HISTORY_COLUMNS.map((column) => (
+                  <th key={column.id} scope="col" className={column.numeric ? 'num' : undefined} title={column.title}
+                    aria-sort={sort.column === column.id ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
+                    <button type="button" className="sort-header" onClick={() => sortBy(column.id)} data-testid={`history-sort-${column.id}`}>
+                      {column.label}{sort.column === column.id ? (sort.descending ? ' ▼' : ' ▲') : ''}
+                    </button>
+                  </th>
+                ))}
+                <th scope="col" className="actions-cell"><span className="visually-hidden">Actions</span></th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((run) => <HistoryRow key={run.id} run={run} ticked={ticked.includes(run.id)} canTick={!full} />)}
+            </tbody>
+          </table>
+          {shown.length === 0 && <p className="muted" data-testid="history-filter-empty">No run matches “{query}”.</p>}
+        </div>
       )}
       <DamagedRecords files={history.damaged} />
     </div>
   );
 }
 
-function HistoryRow({ run, ticked }: { run: RunSummary; ticked: boolean }): ReactNode {
+function HistoryRow({ run, ticked, canTick }: { run: RunSummary; ticked: boolean; canTick: boolean }): ReactNode {
   const { controller, store } = useServices();
   const [confirming, setConfirming] = useState(false);
-  const cache = run.cacheMode === 'dynamic' ? 'dynamic' : `${run.backend ?? '?'} ${run.nbits ?? '?'}-bit`;
   return (
     <tr data-testid="history-row" data-run-id={run.id} className={ticked ? 'ticked' : undefined}>
       <td>
-        <input type="checkbox" checked={ticked} onChange={() => store.getState().toggleCompare(run.id)} aria-label={`Compare run ${run.id}`} data-testid="history-compare-toggle" />
+        <input type="checkbox" checked={ticked} disabled={!ticked && !canTick} onChange={() => store.getState().toggleCompare(run.id)} aria-label={`Compare run ${run.id}`} data-testid="history-compare-toggle" />
       </td>
-      <td><time dateTime={run.createdAt} title={run.id}>{new Date(run.createdAt).toLocaleString()}</time></td>
-      <td>{run.modelName}</td>
-      <td>{cache}</td>
-      <td>{run.executionProvider}</td>
-      <td className="num">{run.tokens}</td>
-      <td className="num">{formatTokensPerSecond(run.decodeTokensPerSecond)}</td>
-      <td className="num" title={`the ${dtypeName(run)} dynamic cache of the same tokens: ${formatBytes(run.dtypeBaselineBytes ?? run.fp16BaselineBytes)}; fp16: ${formatBytes(run.fp16BaselineBytes)}`}>
-        {formatBytes(run.totalKvBytes)} <span className="muted">({compareToBaseline(run.dtypeBaselineBytes ?? run.fp16BaselineBytes, run.totalKvBytes, dtypeName(run))})</span>
-      </td>
-      <td>{run.stopReason}</td>
-      <td className="actions">
-        <button type="button" onClick={() => void controller.openSavedRun(run.id)} data-testid="history-open">Open</button>
-        <button type="button" onClick={() => void controller.exportRun(run.id, 'json')} data-testid="history-export-json">JSON</button>
-        <button type="button" onClick={() => void controller.exportRun(run.id, 'csv')} data-testid="history-export-csv">CSV</button>
-        {confirming ? (
-          <>
-            <button type="button" className="danger" onClick={() => void controller.deleteRun(run.id)} data-testid="history-delete-confirm">Delete</button>
-            <button type="button" onClick={() => setConfirming(false)}>Keep</button>
-          </>
-        ) : (
-          <button type="button" onClick={() => setConfirming(true)} aria-label={`Delete run ${run.id}`} data-testid="history-delete">Delete…</button>
-        )}
+      {HISTORY_COLUMNS.map((column) => {
+        if (column.id === 'kv') {
+          return (
+            <td key={column.id} className="num" title={`the ${dtypeName(run)} dynamic cache of the same tokens: ${formatBytes(run.dtypeBaselineBytes ?? run.fp16BaselineBytes)}; fp16: ${formatBytes(run.fp16BaselineBytes)}`}>
+              {column.text(run)} <span className="muted">({compareToBaseline(run.dtypeBaselineBytes ?? run.fp16BaselineBytes, run.totalKvBytes, dtypeName(run))})</span>
+            </td>
+          );
+        }
+        if (column.id === 'finished') return <td key={column.id}><time dateTime={run.createdAt} title={run.id}>{column.text(run)}</time></td>;
+        return <td key={column.id} className={column.numeric ? 'num' : undefined} data-testid={`history-${column.id}`}>{column.text(run)}</td>;
+      })}
+      <td className="actions-cell">
+        <div className="actions">
+          <button type="button" onClick={() => void controller.openSavedRun(run.id)} data-testid="history-open">Open</button>
+          <button type="button" onClick={() => void controller.exportRun(run.id, 'json')} data-testid="history-export-json">JSON</button>
+          <button type="button" onClick={() => void controller.exportRun(run.id, 'csv')} data-testid="history-export-csv">CSV</button>
+          {confirming ? (
+            <>
+              <button type="button" className="danger" onClick={() => void controller.deleteRun(run.id)} data-testid="history-delete-confirm">Delete</button>
+              <button type="button" onClick={() => setConfirming(false)}>Keep</button>
+            </>
+          ) : (
+            <button type="button" onClick={() => setConfirming(true)} aria-label={`Delete run ${run.id}`} data-testid="history-delete">Delete…</button>
+          )}
+        </div>
       </td>
     </tr>
   );

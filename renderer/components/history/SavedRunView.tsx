@@ -1,11 +1,13 @@
 import type { ReactNode } from 'react';
 import type { RunRecord } from '../../../app/record/run-record.js';
-import { describeSampling, describeSettings, recordExtensions, recordIdentity, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describePrompt, describeSampling, describeSettings, recordExtensions, recordIdentity, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
 import { TextPanel } from '../dashboard/TextPanel.js';
+import { PathBadge } from '../dashboard/PathBadge.js';
+import { ranPath } from '../../format/dequantize-path.js';
 
 /** A saved run, drawn from its record with the same charts as a live run. */
 export function SavedRunView(): ReactNode {
@@ -29,7 +31,9 @@ function SavedRun({ record }: { record: RunRecord }): ReactNode {
           <p className="muted">
             {record.model.folder} · {record.model.onnxFile} · {describeSettings(record.settings)} · {describeSampling(record.settings)} · {STOP_REASON_LABEL[record.stopReason]} · {new Date(record.createdAt).toLocaleString()} · kvscope {record.kvscopeVersion}, onnxruntime {record.ortVersion}
           </p>
+          <p className="muted run-prompt" data-testid="saved-prompt">Prompt: {describePrompt(record.settings)} ({record.promptTokenIds.length} tokens as encoded)</p>
           <ExtensionsBadge extensions={recordExtensions(record)} testId="saved-extensions" />
+          <PathBadge label={ranPath(record)} testId="saved-path" />
         </div>
         <div className="button-row">
           <button type="button" onClick={() => void controller.exportRun(record.id, 'json')} data-testid="saved-export-json">Export JSON</button>

@@ -37,14 +37,19 @@ export function LabView(): ReactNode {
           ) : (
             <>
               <ParetoPanel />
-              <ResultsTable />
               <HeatmapPanel />
-              <ComparePanel />
-              <PointDetail />
             </>
           )}
         </div>
       </div>
+      {/* the tables take the view's whole width, so their metrics stay on screen at 1280 px */}
+      {!(status === 'idle' && rows === 0) && (
+        <div className="lab-wide">
+          <ResultsTable />
+          <ComparePanel />
+          <PointDetail />
+        </div>
+      )}
     </div>
   );
 }

@@ -4,7 +4,9 @@ import { useChartTheme, useServices, useWorkbench } from '../../services.js';
 import type { ParetoX, ParetoY } from '../../store/lab-slice.js';
 import { paretoOption } from './lab-charts.js';
 import { X_LABELS, Y_LABELS } from './lab-metrics.js';
+import { FigureExports } from '../common/FigureExports.js';
 import { LabChart } from './LabChart.js';
+import { sweepIdentity } from './sweep-identity.js';
 import { useLabController } from './use-lab.js';
 
 /** Quality against cost, every measured point a dot, the Pareto frontier drawn; a click opens the point. */
@@ -12,7 +14,8 @@ export function ParetoPanel(): ReactNode {
   const { store } = useServices();
   const lab = useLabController();
   const theme = useChartTheme();
-  const { rows, chart, sweepId, context } = useWorkbench((s) => ({ rows: s.lab.sweep.rows, chart: s.lab.chart, sweepId: s.lab.sweep.sweepId, context: s.lab.sweep.spec?.fixed['context'] }));
+  const { rows, chart, sweepId, name, spec } = useWorkbench((s) => ({ rows: s.lab.sweep.rows, chart: s.lab.chart, sweepId: s.lab.sweep.sweepId, name: s.lab.sweep.name, spec: s.lab.sweep.spec }));
+  const context = spec?.fixed['context'];
   const { option, points } = useMemo(() => paretoOption(rows, chart, theme), [rows, chart, theme]);
   const instance = useRef<ChartInstance | null>(null);
   const update = store.getState().updateLabChart;
@@ -33,10 +36,8 @@ export function ParetoPanel(): ReactNode {
           </label>
           <label className="checkbox"><input type="checkbox" checked={chart.logX} onChange={(e) => update({ logX: e.target.checked })} data-testid="lab-pareto-logx" />log x</label>
           <label className="checkbox"><input type="checkbox" checked={chart.logY} onChange={(e) => update({ logY: e.target.checked })} data-testid="lab-pareto-logy" />log y</label>
-          <button type="button" disabled={sweepId === null} onClick={() => {
-            const url = instance.current?.getDataURL({ type: 'png', pixelRatio: 2, backgroundColor: theme.background });
-            if (url !== undefined) lab.exportPng(`kvscope-sweep-${sweepId ?? 'lab'}-pareto.png`, url);
-          }} data-testid="lab-export-png">PNG</button>
+          <FigureExports chart={() => instance.current} title={`${Y_LABELS[chart.y]} against ${X_LABELS[chart.x]}`} identity={sweepIdentity(sweepId, name, spec)}
+            fileStem={`kvscope-sweep-${sweepId ?? 'lab'}-pareto`} disabled={sweepId === null} testId="lab-pareto" />
         </div>
       </header>
       <LabChart

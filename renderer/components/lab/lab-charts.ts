@@ -32,7 +32,8 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
       backgroundColor: 'transparent',
       animation: false,
       textStyle: { fontFamily: theme.fontFamily, color: theme.text },
-      grid: { left: 64, right: 24, top: 24, bottom: 48 },
+      // the y name runs along the axis (not above it, where a long name was clipped)
+      grid: { left: 84, right: 24, top: 24, bottom: 48 },
       tooltip: {
         trigger: 'item',
         formatter: (params: { data: [number, number, string, string] }) => {
@@ -41,9 +42,13 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
         },
       },
       xAxis: { type: choice.logX ? 'log' : 'value', name: X_LABELS[choice.x], nameLocation: 'middle', nameGap: 28, scale: true, ...axisStyle(theme) },
-      yAxis: { type: choice.logY ? 'log' : 'value', name: Y_LABELS[choice.y], nameLocation: 'end', scale: true, ...axisStyle(theme) },
+      yAxis: { type: choice.logY ? 'log' : 'value', name: Y_LABELS[choice.y], nameLocation: 'middle', nameGap: 62, nameRotate: 90, scale: true, ...axisStyle(theme) },
       series: [
-        { id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: measured.map(dot), emphasis: { scale: 1.6 } },
+        {
+          id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: measured.map(dot),
+          // hovering a dot names its settings beside it (the tooltip adds its figures)
+          emphasis: { scale: 1.6, label: { show: true, position: 'top', formatter: (params: { data: [number, number, string, string] }) => params.data[3], color: theme.text, fontSize: 11, backgroundColor: theme.background, padding: [2, 4], borderRadius: 3 } },
+        },
         { id: 'frontier', name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', lineStyle: { color: theme.kl, width: 2, type: 'dashed' }, data: frontier.map(dot), z: 1 },
       ],
     },
@@ -90,8 +95,9 @@ export function compareOption(entries: readonly { row: SweepRow; record: EvalRec
     animation: false,
     color: PALETTE,
     textStyle: { fontFamily: theme.fontFamily, color: theme.text },
-    legend: { type: 'scroll', top: 0, textStyle: { color: theme.text } },
-    grid: { left: 64, right: 24, top: 48, bottom: 40 },
+    // every series in the legend, wrapped over as many lines as it takes (no pages to flip)
+    legend: { type: 'plain', top: 0, left: 8, right: 8, textStyle: { color: theme.text, fontSize: 11 }, itemGap: 12 },
+    grid: { left: 64, right: 24, top: 24 + 20 * legendLines(withRecords.length), bottom: 40 },
     tooltip: { trigger: 'axis' },
     xAxis: { type: 'category', name: 'window', nameLocation: 'middle', nameGap: 26, data: Array.from({ length: windows }, (_, i) => String(i + 1)), ...axisStyle(theme) },
     yAxis: { type: 'log', name: 'mean KLD (nats)', ...axisStyle(theme) },
@@ -100,6 +106,11 @@ export function compareOption(entries: readonly { row: SweepRow; record: EvalRec
       data: e.record.perWindow.map((w) => Math.max(w.summary.kld.mean, 1e-12)),
     })),
   };
+}
+
+/** Lines a wrapped legend takes: about two entries (settings text) fit a line of the panel. */
+function legendLines(entries: number): number {
+  return Math.max(1, Math.ceil(entries / 2));
 }
 
 export function formatNumber(value: number): string {

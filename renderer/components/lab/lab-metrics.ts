@@ -40,7 +40,8 @@ export function paretoFrontier<T>(points: readonly T[], x: (p: T) => number, y: 
 /** A point's settings as a legend or tooltip says them: `hqq 4-bit g32 R128 axes 1/1` (plus the lab targets). */
 export function pointLabel(row: SweepRow): string {
   const s = row.settings;
-  if (s === null) return row.name;
+  // a point refused before its settings were read: its options in words, not its folder name
+  if (s === null) return optionsLabel(row.options) || row.name;
   if (s.cacheMode === 'dynamic') return 'dynamic (full precision)';
   const parts = [`${s.backend} ${s.nbits}-bit`, `g${s.groupSize}`, `R${s.residualLength}`, `axes ${s.axisKey}/${s.axisValue}`];
   if (s.layers !== 'all') parts.push(`layer ${s.layers}`);
@@ -48,6 +49,14 @@ export function pointLabel(row: SweepRow): string {
   const extra = Object.entries(row.options).filter(([key]) => !STANDARD_KEYS.has(key)).map(([key, value]) => `${key} ${String(value)}`);
   return [...parts, ...extra].join(' ');
 }
+
+/** A point's sweep options as `nbits 3 · group-size 7`, in the order the sweep gave them. */
+export function optionsLabel(options: Readonly<Record<string, unknown>>): string {
+  return Object.entries(options).map(([key, value]) => (value === true ? key : `${key} ${String(value)}`)).join(' · ');
+}
+
+/** The columns the results table shows at first: the metrics that fit beside the settings at 1280 px. */
+export const DEFAULT_TABLE_COLUMNS: readonly string[] = ['index', 'settings', 'status', 'bits', 'kld', 'top1', 'delta-ppl'];
 
 const STANDARD_KEYS = new Set(['backend', 'nbits', 'group-size', 'residual-length', 'axis-key', 'axis-value', 'quantize-layers', 'quantize-parts', 'ep', 'context', 'windows', 'cache', 'layer-policy']);
 

@@ -1,5 +1,4 @@
 import type { CacheExtensions } from '../../../app/cache/cache-extensions.js';
-import { DEFAULT_DEQUANTIZE_PATH } from '../../../app/engine/types.js';
 import type { SweepSpec, SweepValue } from '../../../app/lab/sweep-spec.js';
 import type { LabSetup, LabVariedField } from '../../store/lab-slice.js';
 import { LAB_VARIED_FIELDS } from '../../store/lab-slice.js';
@@ -36,7 +35,7 @@ export function labSpec(setup: LabSetup, form: RunForm, model: string): { spec: 
     const cacheOptions: Record<string, SweepValue> = {
       ...(q.layerPolicy !== 'all' ? { 'layer-policy': q.layerPolicy } : {}), ...extensionOptions(q.extensions),
       // where the cache is dequantized, as the run panel sends it (the default as no choice: eval's default)
-      ...(form.dequantize !== DEFAULT_DEQUANTIZE_PATH ? { dequantize: form.dequantize } : {}),
+      ...(form.dequantize !== 'default' ? { dequantize: form.dequantize } : {}),
     };
     for (const [key, value] of Object.entries(cacheOptions)) {
       if (setup.includeDynamic) grid[key] = [value];

@@ -1,7 +1,7 @@
 import { useRef, type ReactNode } from 'react';
 import type { GenerationResult } from '../../../app/engine/generation-result.js';
 import type { RunBuffers } from '../../controller/live-buffers.js';
-import { describeRunLine, describeSampling, describeSettings, runExtensions, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
+import { describePrompt, describeRunLine, describeSampling, describeSettings, runExtensions, runStatusLabel, STOP_REASON_LABEL } from '../../format/run-labels.js';
 import { formatBytes, formatError, formatPercent, formatTokensPerSecond, storedVsBaselines } from '../../format/units.js';
 import { useFrameTask } from '../../metrics/use-frame-task.js';
 import { useServices, useWorkbench } from '../../services.js';
@@ -12,6 +12,8 @@ import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
 import { TextPanel } from '../dashboard/TextPanel.js';
+import { PathBadge } from '../dashboard/PathBadge.js';
+import { expectedPath, ranPath } from '../../format/dequantize-path.js';
 
 /** The run in progress (or the last one): status, errors, headline figures, charts and text. */
 export function LiveView(): ReactNode {
@@ -41,7 +43,9 @@ export function LiveView(): ReactNode {
             {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
           </h2>
           <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.promptFormat === 'chat' ? 'chat turn · ' : ''}{settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
+          <p className="muted run-prompt" data-testid="live-prompt">Prompt: {describePrompt(settings)}{run.result !== null ? ` (${run.result.promptTokenIds.length} tokens as encoded)` : ''}</p>
           <ExtensionsBadge extensions={extensions} testId="live-extensions" />
+          <PathBadge label={run.result !== null ? ranPath(run.result) : expectedPath(settings, numLayers)} testId="live-path" />
         </div>
         {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && <RunProgress buffers={buffers} active={isRunActive(run.status)} />}
       </header>
@@ -55,7 +59,7 @@ export function LiveView(): ReactNode {
       {run.status === 'done' && run.result !== null && <ResultSummary result={run.result} savedRunId={run.savedRunId} exportId={exportableRunId(run)} />}
       {buffers !== null && (run.status !== 'error' || buffers.metrics.stepCount > 0) && (
         <>
-          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings, extensions) }} />
+          <RunDashboard buffers={buffers} referenceOn={settings.reference} quantized={settings.cacheMode === 'quantized'} identity={{ runId: run.savedRunId ?? run.runId ?? 'live-run', model: buffers.modelLabel, settings: describeRunLine(settings, extensions, run.result !== null ? ranPath(run.result) : expectedPath(settings, numLayers)) }} />
           <TextPanel buffers={buffers} referenceOn={settings.reference} finished={!isRunActive(run.status)} promptIds={settings.promptTokenIds} />
         </>
       )}
@@ -95,6 +99,7 @@ function ResultSummary({ result, savedRunId, exportId }: { result: GenerationRes
   const flushCounts = result.flushCounts.filter((count): count is number => count !== null);
   const uniform = flushCounts.length > 0 && flushCounts.every((count) => count === flushCounts[0]);
   const total = result.kvBytesTotal;
+  const path = ranPath(result);
   return (
     <section className="result-summary" aria-label="Run result" data-testid="result-summary">
       <p>
@@ -112,6 +117,7 @@ function ResultSummary({ result, savedRunId, exportId }: { result: GenerationRes
         <div className="fact"><dt>Layers with flushes</dt><dd>{compactList(result.flushCounts.flatMap((count, layer) => (count !== null && count > 0 ? [layer] : []))) || '—'}</dd></div>
         <div className="fact"><dt>KV stored</dt><dd data-testid="result-kv">{formatBytes(total.totalBytes)}: {storedVsBaselines(total, result.model.kvDtype)}</dd></div>
         <div className="fact"><dt>Decode</dt><dd>{formatTokensPerSecond(result.timings.decodeTokensPerSecond)} on {result.executionProvider}</dd></div>
+        {path !== null && <div className="fact"><dt>Dequantized</dt><dd data-testid="result-path" data-path={path.path} title={path.why}>{path.short}</dd></div>}
         {result.reference !== null && (
           <div className="fact"><dt>Reference</dt><dd>mean KL {formatError(result.reference.meanKl)} nats · top-1 {formatPercent(result.reference.top1Agreement)}</dd></div>
         )}

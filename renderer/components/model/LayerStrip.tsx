@@ -1,4 +1,5 @@
 import type { CSSProperties, ReactNode } from 'react';
+import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../../app/cache/layer-plan.js';
 import type { ModelConfig } from '../../../app/config/model-config.js';
 import type { Diagnostic } from '../../../app/preflight/diagnostic.js';
 import { layerKindStyle } from '../../format/layer-kinds.js';
@@ -6,14 +7,18 @@ import type { RunForm } from '../../store/settings-slice.js';
 
 export type LayerPlanView = 'quantized' | 'full-precision' | 'none';
 
-/** What a run with these settings would do with each layer (the layer policy over what each layer really is). */
+const VIEW: Readonly<Record<CacheLayerPlan, LayerPlanView>> = { quantized: 'quantized', dynamic: 'full-precision', none: 'none' };
+
+/**
+ * What a run with these settings would do with each layer, as the cache plan decides it
+ * (app/cache/layer-plan.ts, which the preflight and the engine read too): the layer policy over what
+ * each layer really is, and the layers the kvscope extensions keep in full precision (layer map,
+ * first/last-N shorthands).
+ */
 export function plannedLayers(config: ModelConfig, form: Pick<RunForm, 'cacheMode' | 'quantization'>): LayerPlanView[] {
-  return config.layers.layers.map((layer) => {
-    if (!layer.hasKvCache) return 'none';
-    if (form.cacheMode === 'dynamic') return 'full-precision';
-    if (form.quantization.layerPolicy === 'all' || layer.actualKind === 'full_attention') return 'quantized';
-    return 'full-precision';
-  });
+  const layers = config.layers.layers;
+  const plan = form.cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, form.quantization.layerPolicy, form.quantization);
+  return plan.map((layer) => VIEW[layer]);
 }
 
 const PLAN_TEXT: Readonly<Record<LayerPlanView, string>> = {

@@ -1,3 +1,4 @@
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../../app/cache/cache-config.js';
 import { useId, type ReactNode } from 'react';
 import type { LayerPolicy } from '../../../app/cache/cache-config.js';
 import { useServices, useWorkbench } from '../../services.js';
@@ -15,6 +16,11 @@ const ALL_AXES = [-1, 0, 1];
 export function QuantizationFields({ disabled }: { disabled: boolean }): ReactNode {
   const { store } = useServices();
   const q = useWorkbench((s) => s.form.quantization);
+  const editedWith = useWorkbench((s) => s.quantizationEditedWith);
+  const modelName = useWorkbench((s) => s.model.summary?.displayName ?? null);
+  const atDefaults = JSON.stringify(q) === JSON.stringify(DEFAULT_QUANTIZED_CACHE_SETTINGS);
+  // settings carry over when another model opens; say so, with the way back to transformers' defaults
+  const carried = !atDefaults && editedWith !== null && modelName !== null && editedWith !== modelName;
   const ids = { backend: useId(), nbits: useId(), axisKey: useId(), axisValue: useId(), policy: useId() };
   const update = store.getState().updateQuantization;
   const backend = String(q.backend);
@@ -33,6 +39,13 @@ export function QuantizationFields({ disabled }: { disabled: boolean }): ReactNo
   return (
     <fieldset className="quantization" disabled={disabled} data-testid="quantization-fields">
       <legend>Quantization</legend>
+      <div className="defaults-row">
+        {carried && <span className="muted" data-testid="settings-carried">Kept from {editedWith}.</span>}
+        <button type="button" className="link" disabled={atDefaults} onClick={() => store.getState().resetToTransformersDefaults()}
+          title="transformers' QuantizedCache defaults: quanto 4-bit, axes 0/0, group 64, residual 128, no kvscope extension" data-testid="transformers-defaults">
+          transformers' defaults
+        </button>
+      </div>
       <div className="grid-2">
         <div className="field">
           <label htmlFor={ids.backend}>Backend</label>

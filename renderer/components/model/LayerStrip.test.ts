@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../../app/cache/cache-config.js';
+import { parseModelConfig } from '../../../app/config/parse-model-config.js';
+import { plannedLayers } from './LayerStrip.js';
+
+/** A llama of 5 full-attention layers (stories260k's geometry). */
+const config = parseModelConfig(JSON.stringify({
+  model_type: 'llama', num_hidden_layers: 5, num_attention_heads: 8, num_key_value_heads: 4, hidden_size: 64, max_position_embeddings: 512, vocab_size: 512,
+}), 'config.json');
+
+describe('the layer strip\'s plan', () => {
+  it('shows the layers the kvscope extensions keep in full precision as such, as the cache plan decides', () => {
+    const quantization = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, extensions: { fullPrecisionFirstLayers: 1, layerMap: [{ layer: 3, fullPrecision: true as const }] } };
+    expect(plannedLayers(config, { cacheMode: 'quantized', quantization })).toEqual(['full-precision', 'quantized', 'quantized', 'full-precision', 'quantized']);
+    expect(plannedLayers(config, { cacheMode: 'quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS })).toEqual(Array(5).fill('quantized'));
+    expect(plannedLayers(config, { cacheMode: 'dynamic', quantization })).toEqual(Array(5).fill('full-precision'));
+  });
+});
