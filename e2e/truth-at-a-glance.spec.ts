@@ -150,7 +150,7 @@ test.describe('the workbench tells the truth at a glance', () => {
     expect(download.suggestedFilename()).toBe(`${savedRunId}-kv-memory.png`);
     const text = readPngText(new Uint8Array(readFileSync((await download.path())!)));
     expect(text['Title']).toBe(`Memory over steps — run ${savedRunId}`);
-    expect(text['Description']).toMatch(/^stories260k \(onnx\/model\.onnx\) · quanto 2-bit · axes 0\/0 · group 32 · residual 16 · all layers · cpu · greedy/);
+    expect(text['Description']).toMatch(/^stories260k \(onnx\/model\.onnx\) · quanto 2-bit · axes 0\/0 · group 32 · residual 16 · all layers · cpu · dequantized in the graph · greedy/);
     expect(text['Software']).toMatch(/^kvscope /);
   });
 
