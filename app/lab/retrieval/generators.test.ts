@@ -32,7 +32,7 @@ describe('retrieval generators', () => {
     },
   );
 
-  it.each([0, 10, 33, 50, 90, 100])('passkey: the pass key line sits at %d %% of the filler, within one sentence', (depth) => {
+  it.each([0, 10, 33, 50, 90, 100])('passkey: the pass key line sits at %d percent of the filler, within one sentence', (depth) => {
     const sample = retrievalTask('passkey').generate(request(11, 2000, depth));
     const needle = sample.needles[0]!;
     const head = 'There is an important info hidden inside a lot of irrelevant text. Find it and memorize them. I will quiz you about the important information there.\n';
