@@ -18,6 +18,7 @@ export function fitFiller<T extends { readonly prompt: string }>(
   if (smallestTokens > targetTokens) {
     throw new RetrievalTaskError(
       `${limits.task}: its prompt holds ${smallestTokens} tokens before any filler, more than the target ${targetTokens}; give a length of at least ${smallestTokens}`,
+      smallestTokens,
     );
   }
   let low = limits.minUnits; // fits

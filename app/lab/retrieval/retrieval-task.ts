@@ -52,6 +52,10 @@ export type RetrievalTaskName = (typeof RETRIEVAL_TASK_NAMES)[number];
 /** A bad request or a length the task cannot reach; the message says what to change. */
 export class RetrievalTaskError extends Error {
   override readonly name = 'RetrievalTaskError';
+  /** for a target below the bare prompt: the least target that fits it */
+  constructor(message: string, readonly leastTargetTokens?: number) {
+    super(message);
+  }
 }
 
 /** Checks a request before any work, so no sample is built from a nonsense length or depth. */

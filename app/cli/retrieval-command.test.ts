@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { RunSettings } from '../engine/types.js';
+import { countWords } from '../lab/retrieval/test-support.js';
+import type { RunHandle } from '../protocol/run-handle.js';
+import { sampleResult } from '../protocol/test-support/sample-messages.js';
+import { UsageError, type CliIo } from './io.js';
+import type { RawOptions } from './options.js';
+import { runRetrievalCommand, type RetrievalCommandRuntime } from './retrieval-command.js';
+
+function memoryIo(): CliIo & { out: string; err: string } {
+  const io = {
+    out: '', err: '',
+    readFile: () => { throw new Error('not used'); },
+    readTextFile: () => { throw new Error('not used'); },
+    isDirectory: (path: string) => path === '/models/tiny',
+    joinPath: (...parts: string[]) => parts.join('/'),
+    writeFileAtomic: () => { throw new Error('not used'); },
+    stdout: (text: string) => void (io.out += text),
+    stderr: (text: string) => void (io.err += text),
+  };
+  return io;
+}
+
+/**
+ * A model that remembers only the first half of its prompt: it answers the pass key when the line sits
+ * there, and says nothing useful otherwise. Counts words as tokens.
+ */
+function halfMemoryRuntime(): RetrievalCommandRuntime & { runs: RunSettings[] } {
+  const runs: RunSettings[] = [];
+  return {
+    runs,
+    countTokens: async () => countWords,
+    onInterrupt: () => () => undefined,
+    startRun(settings): RunHandle {
+      runs.push(settings);
+      const key = /The pass key is (\d+)\./.exec(settings.prompt)!;
+      const text = key.index < settings.prompt.length / 2 ? ` ${key[1]}. Remember it.` : ' the grass is green';
+      return { id: runs.length, done: Promise.resolve({ ...sampleResult(), text, stopReason: 'max-new-tokens' }), cancel: () => undefined, dispose: () => undefined };
+    },
+  };
+}
+
+const PASSKEY: RawOptions = { task: 'passkey', model: '/models/tiny', cache: 'dynamic', lengths: '300,600', depths: '0,100', samples: '2' };
+
+describe('kvscope eval --task', () => {
+  it('runs every sample of the grid as a greedy run and prints the map of scores', async () => {
+    const io = memoryIo();
+    const runtime = halfMemoryRuntime();
+    expect(await runRetrievalCommand(PASSKEY, io, runtime)).toBe(0);
+    expect(runtime.runs).toHaveLength(2 * 2 * 2);
+    for (const run of runtime.runs) {
+      expect(run.cacheMode).toBe('dynamic');
+      expect(run.sampling.greedy).toBe(true);
+      expect(run.maxNewTokens).toBe(10); // the passkey test's max_new_tokens
+    }
+    // as RULER: the length holds the prompt and the new tokens
+    expect(countWords(runtime.runs[0]!.prompt)).toBeLessThanOrEqual(300 - 10);
+    expect(countWords(runtime.runs[7]!.prompt)).toBeGreaterThan(600 - 10 - 6);
+    expect(io.out).toBe('passkey (passkey), accuracy per cell\ndepth \\ length   300   600\n0 %             1.00  1.00\n100 %           0.00  0.00\n');
+    expect(io.err).toContain('passkey length 600, depth 100 %: 0.00 over 2 samples');
+  });
+
+  it('--json holds the map and every sample with its prediction and score', async () => {
+    const io = memoryIo();
+    expect(await runRetrievalCommand({ ...PASSKEY, json: true, 'max-new-tokens': '4', seed: '5' }, io, halfMemoryRuntime())).toBe(0);
+    const json = JSON.parse(io.out) as { ok: boolean; maxNewTokens: number; map: { accuracy: number[][]; counts: number[][] }; samples: { depth: number; answers: string[]; prediction: string; score: number; promptTokens: number; length: number }[] };
+    expect(json.ok).toBe(true);
+    expect(json.maxNewTokens).toBe(4);
+    expect(json.map.accuracy).toEqual([[1, 1], [0, 0]]);
+    expect(json.map.counts).toEqual([[2, 2], [2, 2]]);
+    for (const sample of json.samples) {
+      expect(sample.score).toBe(sample.prediction.includes(sample.answers[0]!) ? 1 : 0);
+      expect(sample.promptTokens).toBeLessThanOrEqual(sample.length - 4);
+    }
+    // another seed, other samples
+    const again = memoryIo();
+    await runRetrievalCommand({ ...PASSKEY, json: true, 'max-new-tokens': '4', seed: '6' }, again, halfMemoryRuntime());
+    expect((JSON.parse(again.out) as typeof json).samples[0]!.answers).not.toEqual(json.samples[0]!.answers);
+  });
+
+  it('refuses what it cannot run before any run, saying what to give', async () => {
+    const run = (options: RawOptions) => runRetrievalCommand(options, memoryIo(), halfMemoryRuntime());
+    await expect(run({ ...PASSKEY, task: 'needle' })).rejects.toThrow(/choose one of passkey/);
+    await expect(run({ ...PASSKEY, lengths: undefined })).rejects.toThrow(/--lengths is required with --task/);
+    await expect(run({ ...PASSKEY, lengths: '1k,abc' })).rejects.toThrow(/"abc"/);
+    await expect(run({ ...PASSKEY, lengths: '8' })).rejects.toThrow(/no room for the prompt beside 10 new tokens/);
+    await expect(run({ ...PASSKEY, depths: '0,150' })).rejects.toThrow(/depth 150/);
+    await expect(run({ ...PASSKEY, text: 'a.txt' })).rejects.toThrow(UsageError);
+    await expect(run({ ...PASSKEY, task: 'cwe', depths: '10' })).rejects.toThrow(/cwe has none/);
+    await expect(run({ ...PASSKEY, lengths: '40' })).rejects.toThrow(/give lengths of at least \d+/);
+  });
+});

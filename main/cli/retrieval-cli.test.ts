@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { storiesDir } from '../../app/node/test-support/stories.js';
+import { cli, useCliSandbox } from './test-support/cli-sandbox.js';
+
+useCliSandbox('retrieval');
+
+interface RetrievalJson {
+  ok: boolean;
+  cache: string;
+  map: { lengths: number[]; depths: number[]; accuracy: number[][]; counts: number[][] };
+  samples: { length: number; depth: number; answers: string[]; prediction: string; score: number; promptTokens: number }[];
+}
+
+describe('kvscope eval --task on stories260k', () => {
+  it('prefills each generated prompt, decodes greedily with the chosen cache and scores it', async () => {
+    const { code, out, err } = await cli(['eval', '--task', 'passkey', '--model', storiesDir(), '--lengths', '256,512', '--depths', '0,50,100',
+      '--samples', '1', '--cache', 'quantized', '--backend', 'quanto', '--nbits', '4', '--group-size', '32', '--json']);
+    expect(err).toContain('passkey length 512, depth 100 %');
+    expect(code).toBe(0);
+    const json = JSON.parse(out) as RetrievalJson;
+    expect(json.ok).toBe(true);
+    expect(json.cache).toBe('quantized');
+    expect(json.map.lengths).toEqual([256, 512]);
+    expect(json.map.depths).toEqual([0, 50, 100]);
+    expect(json.map.counts).toEqual([[1, 1], [1, 1], [1, 1]]);
+    for (const sample of json.samples) {
+      // the prompt fits the model's 512 positions beside the passkey test's 10 new tokens
+      expect(sample.promptTokens).toBeLessThanOrEqual(sample.length - 10);
+      // scored as run_test.py: the first number of the decoded text against the pass key
+      const first = /\d+/.exec(sample.prediction.trim());
+      expect(sample.score).toBe(first !== null && Number(first[0]) === Number(sample.answers[0]) ? 1 : 0);
+    }
+    // one sample per cell: the map holds that sample's score
+    json.map.depths.forEach((depth, r) => json.map.lengths.forEach((length, c) => {
+      expect(json.map.accuracy[r]![c]).toBe(json.samples.find((sample) => sample.depth === depth && sample.length === length)!.score);
+    }));
+  }, 120_000);
+
+  it('refuses retrieval options without --task, and text options with it', async () => {
+    const without = await cli(['eval', '--model', storiesDir(), '--lengths', '512']);
+    expect(without.code).toBe(1);
+    expect(without.err).toContain('--lengths belongs to a retrieval evaluation; add --task');
+    const withText = await cli(['eval', '--task', 'passkey', '--model', storiesDir(), '--lengths', '512', '--context', '64']);
+    expect(withText.code).toBe(1);
+    expect(withText.err).toContain('--context is an option of the text evaluation');
+  });
+});
