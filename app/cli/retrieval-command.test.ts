@@ -22,8 +22,9 @@ function memoryIo(): CliIo & { out: string; err: string } {
 }
 
 /**
- * A model that remembers only the first half of its prompt: it answers the pass key when the line sits
- * there, and says nothing useful otherwise. Counts words as tokens.
+ * A model whose quantized cache remembers only the first half of its prompt: it answers the pass key
+ * when the line sits there, and says nothing useful otherwise; with the dynamic cache it always
+ * answers. Counts words as tokens.
  */
 function halfMemoryRuntime(): RetrievalCommandRuntime & { runs: RunSettings[] } {
   const runs: RunSettings[] = [];
@@ -34,7 +35,8 @@ function halfMemoryRuntime(): RetrievalCommandRuntime & { runs: RunSettings[] } 
     startRun(settings): RunHandle {
       runs.push(settings);
       const key = /The pass key is (\d+)\./.exec(settings.prompt)!;
-      const text = key.index < settings.prompt.length / 2 ? ` ${key[1]}. Remember it.` : ' the grass is green';
+      const remembers = settings.cacheMode === 'dynamic' || key.index < settings.prompt.length / 2;
+      const text = remembers ? ` ${key[1]}. Remember it.` : ' the grass is green';
       return { id: runs.length, done: Promise.resolve({ ...sampleResult(), text, stopReason: 'max-new-tokens' }), cancel: () => undefined, dispose: () => undefined };
     },
   };
@@ -56,25 +58,43 @@ describe('kvscope eval --task', () => {
     // as RULER: the length holds the prompt and the new tokens
     expect(countWords(runtime.runs[0]!.prompt)).toBeLessThanOrEqual(300 - 10);
     expect(countWords(runtime.runs[7]!.prompt)).toBeGreaterThan(600 - 10 - 6);
-    expect(io.out).toBe('passkey (passkey), accuracy per cell\ndepth \\ length   300   600\n0 %             1.00  1.00\n100 %           0.00  0.00\n');
-    expect(io.err).toContain('passkey length 600, depth 100 %: 0.00 over 2 samples');
+    expect(io.out).toBe('passkey (passkey), accuracy per cell, the dynamic cache\ndepth \\ length   300   600\n0 %             1.00  1.00\n100 %           1.00  1.00\n');
+    expect(io.err).toContain('passkey length 600, depth 100 %: 1.00 over 2 samples');
+  });
+
+  it('scores a quantized cache beside the full-precision dynamic cache on the same prompts, and their difference', async () => {
+    const io = memoryIo();
+    const runtime = halfMemoryRuntime();
+    expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', nbits: '2' }, io, runtime)).toBe(0);
+    expect(runtime.runs.map((run) => run.cacheMode)).toEqual(Array.from({ length: 8 }, () => ['quantized', 'dynamic']).flat());
+    for (let i = 0; i < 16; i += 2) expect(runtime.runs[i + 1]!.prompt).toBe(runtime.runs[i]!.prompt);
+    expect(runtime.runs[0]!.quantization.nbits).toBe(2);
+    expect(io.out).toBe([
+      'passkey (passkey), accuracy per cell, the quantized cache', 'depth \\ length   300   600', '0 %             1.00  1.00', '100 %           0.00  0.00',
+      'passkey (passkey), accuracy per cell, the full-precision dynamic cache', 'depth \\ length   300   600', '0 %             1.00  1.00', '100 %           1.00  1.00',
+      'passkey (passkey), accuracy difference per cell, quantized − dynamic', 'depth \\ length    300    600', '0 %             +0.00  +0.00', '100 %           -1.00  -1.00', '',
+    ].join('\n'));
+    expect(io.err).toContain('passkey length 600, depth 100 %: 0.00 (dynamic 1.00) over 2 samples');
   });
 
   it('--json holds the map and every sample with its prediction and score', async () => {
     const io = memoryIo();
-    expect(await runRetrievalCommand({ ...PASSKEY, json: true, 'max-new-tokens': '4', seed: '5' }, io, halfMemoryRuntime())).toBe(0);
-    const json = JSON.parse(io.out) as { ok: boolean; maxNewTokens: number; map: { accuracy: number[][]; counts: number[][] }; samples: { depth: number; answers: string[]; prediction: string; score: number; promptTokens: number; length: number }[] };
+    expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', json: true, 'max-new-tokens': '4', seed: '5' }, io, halfMemoryRuntime())).toBe(0);
+    type Map = { accuracy: number[][]; counts: number[][] };
+    const json = JSON.parse(io.out) as { ok: boolean; maxNewTokens: number; map: Map; referenceMap: Map; samples: { depth: number; answers: string[]; prediction: string; score: number; referencePrediction: string; referenceScore: number; promptTokens: number; length: number }[] };
     expect(json.ok).toBe(true);
     expect(json.maxNewTokens).toBe(4);
     expect(json.map.accuracy).toEqual([[1, 1], [0, 0]]);
     expect(json.map.counts).toEqual([[2, 2], [2, 2]]);
+    expect(json.referenceMap.accuracy).toEqual([[1, 1], [1, 1]]);
     for (const sample of json.samples) {
       expect(sample.score).toBe(sample.prediction.includes(sample.answers[0]!) ? 1 : 0);
+      expect(sample.referenceScore).toBe(sample.referencePrediction.includes(sample.answers[0]!) ? 1 : 0);
       expect(sample.promptTokens).toBeLessThanOrEqual(sample.length - 4);
     }
     // another seed, other samples
     const again = memoryIo();
-    await runRetrievalCommand({ ...PASSKEY, json: true, 'max-new-tokens': '4', seed: '6' }, again, halfMemoryRuntime());
+    await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', json: true, 'max-new-tokens': '4', seed: '6' }, again, halfMemoryRuntime());
     expect((JSON.parse(again.out) as typeof json).samples[0]!.answers).not.toEqual(json.samples[0]!.answers);
   });
 

@@ -1,4 +1,5 @@
 import type { GenerationResult } from '../engine/generation-result.js';
+import type { RunSettings } from '../engine/types.js';
 import { accuracyMap, retrievalGrid, type AccuracyMap, type SampleOutcome } from '../lab/retrieval/grid.js';
 import { retrievalTask, type RetrievalTask } from '../lab/retrieval/registry.js';
 import { RetrievalTaskError, type CountTokens } from '../lab/retrieval/retrieval-task.js';
@@ -43,14 +44,15 @@ const TEXT_OPTIONS = ['text', 'text-ids', 'context', 'stride', 'prefill', 'windo
 const RUN_OPTIONS = ['model', 'onnx', 'ep', 'cache', 'backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', 'dequantize'] as const;
 const DEFAULT_DEPTHS = [0, 25, 50, 75, 100];
 
-export interface RetrievalSampleJson {
-  readonly length: number;
-  readonly depth: number | null;
+export interface RetrievalSampleJson extends SampleOutcome {
   readonly seed: number;
   readonly promptTokens: number;
   readonly answers: readonly string[];
+  /** what the chosen cache decoded, and its score in [0, 1] */
   readonly prediction: string;
-  readonly score: number;
+  /** the full-precision dynamic cache on the same prompt (absent when the chosen cache is dynamic) */
+  readonly referencePrediction?: string;
+  readonly referenceScore?: number;
 }
 
 export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtime: RetrievalCommandRuntime): Promise<ExitCode> {
@@ -71,6 +73,11 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   const cells = gridOrUsage(() => retrievalGrid({ lengths, depths, samples, seed, hasDepth: task.hasDepth }));
   const runOptions = Object.fromEntries(RUN_OPTIONS.filter((name) => options[name] !== undefined).map((name) => [name, options[name]]));
   const base = runSettingsFromOptions({ ...runOptions, 'max-new-tokens': String(maxNewTokens), greedy: true }, io);
+  // The full-precision dynamic cache on the same prompts, as `kvscope eval` compares every cache with it.
+  const reference = base.cacheMode === 'dynamic' ? null : runSettingsFromOptions({
+    ...Object.fromEntries(['model', 'onnx', 'ep'].filter((name) => options[name] !== undefined).map((name) => [name, options[name]])),
+    cache: 'dynamic', 'max-new-tokens': String(maxNewTokens), greedy: true,
+  }, io);
   const json = options['json'] === true;
 
   let cancelled = false;
@@ -82,30 +89,50 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   });
   try {
     const countTokens = await runtime.countTokens(requireString(options, 'model'));
-    const outcomes: (SampleOutcome & RetrievalSampleJson)[] = [];
+    /** The decoded text of one greedy run, or null when it was cancelled. */
+    const decode = async (settings: RunSettings, prompt: string): Promise<string | null> => {
+      const handle = runtime.startRun({ ...settings, prompt }, {});
+      running = handle;
+      let result: GenerationResult;
+      try {
+        result = await handle.done;
+      } finally {
+        running = undefined;
+        handle.dispose();
+      }
+      return result.stopReason === 'cancelled' || cancelled ? null : result.text;
+    };
+    const outcomes: RetrievalSampleJson[] = [];
     for (const cell of cells) {
       for (const sampleSeed of cell.sampleSeeds) {
         if (cancelled) return ExitCode.badInput;
         const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
-        const handle = runtime.startRun({ ...base, prompt: sample.prompt }, {});
-        running = handle;
-        let result: GenerationResult;
-        try {
-          result = await handle.done;
-        } finally {
-          running = undefined;
-          handle.dispose();
-        }
-        if (result.stopReason === 'cancelled' || cancelled) return ExitCode.badInput;
-        const score = scorePrediction(task.metric, result.text, sample.answers);
-        outcomes.push({ length: cell.length, depth: cell.depth, seed: sampleSeed, promptTokens: sample.promptTokens, answers: sample.answers, prediction: result.text, score });
+        const prediction = await decode(base, sample.prompt);
+        if (prediction === null) return ExitCode.badInput;
+        const referencePrediction = reference === null ? null : await decode(reference, sample.prompt);
+        if (reference !== null && referencePrediction === null) return ExitCode.badInput;
+        outcomes.push({
+          length: cell.length, depth: cell.depth, seed: sampleSeed, promptTokens: sample.promptTokens, answers: sample.answers,
+          prediction, score: scorePrediction(task.metric, prediction, sample.answers),
+          ...(referencePrediction === null ? {} : { referencePrediction, referenceScore: scorePrediction(task.metric, referencePrediction, sample.answers) }),
+        });
       }
-      const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
-      io.stderr(`kvscope eval: ${task.name} length ${cell.length}${cell.depth === null ? '' : `, depth ${cell.depth} %`}: ${formatScore(mean(done.map((o) => o.score)))} over ${done.length} sample${done.length === 1 ? '' : 's'}\n`);
+      io.stderr(cellLine(task, cell.length, cell.depth, outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth)));
     }
     const map = accuracyMap(cells, outcomes);
-    if (json) io.stdout(stringifyJson({ ok: true, task: task.name, metric: task.metric, maxNewTokens, seed, cache: base.cacheMode, quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, samples: outcomes }) + '\n');
-    else io.stdout(formatAccuracyMap(task, map));
+    const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
+    if (json) {
+      io.stdout(stringifyJson({
+        ok: true, task: task.name, metric: task.metric, maxNewTokens, seed, cache: base.cacheMode,
+        quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
+      }) + '\n');
+    } else {
+      io.stdout(formatAccuracyMap(task, map, reference === null ? 'the dynamic cache' : 'the quantized cache'));
+      if (referenceMap !== null) {
+        io.stdout(formatAccuracyMap(task, referenceMap, 'the full-precision dynamic cache'));
+        io.stdout(formatAccuracyMap(task, differenceMap(map, referenceMap), 'quantized − dynamic', true));
+      }
+    }
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof RunError)) throw error;
@@ -119,16 +146,33 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
 }
 
 /** Rows are depths, columns lengths; each cell the mean score of its samples (RULER's mean, as a fraction). */
-export function formatAccuracyMap(task: RetrievalTask, map: AccuracyMap): string {
+export function formatAccuracyMap(task: RetrievalTask, map: AccuracyMap, what: string, signed = false): string {
   const header = [task.hasDepth ? 'depth \\ length' : 'length', ...map.lengths.map(String)];
-  const rows = map.depths.map((depth, r) => [depth === null ? 'accuracy' : `${depth} %`, ...map.accuracy[r]!.map((value) => (value === null ? '–' : formatScore(value)))]);
+  const rows = map.depths.map((depth, r) => [depth === null ? 'accuracy' : `${depth} %`, ...map.accuracy[r]!.map((value) => (value === null ? '–' : formatScore(value, signed)))]);
   const widths = header.map((_, c) => Math.max(...[header, ...rows].map((row) => row[c]!.length)));
   const line = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
-  return `${task.name} (${task.metric}), accuracy per cell\n${[header, ...rows].map(line).join('\n')}\n`;
+  return `${task.name} (${task.metric}), ${signed ? 'accuracy difference' : 'accuracy'} per cell, ${what}\n${[header, ...rows].map(line).join('\n')}\n`;
 }
 
-function formatScore(value: number): string {
-  return value.toFixed(2);
+/** The chosen cache's accuracy minus the dynamic cache's, cell by cell (null where either has none). */
+export function differenceMap(map: AccuracyMap, reference: AccuracyMap): AccuracyMap {
+  const accuracy = map.accuracy.map((row, r) => row.map((value, c) => {
+    const base = reference.accuracy[r]![c]!;
+    return value === null || base === null ? null : value - base;
+  }));
+  return { ...map, accuracy };
+}
+
+function cellLine(task: RetrievalTask, length: number, depth: number | null, done: readonly RetrievalSampleJson[]): string {
+  const where = `${task.name} length ${length}${depth === null ? '' : `, depth ${depth} %`}`;
+  const score = formatScore(mean(done.map((outcome) => outcome.score)));
+  const reference = done[0]?.referenceScore === undefined ? '' : ` (dynamic ${formatScore(mean(done.map((outcome) => outcome.referenceScore!)))})`;
+  return `kvscope eval: ${where}: ${score}${reference} over ${done.length} sample${done.length === 1 ? '' : 's'}\n`;
+}
+
+function formatScore(value: number, signed = false): string {
+  const text = value.toFixed(2);
+  return signed && value >= 0 ? `+${text}` : text;
 }
 
 function mean(values: readonly number[]): number {

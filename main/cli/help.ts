@@ -158,9 +158,10 @@ Long-context retrieval (docs/retrieval.md): prompts generated from a seed, nothi
   --samples N            samples per cell (default 1); --seed S (default 0) derives every sample
   --max-new-tokens N     greedy tokens decoded (default: RULER's tokens_to_generate, passkey 10)
 Each sample runs as kvscope run runs a prompt (prefill with the cache options above, then greedy
-decoding) and is scored as RULER scores it (passkey: the first number in the answer); the map of
-accuracy per depth and length is printed (--json: the map and every sample). Not yet: --out, the
-full-precision comparison beside it, sweeps and the Lab.
+decoding), and a quantized cache's prompts again with the full-precision dynamic cache; each answer is
+scored as RULER scores it (passkey: the first number in the answer) and the maps of accuracy per depth
+and length are printed, with their difference (--json: the maps and every sample). Not yet: --out,
+sweeps and the Lab.
 `,
   sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
 kvscope sweep --preset layers|kv --model M --out DIR [eval's options, fixed for every point]

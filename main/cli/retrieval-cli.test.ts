@@ -8,7 +8,8 @@ interface RetrievalJson {
   ok: boolean;
   cache: string;
   map: { lengths: number[]; depths: number[]; accuracy: number[][]; counts: number[][] };
-  samples: { length: number; depth: number; answers: string[]; prediction: string; score: number; promptTokens: number }[];
+  referenceMap: { counts: number[][] };
+  samples: { length: number; depth: number; answers: string[]; prediction: string; score: number; referencePrediction: string; referenceScore: number; promptTokens: number }[];
 }
 
 describe('kvscope eval --task on stories260k', () => {
@@ -23,12 +24,16 @@ describe('kvscope eval --task on stories260k', () => {
     expect(json.map.lengths).toEqual([256, 512]);
     expect(json.map.depths).toEqual([0, 50, 100]);
     expect(json.map.counts).toEqual([[1, 1], [1, 1], [1, 1]]);
+    // the full-precision dynamic cache on the same prompts beside it
+    expect(json.referenceMap.counts).toEqual([[1, 1], [1, 1], [1, 1]]);
     for (const sample of json.samples) {
       // the prompt fits the model's 512 positions beside the passkey test's 10 new tokens
       expect(sample.promptTokens).toBeLessThanOrEqual(sample.length - 10);
       // scored as run_test.py: the first number of the decoded text against the pass key
-      const first = /\d+/.exec(sample.prediction.trim());
-      expect(sample.score).toBe(first !== null && Number(first[0]) === Number(sample.answers[0]) ? 1 : 0);
+      for (const [prediction, score] of [[sample.prediction, sample.score], [sample.referencePrediction, sample.referenceScore]] as const) {
+        const first = /\d+/.exec(prediction.trim());
+        expect(score).toBe(first !== null && Number(first[0]) === Number(sample.answers[0]) ? 1 : 0);
+      }
     }
     // one sample per cell: the map holds that sample's score
     json.map.depths.forEach((depth, r) => json.map.lengths.forEach((length, c) => {
