@@ -32,6 +32,8 @@ function halfMemoryRuntime(): RetrievalCommandRuntime & { runs: RunSettings[] } 
     runs,
     countTokens: async () => countWords,
     onInterrupt: () => () => undefined,
+    // each reading half a second after the last: a cell's end is the reading after its start
+    nowMs: (() => { let ms = 0; return () => (ms += 500); })(),
     startRun(settings): RunHandle {
       runs.push(settings);
       const key = /The pass key is (\d+)\./.exec(settings.prompt)!;
@@ -59,7 +61,7 @@ describe('kvscope eval --task', () => {
     expect(countWords(runtime.runs[0]!.prompt)).toBeLessThanOrEqual(300 - 10);
     expect(countWords(runtime.runs[7]!.prompt)).toBeGreaterThan(600 - 10 - 6);
     expect(io.out).toBe('passkey (passkey), accuracy per cell, the dynamic cache\ndepth \\ length   300   600\n0 %             1.00  1.00\n100 %           1.00  1.00\n');
-    expect(io.err).toContain('passkey length 600, depth 100 %: 1.00 over 2 samples');
+    expect(io.err).toContain('passkey length 600, depth 100 %: 1.00 over 2 samples in 0.5 s');
   });
 
   it('scores a quantized cache beside the full-precision dynamic cache on the same prompts, and their difference', async () => {
@@ -74,7 +76,7 @@ describe('kvscope eval --task', () => {
       'passkey (passkey), accuracy per cell, the full-precision dynamic cache', 'depth \\ length   300   600', '0 %             1.00  1.00', '100 %           1.00  1.00',
       'passkey (passkey), accuracy difference per cell, quantized − dynamic', 'depth \\ length    300    600', '0 %             +0.00  +0.00', '100 %           -1.00  -1.00', '',
     ].join('\n'));
-    expect(io.err).toContain('passkey length 600, depth 100 %: 0.00 (dynamic 1.00) over 2 samples');
+    expect(io.err).toContain('passkey length 600, depth 100 %: 0.00 (dynamic 1.00) over 2 samples in 0.5 s');
   });
 
   it('--json holds the map and every sample with its prediction and score', async () => {

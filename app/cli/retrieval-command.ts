@@ -26,6 +26,8 @@ export interface RetrievalCommandRuntime {
   readonly startRun: StartRun;
   /** Calls `onInterrupt` on Ctrl-C; the returned function stops listening. */
   onInterrupt(onInterrupt: () => void): () => void;
+  /** milliseconds on a monotonic clock: each cell's line says how long it took */
+  nowMs(): number;
 }
 
 /** The options only a retrieval eval takes (main/cli adds them to eval's; they are not sweep keys yet). */
@@ -104,6 +106,7 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     };
     const outcomes: RetrievalSampleJson[] = [];
     for (const cell of cells) {
+      const cellStart = runtime.nowMs();
       for (const sampleSeed of cell.sampleSeeds) {
         if (cancelled) return ExitCode.badInput;
         const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
@@ -117,7 +120,8 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
           ...(referencePrediction === null ? {} : { referencePrediction, referenceScore: scorePrediction(task.metric, referencePrediction, sample.answers) }),
         });
       }
-      io.stderr(cellLine(task, cell.length, cell.depth, outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth)));
+      const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
+      io.stderr(cellLine(task, cell.length, cell.depth, done, runtime.nowMs() - cellStart));
     }
     const map = accuracyMap(cells, outcomes);
     const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
@@ -163,11 +167,11 @@ export function differenceMap(map: AccuracyMap, reference: AccuracyMap): Accurac
   return { ...map, accuracy };
 }
 
-function cellLine(task: RetrievalTask, length: number, depth: number | null, done: readonly RetrievalSampleJson[]): string {
+function cellLine(task: RetrievalTask, length: number, depth: number | null, done: readonly RetrievalSampleJson[], elapsedMs: number): string {
   const where = `${task.name} length ${length}${depth === null ? '' : `, depth ${depth} %`}`;
   const score = formatScore(mean(done.map((outcome) => outcome.score)));
   const reference = done[0]?.referenceScore === undefined ? '' : ` (dynamic ${formatScore(mean(done.map((outcome) => outcome.referenceScore!)))})`;
-  return `kvscope eval: ${where}: ${score}${reference} over ${done.length} sample${done.length === 1 ? '' : 's'}\n`;
+  return `kvscope eval: ${where}: ${score}${reference} over ${done.length} sample${done.length === 1 ? '' : 's'} in ${(elapsedMs / 1000).toFixed(1)} s\n`;
 }
 
 function formatScore(value: number, signed = false): string {

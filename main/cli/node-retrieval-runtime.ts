@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { RetrievalCommandRuntime } from '../../app/cli/retrieval-command.js';
 import type { StartRunOptions } from '../../app/node/worker/worker-client.js';
 import { nodeRunRuntime } from './node-run-runtime.js';
@@ -18,5 +19,6 @@ export function nodeRetrievalRuntime(kvscopeVersion: string, options: StartRunOp
       return (text) => encodePrompt(tokenizer, text, null, 'text').length;
     },
     onInterrupt: (onInterrupt) => run.onInterrupt(() => onInterrupt()),
+    nowMs: () => performance.now(),
   };
 }
