@@ -39,7 +39,10 @@ function halfMemoryRuntime(): RetrievalCommandRuntime & { runs: RunSettings[] } 
       const key = /The pass key is (\d+)\./.exec(settings.prompt)!;
       const remembers = settings.cacheMode === 'dynamic' || key.index < settings.prompt.length / 2;
       const text = remembers ? ` ${key[1]}. Remember it.` : ' the grass is green';
-      return { id: runs.length, done: Promise.resolve({ ...sampleResult(), text, stopReason: 'max-new-tokens' }), cancel: () => undefined, dispose: () => undefined };
+      const result = sampleResult();
+      // stored bytes that tell the caches apart: a quarter for the quantized one
+      const kvBytesTotal = { ...result.kvBytesTotal, totalBytes: settings.cacheMode === 'dynamic' ? 4000 : 1000 };
+      return { id: runs.length, done: Promise.resolve({ ...result, text, kvBytesTotal, stopReason: 'max-new-tokens' }), cancel: () => undefined, dispose: () => undefined };
     },
   };
 }
@@ -83,7 +86,8 @@ describe('kvscope eval --task', () => {
     const io = memoryIo();
     expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', json: true, 'max-new-tokens': '4', seed: '5' }, io, halfMemoryRuntime())).toBe(0);
     type Map = { accuracy: number[][]; counts: number[][] };
-    const json = JSON.parse(io.out) as { ok: boolean; maxNewTokens: number; map: Map; referenceMap: Map; samples: { depth: number; answers: string[]; prediction: string; score: number; referencePrediction: string; referenceScore: number; promptTokens: number; length: number }[] };
+    const json = JSON.parse(io.out) as { ok: boolean; maxNewTokens: number; map: Map; referenceMap: Map; samples: { depth: number; answers: string[]; prediction: string; score: number; referencePrediction: string; referenceScore: number; kvBytes: number; referenceKvBytes: number; promptTokens: number; length: number }[]; model: { onnxSha256: string } };
+    expect(json.model.onnxSha256).toBe(sampleResult().model.onnxSha256);
     expect(json.ok).toBe(true);
     expect(json.maxNewTokens).toBe(4);
     expect(json.map.accuracy).toEqual([[1, 1], [0, 0]]);
@@ -92,6 +96,7 @@ describe('kvscope eval --task', () => {
     for (const sample of json.samples) {
       expect(sample.score).toBe(sample.prediction.includes(sample.answers[0]!) ? 1 : 0);
       expect(sample.referenceScore).toBe(sample.referencePrediction.includes(sample.answers[0]!) ? 1 : 0);
+      expect([sample.kvBytes, sample.referenceKvBytes]).toEqual([1000, 4000]);
       expect(sample.promptTokens).toBeLessThanOrEqual(sample.length - 4);
     }
     // another seed, other samples

@@ -52,9 +52,12 @@ export interface RetrievalSampleJson extends SampleOutcome {
   readonly answers: readonly string[];
   /** what the chosen cache decoded, and its score in [0, 1] */
   readonly prediction: string;
+  /** the chosen cache's stored bytes at the run's end (prompt and decoded tokens), all layers */
+  readonly kvBytes: number;
   /** the full-precision dynamic cache on the same prompt (absent when the chosen cache is dynamic) */
   readonly referencePrediction?: string;
   readonly referenceScore?: number;
+  readonly referenceKvBytes?: number;
 }
 
 export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtime: RetrievalCommandRuntime): Promise<ExitCode> {
@@ -91,8 +94,9 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   });
   try {
     const countTokens = await runtime.countTokens(requireString(options, 'model'));
-    /** The decoded text of one greedy run, or null when it was cancelled. */
-    const decode = async (settings: RunSettings, prompt: string): Promise<string | null> => {
+    let model: GenerationResult['model'] | undefined;
+    /** One greedy run's decoded text and stored KV bytes, or null when it was cancelled. */
+    const decode = async (settings: RunSettings, prompt: string): Promise<{ text: string; kvBytes: number } | null> => {
       const handle = runtime.startRun({ ...settings, prompt }, {});
       running = handle;
       let result: GenerationResult;
@@ -102,7 +106,8 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
         running = undefined;
         handle.dispose();
       }
-      return result.stopReason === 'cancelled' || cancelled ? null : result.text;
+      model ??= result.model;
+      return result.stopReason === 'cancelled' || cancelled ? null : { text: result.text, kvBytes: result.kvBytesTotal.totalBytes };
     };
     const outcomes: RetrievalSampleJson[] = [];
     for (const cell of cells) {
@@ -110,14 +115,16 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
       for (const sampleSeed of cell.sampleSeeds) {
         if (cancelled) return ExitCode.badInput;
         const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
-        const prediction = await decode(base, sample.prompt);
-        if (prediction === null) return ExitCode.badInput;
-        const referencePrediction = reference === null ? null : await decode(reference, sample.prompt);
-        if (reference !== null && referencePrediction === null) return ExitCode.badInput;
+        const chosen = await decode(base, sample.prompt);
+        if (chosen === null) return ExitCode.badInput;
+        const dynamic = reference === null ? null : await decode(reference, sample.prompt);
+        if (reference !== null && dynamic === null) return ExitCode.badInput;
         outcomes.push({
           length: cell.length, depth: cell.depth, seed: sampleSeed, promptTokens: sample.promptTokens, answers: sample.answers,
-          prediction, score: scorePrediction(task.metric, prediction, sample.answers),
-          ...(referencePrediction === null ? {} : { referencePrediction, referenceScore: scorePrediction(task.metric, referencePrediction, sample.answers) }),
+          prediction: chosen.text, score: scorePrediction(task.metric, chosen.text, sample.answers), kvBytes: chosen.kvBytes,
+          ...(dynamic === null ? {} : {
+            referencePrediction: dynamic.text, referenceScore: scorePrediction(task.metric, dynamic.text, sample.answers), referenceKvBytes: dynamic.kvBytes,
+          }),
         });
       }
       const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
@@ -127,7 +134,7 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
     if (json) {
       io.stdout(stringifyJson({
-        ok: true, task: task.name, metric: task.metric, maxNewTokens, seed, cache: base.cacheMode,
+        ok: true, task: task.name, metric: task.metric, maxNewTokens, seed, model, cache: base.cacheMode,
         quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
       }) + '\n');
     } else {

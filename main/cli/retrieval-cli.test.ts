@@ -9,7 +9,7 @@ interface RetrievalJson {
   cache: string;
   map: { lengths: number[]; depths: number[]; accuracy: number[][]; counts: number[][] };
   referenceMap: { counts: number[][] };
-  samples: { length: number; depth: number; answers: string[]; prediction: string; score: number; referencePrediction: string; referenceScore: number; promptTokens: number }[];
+  samples: { length: number; depth: number; answers: string[]; prediction: string; score: number; referencePrediction: string; referenceScore: number; kvBytes: number; referenceKvBytes: number; promptTokens: number }[];
 }
 
 describe('kvscope eval --task on stories260k', () => {
@@ -35,6 +35,10 @@ describe('kvscope eval --task on stories260k', () => {
         expect(score).toBe(first !== null && Number(first[0]) === Number(sample.answers[0]) ? 1 : 0);
       }
     }
+    // the KV memory per length: 4-bit codes hold less than the dynamic cache's fp32, and both grow with the prompt
+    const at = (length: number) => json.samples.find((sample) => sample.length === length && sample.depth === 50)!;
+    expect(at(512).kvBytes).toBeLessThan(at(512).referenceKvBytes);
+    expect(at(512).referenceKvBytes).toBeGreaterThan(at(256).referenceKvBytes);
     // one sample per cell: the map holds that sample's score
     json.map.depths.forEach((depth, r) => json.map.lengths.forEach((length, c) => {
       expect(json.map.accuracy[r]![c]).toBe(json.samples.find((sample) => sample.depth === depth && sample.length === length)!.score);
