@@ -93,7 +93,11 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     running?.cancel();
   });
   try {
-    const countTokens = await runtime.countTokens(requireString(options, 'model'));
+    const countTokens = await runtime.countTokens(requireString(options, 'model')).catch((error: unknown) => {
+      // a folder without tokenizer.json: the prompts cannot be fitted; its own fix said with it
+      const fix = (error as { fix?: unknown }).fix;
+      throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (kvscope eval --task fits each prompt with the model's tokenizer.)`) : error;
+    });
     let model: GenerationResult['model'] | undefined;
     /** One greedy run's decoded text and stored KV bytes, or null when it was cancelled. */
     const decode = async (settings: RunSettings, prompt: string): Promise<{ text: string; kvBytes: number } | null> => {
@@ -114,7 +118,7 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
       const cellStart = runtime.nowMs();
       for (const sampleSeed of cell.sampleSeeds) {
         if (cancelled) return ExitCode.badInput;
-        const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
+        const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, sequenceTokens: cell.length, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
         const chosen = await decode(base, sample.prompt);
         if (chosen === null) return ExitCode.badInput;
         const dynamic = reference === null ? null : await decode(reference, sample.prompt);

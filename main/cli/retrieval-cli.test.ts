@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { storiesDir } from '../../app/node/test-support/stories.js';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { copyOfStories, storiesDir } from '../../app/node/test-support/stories.js';
 import { cli, useCliSandbox } from './test-support/cli-sandbox.js';
 
 useCliSandbox('retrieval');
@@ -52,5 +54,19 @@ describe('kvscope eval --task on stories260k', () => {
     const withText = await cli(['eval', '--task', 'passkey', '--model', storiesDir(), '--lengths', '512', '--context', '64']);
     expect(withText.code).toBe(1);
     expect(withText.err).toContain('--context is an option of the text evaluation');
+ 
+  });
+
+  it('says that the prompts are fitted with the model\'s tokenizer when the folder has none', async () => {
+    const copy = copyOfStories();
+    try {
+      rmSync(join(copy.dir, 'tokenizer.json'));
+      const outcome = await cli(['eval', '--task', 'passkey', '--model', copy.dir, '--lengths', '256', '--cache', 'dynamic']);
+      expect(outcome.code).toBe(1);
+      expect(outcome.err).toContain('no tokenizer.json');
+      expect(outcome.err).toContain('kvscope eval --task fits each prompt with the model\'s tokenizer');
+    } finally {
+      copy.remove();
+    }
   });
 });

@@ -19,7 +19,8 @@ const COMMON_WORDS = 10;
 
 export function generateCommonWords(request: RetrievalRequest): RetrievalSample {
   checkRequest(request);
-  const long = request.targetTokens >= 4096;
+  // `if args.max_seq_length < 4096`: the sequence length, not the prompt's
+  const long = (request.sequenceTokens ?? request.targetTokens) >= 4096;
   const template = CWE_TEMPLATE + CWE_ANSWER_PREFIX;
   const build = (distinctWords: number) => {
     // a fresh stream per length, as RULER re-seeds each shuffle: the same seed and length give the same list

@@ -21,7 +21,7 @@ const ZETA_2 = (Math.PI * Math.PI) / 6;
 export function generateFrequentWords(request: RetrievalRequest): RetrievalSample {
   checkRequest(request);
   // `vocab_size = max_seq_length // 50`; at least the noise word and the three answers
-  const vocabularySize = Math.max(4, Math.floor(request.targetTokens / 50));
+  const vocabularySize = Math.max(4, Math.floor((request.sequenceTokens ?? request.targetTokens) / 50));
   const vocabulary = codedVocabulary(vocabularySize, new SeededRandom(request.seed, 'fwe-vocabulary'));
   const template = FWE_TEMPLATE + FWE_ANSWER_PREFIX;
   const build = (words: number) => {

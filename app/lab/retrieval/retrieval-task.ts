@@ -13,6 +13,11 @@ export interface RetrievalRequest {
   readonly seed: number;
   /** the prompt may hold at most this many tokens; filler is added until one more unit would pass it */
   readonly targetTokens: number;
+  /**
+   * RULER's max_seq_length, the prompt plus the tokens to generate, where a task's shape depends on it
+   * (cwe's repeats below and from 4,096, fwe's vocabulary of max_seq_length / 50); default targetTokens
+   */
+  readonly sequenceTokens?: number;
   /** where the needle sits in the filler, 0 (start) to 100 (end); ignored by tasks without a needle */
   readonly depthPercent: number;
   readonly countTokens: CountTokens;
@@ -65,6 +70,9 @@ export function checkRequest(request: RetrievalRequest): void {
   }
   if (!Number.isFinite(request.depthPercent) || request.depthPercent < 0 || request.depthPercent > 100) {
     throw new RetrievalTaskError(`depth ${request.depthPercent} % is outside 0–100; give where the needle sits as a percentage of the filler`);
+  }
+  if (request.sequenceTokens !== undefined && !(Number.isInteger(request.sequenceTokens) && request.sequenceTokens >= request.targetTokens)) {
+    throw new RetrievalTaskError(`sequence length ${request.sequenceTokens} is not a whole number of tokens at least the prompt's target ${request.targetTokens}`);
   }
   if (!Number.isInteger(request.seed) || request.seed < 0 || request.seed > 0xffffffff) {
     throw new RetrievalTaskError(`seed ${request.seed} is not a whole number in 0–4294967295`);

@@ -113,3 +113,25 @@ describe('retrieval prompt formats', () => {
     expect(counts.get(sample.answers[0]!)).toBe(Math.floor(sample.fillerUnits / 4 / (Math.PI ** 2 / 6)));
   });
 });
+
+describe('the sequence length RULER sizes some tasks by', () => {
+  it('cwe repeats its common words 30 times from a 4,096-token sequence, even when the prompt is shorter', () => {
+    const sample = retrievalTask('cwe').generate({ seed: 3, targetTokens: 4000, sequenceTokens: 4096, depthPercent: 0, countTokens: countWords });
+    // the task's list, each entry "N. word" followed by a space
+    const list = (prompt: string) => `${prompt.slice(prompt.lastIndexOf('most often.\n') + 'most often.\n'.length, prompt.lastIndexOf('\nQuestion'))} `;
+    for (const answer of sample.answers) expect(occurrences(list(sample.prompt), ` ${answer} `)).toBe(30);
+    const short = retrievalTask('cwe').generate({ seed: 3, targetTokens: 4000, depthPercent: 0, countTokens: countWords });
+    for (const answer of short.answers) expect(occurrences(list(short.prompt), ` ${answer} `)).toBe(6);
+  });
+
+  it('fwe draws max_seq_length / 50 coded words', () => {
+    const distinct = (sequenceTokens?: number) => {
+      const sample = retrievalTask('fwe').generate({ seed: 3, targetTokens: 900, ...(sequenceTokens === undefined ? {} : { sequenceTokens }), depthPercent: 0, countTokens: countWords });
+      return new Set(sample.prompt.slice(0, sample.prompt.indexOf('\nQuestion')).split(' ').filter((word) => /^[a-z]{6}$/.test(word) || word === '...')).size;
+    };
+    // 900 / 50 = 18 words at most; 5000 / 50 = 100, of which the Zipf counts leave more than 18 above zero
+    expect(distinct()).toBeLessThanOrEqual(18);
+    expect(distinct(5000)).toBeGreaterThan(18);
+    expect(() => retrievalTask('fwe').generate({ seed: 3, targetTokens: 900, sequenceTokens: 800, depthPercent: 0, countTokens: countWords })).toThrow(/sequence length 800/);
+  });
+});
