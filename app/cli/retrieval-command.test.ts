@@ -7,14 +7,17 @@ import { UsageError, type CliIo } from './io.js';
 import type { RawOptions } from './options.js';
 import { runRetrievalCommand, type RetrievalCommandRuntime } from './retrieval-command.js';
 
-function memoryIo(): CliIo & { out: string; err: string } {
+function memoryIo(options: { diskFull?: boolean } = {}): CliIo & { out: string; err: string; files: Map<string, string> } {
   const io = {
-    out: '', err: '',
+    out: '', err: '', files: new Map<string, string>(),
     readFile: () => { throw new Error('not used'); },
     readTextFile: () => { throw new Error('not used'); },
-    isDirectory: (path: string) => path === '/models/tiny',
+    isDirectory: (path: string) => ['/models/tiny', '/runs'].includes(path),
     joinPath: (...parts: string[]) => parts.join('/'),
-    writeFileAtomic: () => { throw new Error('not used'); },
+    writeFileAtomic: (path: string, bytes: Uint8Array) => {
+      if (options.diskFull === true) throw new Error('ENOSPC: no space left on device');
+      io.files.set(path, new TextDecoder().decode(bytes));
+    },
     stdout: (text: string) => void (io.out += text),
     stderr: (text: string) => void (io.err += text),
   };
@@ -34,6 +37,10 @@ function halfMemoryRuntime(): RetrievalCommandRuntime & { runs: RunSettings[] } 
     onInterrupt: () => () => undefined,
     // each reading half a second after the last: a cell's end is the reading after its start
     nowMs: (() => { let ms = 0; return () => (ms += 500); })(),
+    // a stand-in digest: the tests check that each sample names the prompt its run got
+    sha256: (text) => `digest of ${text.length} characters, key at ${text.indexOf('The pass key is')}`,
+    now: () => new Date('2026-01-02T03:04:05Z'),
+    kvscopeVersion: '9.9.9',
     startRun(settings): RunHandle {
       runs.push(settings);
       const key = /The pass key is (\d+)\./.exec(settings.prompt)!;
@@ -103,6 +110,33 @@ describe('kvscope eval --task', () => {
     const again = memoryIo();
     await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', json: true, 'max-new-tokens': '4', seed: '6' }, again, halfMemoryRuntime());
     expect((JSON.parse(again.out) as typeof json).samples[0]!.answers).not.toEqual(json.samples[0]!.answers);
+  });
+
+  it('--out writes the record: every sample with its prompt digest, needle, answer and score', async () => {
+    const io = memoryIo();
+    const runtime = halfMemoryRuntime();
+    expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', out: '/runs/passkey.json' }, io, runtime)).toBe(0);
+    expect(io.out.endsWith('wrote /runs/passkey.json\n')).toBe(true);
+    const record = JSON.parse(io.files.get('/runs/passkey.json')!) as {
+      kind: string; kvscopeVersion: string; createdAt: string; map: { accuracy: number[][] };
+      samples: { promptSha256: string; needles: string[]; answers: string[]; score: number; referenceScore: number }[];
+    };
+    expect([record.kind, record.kvscopeVersion, record.createdAt]).toEqual(['kvscope-retrieval', '9.9.9', '2026-01-02T03:04:05.000Z']);
+    expect(record.map.accuracy).toEqual([[1, 1], [0, 0]]);
+    record.samples.forEach((sample, i) => {
+      // each sample's two runs (quantized, then dynamic) got the prompt the digest names
+      expect(sample.promptSha256).toBe(runtime.sha256(runtime.runs[2 * i]!.prompt));
+      expect(sample.needles).toEqual([`The pass key is ${sample.answers[0]}. Remember it. ${sample.answers[0]} is the pass key.`]);
+    });
+    expect(new Set(record.samples.map((sample) => sample.promptSha256)).size).toBeGreaterThan(1);
+  });
+
+  it('a record that cannot be written fails the command after printing the maps', async () => {
+    const io = memoryIo({ diskFull: true });
+    expect(await runRetrievalCommand({ ...PASSKEY, out: '/runs/passkey.json' }, io, halfMemoryRuntime())).toBe(1);
+    expect(io.out).toContain('accuracy per cell, the dynamic cache');
+    expect(io.err).toContain('its record could not be written: ENOSPC: no space left on device');
+    await expect(runRetrievalCommand({ ...PASSKEY, out: '/nowhere/passkey.json' }, memoryIo(), halfMemoryRuntime())).rejects.toThrow(/the folder \/nowhere does not exist/);
   });
 
   it('refuses what it cannot run before any run, saying what to give', async () => {

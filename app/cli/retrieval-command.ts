@@ -7,7 +7,9 @@ import { scorePrediction } from '../lab/retrieval/score.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 import { RunError } from '../protocol/run-error.js';
 import type { StartRun } from '../protocol/run-handle.js';
+import { encodeUtf8 } from '../record/utf8.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
+import { checkOutputFolder } from './output-folder.js';
 import { integerOption, optionalString, requireString, type RawOptions } from './options.js';
 import type { OptionSpecTable } from './option-specs.js';
 import { runSettingsFromOptions } from './run-command.js';
@@ -28,6 +30,11 @@ export interface RetrievalCommandRuntime {
   onInterrupt(onInterrupt: () => void): () => void;
   /** milliseconds on a monotonic clock: each cell's line says how long it took */
   nowMs(): number;
+  /** hex sha256 of a text's UTF-8 bytes: the record names each prompt by its digest */
+  sha256(text: string): string;
+  /** when the record was made, and by which kvscope */
+  now(): Date;
+  readonly kvscopeVersion: string;
 }
 
 /** The options only a retrieval eval takes (main/cli adds them to eval's; they are not sweep keys yet). */
@@ -41,7 +48,7 @@ export const RETRIEVAL_OPTION_SPECS = {
 } as const satisfies OptionSpecTable;
 
 /** eval's text and window options, which mean nothing to a generated prompt. */
-const TEXT_OPTIONS = ['text', 'text-ids', 'context', 'stride', 'prefill', 'windows', 'feed', 'quantize-layers', 'quantize-parts', 'per-token', 'out'] as const;
+const TEXT_OPTIONS = ['text', 'text-ids', 'context', 'stride', 'prefill', 'windows', 'feed', 'quantize-layers', 'quantize-parts', 'per-token'] as const;
 /** What a retrieval eval hands to `run`'s settings: the model and the cache. */
 const RUN_OPTIONS = ['model', 'onnx', 'ep', 'cache', 'backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', 'dequantize'] as const;
 const DEFAULT_DEPTHS = [0, 25, 50, 75, 100];
@@ -50,6 +57,10 @@ export interface RetrievalSampleJson extends SampleOutcome {
   readonly seed: number;
   readonly promptTokens: number;
   readonly answers: readonly string[];
+  /** sha256 of the prompt's UTF-8 text, which the seed, length, depth and tokenizer reproduce */
+  readonly promptSha256: string;
+  /** the inserted facts, the one at the depth first */
+  readonly needles: readonly string[];
   /** what the chosen cache decoded, and its score in [0, 1] */
   readonly prediction: string;
   /** the chosen cache's stored bytes at the run's end (prompt and decoded tokens), all layers */
@@ -64,7 +75,12 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   const task = taskOption(options);
   const given = TEXT_OPTIONS.filter((name) => options[name] !== undefined);
   if (given.length > 0) {
-    throw new UsageError(`--${given[0]} is an option of the text evaluation; with --task the prompts are generated. Drop --${given[0]}${given[0] === 'out' ? ' (a retrieval eval writes no record yet; use --json)' : ''}.`);
+    throw new UsageError(`--${given[0]} is an option of the text evaluation; with --task the prompts are generated. Drop --${given[0]}.`);
+  }
+  const out = optionalString(options, 'out');
+  if (out !== undefined) {
+    if (io.checkOutputPath !== undefined) io.checkOutputPath(out, '--out');
+    else checkOutputFolder(io, out);
   }
   const maxNewTokens = integerOption(options, 'max-new-tokens', task.tokensToGenerate);
   if (maxNewTokens < 1) throw new UsageError(`--max-new-tokens must be at least 1, got ${maxNewTokens}.`);
@@ -125,6 +141,8 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
         if (reference !== null && dynamic === null) return ExitCode.badInput;
         outcomes.push({
           length: cell.length, depth: cell.depth, seed: sampleSeed, promptTokens: sample.promptTokens, answers: sample.answers,
+          promptSha256: runtime.sha256(sample.prompt),
+          needles: [...sample.needles].sort((a, b) => Number(b.atDepth) - Number(a.atDepth)).map((needle) => needle.text),
           prediction: chosen.text, score: scorePrediction(task.metric, chosen.text, sample.answers), kvBytes: chosen.kvBytes,
           ...(dynamic === null ? {} : {
             referencePrediction: dynamic.text, referenceScore: scorePrediction(task.metric, dynamic.text, sample.answers), referenceKvBytes: dynamic.kvBytes,
@@ -136,19 +154,34 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     }
     const map = accuracyMap(cells, outcomes);
     const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
+    const result = {
+      task: task.name, metric: task.metric, maxNewTokens, seed, model, cache: base.cacheMode,
+      quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
+    };
+    let recordError: string | undefined;
+    if (out !== undefined) {
+      const record = { kind: 'kvscope-retrieval', kvscopeVersion: runtime.kvscopeVersion, createdAt: runtime.now().toISOString(), ...result };
+      try {
+        io.writeFileAtomic(out, encodeUtf8(stringifyJson(record, 2) + '\n'));
+      } catch (error) {
+        // checked before the runs, yet the write failed (a full disk): the maps are still printed, and the command fails
+        recordError = `the evaluation finished but its record could not be written: ${(error as Error).message.split('\n')[0]}`;
+      }
+    }
+    const wrote = out !== undefined && recordError === undefined;
     if (json) {
-      io.stdout(stringifyJson({
-        ok: true, task: task.name, metric: task.metric, maxNewTokens, seed, model, cache: base.cacheMode,
-        quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
-      }) + '\n');
+      io.stdout(stringifyJson({ ok: recordError === undefined, ...result, ...(wrote ? { record: out } : {}), ...(recordError === undefined ? {} : { recordError }) }) + '\n');
     } else {
       io.stdout(formatAccuracyMap(task, map, reference === null ? 'the dynamic cache' : 'the quantized cache'));
       if (referenceMap !== null) {
         io.stdout(formatAccuracyMap(task, referenceMap, 'the full-precision dynamic cache'));
         io.stdout(formatAccuracyMap(task, differenceMap(map, referenceMap), 'quantized − dynamic', true));
       }
+      if (wrote) io.stdout(`wrote ${out}\n`);
     }
-    return ExitCode.ok;
+    if (recordError === undefined) return ExitCode.ok;
+    io.stderr(`kvscope eval: ${recordError} Free space on that disk (or choose another --out) and run again; the maps above are complete.\n`);
+    return ExitCode.badInput;
   } catch (error) {
     if (!(error instanceof RunError)) throw error;
     if (json) io.stdout(stringifyJson({ ok: false, error: error.toPayload() }) + '\n');

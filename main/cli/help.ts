@@ -160,8 +160,9 @@ Long-context retrieval (docs/retrieval.md): prompts generated from a seed, nothi
 Each sample runs as kvscope run runs a prompt (prefill with the cache options above, then greedy
 decoding), and a quantized cache's prompts again with the full-precision dynamic cache; each answer is
 scored as RULER scores it (passkey: the first number in the answer) and the maps of accuracy per depth
-and length are printed, with their difference (--json: the maps and every sample). Not yet: --out,
-sweeps and the Lab.
+and length are printed, with their difference (--json: the maps and every sample; --out FILE: the
+same as a record, each prompt named by its sha256, its needles, answers, predictions, scores and
+stored KV bytes). Not yet: sweeps and the Lab.
 `,
   sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
 kvscope sweep --preset layers|kv --model M --out DIR [eval's options, fixed for every point]

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { RetrievalCommandRuntime } from '../../app/cli/retrieval-command.js';
 import type { StartRunOptions } from '../../app/node/worker/worker-client.js';
@@ -20,5 +21,8 @@ export function nodeRetrievalRuntime(kvscopeVersion: string, options: StartRunOp
     },
     onInterrupt: (onInterrupt) => run.onInterrupt(() => onInterrupt()),
     nowMs: () => performance.now(),
+    sha256: (text) => createHash('sha256').update(text, 'utf8').digest('hex'),
+    now: () => new Date(),
+    kvscopeVersion,
   };
 }

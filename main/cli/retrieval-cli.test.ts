@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyOfStories, storiesDir } from '../../app/node/test-support/stories.js';
 import { cli, useCliSandbox } from './test-support/cli-sandbox.js';
 
-useCliSandbox('retrieval');
+const sandbox = useCliSandbox('retrieval');
 
 interface RetrievalJson {
   ok: boolean;
@@ -17,11 +17,16 @@ interface RetrievalJson {
 describe('kvscope eval --task on stories260k', () => {
   it('prefills each generated prompt, decodes greedily with the chosen cache and scores it', async () => {
     const { code, out, err } = await cli(['eval', '--task', 'passkey', '--model', storiesDir(), '--lengths', '256,512', '--depths', '0,50,100',
-      '--samples', '1', '--cache', 'quantized', '--backend', 'quanto', '--nbits', '4', '--group-size', '32', '--json']);
+      '--samples', '1', '--cache', 'quantized', '--backend', 'quanto', '--nbits', '4', '--group-size', '32', '--json', '--out', join(sandbox.dir(), 'passkey.json')]);
     expect(err).toContain('passkey length 512, depth 100 %');
     expect(code).toBe(0);
     const json = JSON.parse(out) as RetrievalJson;
     expect(json.ok).toBe(true);
+    // the record holds what --json printed, each prompt named by its sha256
+    const record = JSON.parse(readFileSync(join(sandbox.dir(), 'passkey.json'), 'utf8')) as RetrievalJson & { kind: string; samples: { promptSha256: string }[] };
+    expect(record.kind).toBe('kvscope-retrieval');
+    expect(record.samples).toEqual(json.samples);
+    for (const sample of record.samples) expect(sample.promptSha256).toMatch(/^[0-9a-f]{64}$/);
     expect(json.cache).toBe('quantized');
     expect(json.map.lengths).toEqual([256, 512]);
     expect(json.map.depths).toEqual([0, 50, 100]);
