@@ -149,6 +149,20 @@ the same text reads the windows stored and adds the missing ones. Each window's 
 is read (a damaged one is computed again, with a note). The folder is capped at 20 GiB
 (KVSCOPE_CACHE_MAX_BYTES), least recently used first; kvscope cache list / prune show and trim it.
 Exit codes: 0 done, 2 refused by the preflight, 1 bad input, a failure or Ctrl-C (nothing recorded).
+
+Long-context retrieval (docs/retrieval.md): prompts generated from a seed, nothing downloaded:
+  --task passkey|niah-single|niah-multikey|niah-multivalue|variable-tracking|cwe|fwe
+                         passkey as landmark-attention's test, the others as RULER's synthetic tasks
+  --lengths L,L…         prompt + new tokens per cell, in the model's tokens (1024 or 1k), as RULER
+  --depths D,D…          where the needle sits, 0–100 % of the filler (default 0,25,50,75,100)
+  --samples N            samples per cell (default 1); --seed S (default 0) derives every sample
+  --max-new-tokens N     greedy tokens decoded (default: RULER's tokens_to_generate, passkey 10)
+Each sample runs as kvscope run runs a prompt (prefill with the cache options above, then greedy
+decoding), and a quantized cache's prompts again with the full-precision dynamic cache; each answer is
+scored as RULER scores it (passkey: the first number in the answer) and the maps of accuracy per depth
+and length are printed, with their difference (--json: the maps and every sample; --out FILE: the
+same as a record, each prompt named by its sha256, its needles, answers, predictions, scores and
+stored KV bytes). Not yet: sweeps and the Lab.
 `,
   sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
 kvscope sweep --preset layers|kv --model M --out DIR [eval's options, fixed for every point]

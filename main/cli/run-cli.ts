@@ -6,6 +6,7 @@ import { runQuantizeFormat } from '../../app/cli/quantize-format-command.js';
 import { runPreflightCommand } from '../../app/cli/preflight-command.js';
 import { runRunCommand } from '../../app/cli/run-command.js';
 import { runEvalCommand } from '../../app/cli/eval-command.js';
+import { RETRIEVAL_OPTION_SPECS, runRetrievalCommand } from '../../app/cli/retrieval-command.js';
 import { runSweepCommand } from '../../app/cli/sweep-command.js';
 import { runCacheCommand } from '../../app/cli/cache-command.js';
 import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
@@ -15,6 +16,7 @@ import { nodeRunRuntime } from './node-run-runtime.js';
 import { nodeEvalRuntime, nodeSweepRuntime } from './node-lab-runtime.js';
 import { nodeSweepIo } from './node-sweep-io.js';
 import { nodeCacheRuntime } from './node-cache-runtime.js';
+import { nodeRetrievalRuntime } from './node-retrieval-runtime.js';
 import { resolvePromptFile } from './prompt-file.js';
 import { KVSCOPE_VERSION } from '../../app/version.js';
 import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
@@ -111,8 +113,11 @@ const COMMANDS: Record<string, {
     run: async (values, io) => runRunCommand(await resolvePromptFile(values, io, terminalStdin(io)), io, nodeRunRuntime(VERSION, CLI_WORKER_OPTIONS)),
   },
   eval: {
-    options: EVAL_OPTIONS,
-    run: (values, io) => runEvalCommand(values, io, nodeEvalRuntime(VERSION, CLI_WORKER_OPTIONS)),
+    // --task: long-context retrieval on generated prompts (app/cli/retrieval-command.ts), not a sweep key yet
+    options: { ...EVAL_OPTIONS, ...RETRIEVAL_OPTION_SPECS },
+    run: (values, io) => values['task'] !== undefined
+      ? runRetrievalCommand(values, io, nodeRetrievalRuntime(VERSION, CLI_WORKER_OPTIONS))
+      : runEvalCommand(rejectRetrievalOptions(values), io, nodeEvalRuntime(VERSION, CLI_WORKER_OPTIONS)),
   },
   sweep: {
     // eval's options are the fixed settings of a --preset sweep; --out is the sweep's folder.
@@ -225,3 +230,10 @@ function reportError(error: unknown, command: string, io: CliIo): ExitCode {
 }
 
 export const VERSION = KVSCOPE_VERSION;
+
+/** The retrieval options without --task would be ignored by the text evaluation: refused, saying what they need. */
+function rejectRetrievalOptions(values: Record<string, string | boolean | undefined>): Record<string, string | boolean | undefined> {
+  const given = Object.keys(RETRIEVAL_OPTION_SPECS).find((name) => name !== 'task' && values[name] !== undefined);
+  if (given !== undefined) throw new UsageError(`--${given} belongs to a retrieval evaluation; add --task (passkey, niah-single, …) or drop --${given}.`);
+  return values;
+}

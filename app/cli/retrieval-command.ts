@@ -1,0 +1,281 @@
+import type { GenerationResult } from '../engine/generation-result.js';
+import type { RunSettings } from '../engine/types.js';
+import { accuracyMap, retrievalGrid, type AccuracyMap, type SampleOutcome } from '../lab/retrieval/grid.js';
+import { retrievalTask, type RetrievalTask } from '../lab/retrieval/registry.js';
+import { RetrievalTaskError, type CountTokens } from '../lab/retrieval/retrieval-task.js';
+import { scorePrediction } from '../lab/retrieval/score.js';
+import { stringifyJson } from '../protocol/json-numbers.js';
+import { RunError } from '../protocol/run-error.js';
+import type { StartRun } from '../protocol/run-handle.js';
+import { encodeUtf8 } from '../record/utf8.js';
+import { ExitCode, UsageError, type CliIo } from './io.js';
+import { checkOutputFolder } from './output-folder.js';
+import { integerOption, optionalString, requireString, type RawOptions } from './options.js';
+import type { OptionSpecTable } from './option-specs.js';
+import { runSettingsFromOptions } from './run-command.js';
+
+/**
+ * `kvscope eval --task passkey|niah-…`: long-context retrieval on the depth × length grid
+ * (docs/retrieval.md). Each sample is generated offline from its seed, fitted to the length with the
+ * model's own tokenizer, and run as `kvscope run` runs a prompt (prefill with the chosen cache, then
+ * greedy decoding); the decoded text is scored as RULER scores it, and the cells' accuracies printed
+ * as a map. As RULER, the length holds the prompt and the tokens to generate, so the prompt is fitted
+ * to length − max new tokens.
+ */
+export interface RetrievalCommandRuntime {
+  /** Counts tokens as a run encodes a text prompt with this model's tokenizer (BOS included). */
+  countTokens(model: string): Promise<CountTokens>;
+  readonly startRun: StartRun;
+  /** Calls `onInterrupt` on Ctrl-C; the returned function stops listening. */
+  onInterrupt(onInterrupt: () => void): () => void;
+  /** milliseconds on a monotonic clock: each cell's line says how long it took */
+  nowMs(): number;
+  /** hex sha256 of a text's UTF-8 bytes: the record names each prompt by its digest */
+  sha256(text: string): string;
+  /** when the record was made, and by which kvscope */
+  now(): Date;
+  readonly kvscopeVersion: string;
+}
+
+/** The options only a retrieval eval takes (main/cli adds them to eval's; they are not sweep keys yet). */
+export const RETRIEVAL_OPTION_SPECS = {
+  task: { type: 'string' },
+  lengths: { type: 'string' },
+  depths: { type: 'string' },
+  samples: { type: 'string' },
+  seed: { type: 'string' },
+  'max-new-tokens': { type: 'string' },
+} as const satisfies OptionSpecTable;
+
+/** eval's text and window options, which mean nothing to a generated prompt. */
+const TEXT_OPTIONS = ['text', 'text-ids', 'context', 'stride', 'prefill', 'windows', 'feed', 'quantize-layers', 'quantize-parts', 'per-token'] as const;
+/** What a retrieval eval hands to `run`'s settings: the model and the cache. */
+const RUN_OPTIONS = ['model', 'onnx', 'ep', 'cache', 'backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', 'dequantize'] as const;
+const DEFAULT_DEPTHS = [0, 25, 50, 75, 100];
+
+export interface RetrievalSampleJson extends SampleOutcome {
+  readonly seed: number;
+  readonly promptTokens: number;
+  readonly answers: readonly string[];
+  /** sha256 of the prompt's UTF-8 text, which the seed, length, depth and tokenizer reproduce */
+  readonly promptSha256: string;
+  /** the inserted facts, the one at the depth first */
+  readonly needles: readonly string[];
+  /** what the chosen cache decoded, and its score in [0, 1] */
+  readonly prediction: string;
+  /** the chosen cache's stored bytes at the run's end (prompt and decoded tokens), all layers */
+  readonly kvBytes: number;
+  /** the full-precision dynamic cache on the same prompt (absent when the chosen cache is dynamic) */
+  readonly referencePrediction?: string;
+  readonly referenceScore?: number;
+  readonly referenceKvBytes?: number;
+}
+
+export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtime: RetrievalCommandRuntime): Promise<ExitCode> {
+  const task = taskOption(options);
+  const given = TEXT_OPTIONS.filter((name) => options[name] !== undefined);
+  if (given.length > 0) {
+    throw new UsageError(`--${given[0]} is an option of the text evaluation; with --task the prompts are generated. Drop --${given[0]}.`);
+  }
+  const out = optionalString(options, 'out');
+  if (out !== undefined) {
+    if (io.checkOutputPath !== undefined) io.checkOutputPath(out, '--out');
+    else checkOutputFolder(io, out);
+  }
+  const maxNewTokens = integerOption(options, 'max-new-tokens', task.tokensToGenerate);
+  if (maxNewTokens < 1) throw new UsageError(`--max-new-tokens must be at least 1, got ${maxNewTokens}.`);
+  const lengths = listOption(options, 'lengths', null, parseLength);
+  const depths = task.hasDepth ? listOption(options, 'depths', DEFAULT_DEPTHS, parseDepth) : [];
+  if (!task.hasDepth && options['depths'] !== undefined) throw new UsageError(`--depths places a needle; ${task.name} has none. Drop --depths.`);
+  const samples = integerOption(options, 'samples', 1);
+  const seed = integerOption(options, 'seed', 0);
+  const tooShort = lengths.find((length) => length <= maxNewTokens);
+  if (tooShort !== undefined) throw new UsageError(`--lengths ${tooShort} leaves no room for the prompt beside ${maxNewTokens} new tokens; give lengths above ${maxNewTokens}.`);
+  const cells = gridOrUsage(() => retrievalGrid({ lengths, depths, samples, seed, hasDepth: task.hasDepth }));
+  const runOptions = Object.fromEntries(RUN_OPTIONS.filter((name) => options[name] !== undefined).map((name) => [name, options[name]]));
+  const base = runSettingsFromOptions({ ...runOptions, 'max-new-tokens': String(maxNewTokens), greedy: true }, io);
+  // The full-precision dynamic cache on the same prompts, as `kvscope eval` compares every cache with it.
+  const reference = base.cacheMode === 'dynamic' ? null : runSettingsFromOptions({
+    ...Object.fromEntries(['model', 'onnx', 'ep'].filter((name) => options[name] !== undefined).map((name) => [name, options[name]])),
+    cache: 'dynamic', 'max-new-tokens': String(maxNewTokens), greedy: true,
+  }, io);
+  const json = options['json'] === true;
+
+  let cancelled = false;
+  let running: { cancel(): void } | undefined;
+  const stopListening = runtime.onInterrupt(() => {
+    cancelled = true;
+    io.stderr('\nkvscope eval: cancelling (nothing will be printed)…\n');
+    running?.cancel();
+  });
+  try {
+    const countTokens = await runtime.countTokens(requireString(options, 'model')).catch((error: unknown) => {
+      // a folder without tokenizer.json: the prompts cannot be fitted; its own fix said with it
+      const fix = (error as { fix?: unknown }).fix;
+      throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (kvscope eval --task fits each prompt with the model's tokenizer.)`) : error;
+    });
+    let model: GenerationResult['model'] | undefined;
+    /** One greedy run's decoded text and stored KV bytes, or null when it was cancelled. */
+    const decode = async (settings: RunSettings, prompt: string): Promise<{ text: string; kvBytes: number } | null> => {
+      const handle = runtime.startRun({ ...settings, prompt }, {});
+      running = handle;
+      let result: GenerationResult;
+      try {
+        result = await handle.done;
+      } finally {
+        running = undefined;
+        handle.dispose();
+      }
+      model ??= result.model;
+      return result.stopReason === 'cancelled' || cancelled ? null : { text: result.text, kvBytes: result.kvBytesTotal.totalBytes };
+    };
+    const outcomes: RetrievalSampleJson[] = [];
+    for (const cell of cells) {
+      const cellStart = runtime.nowMs();
+      for (const sampleSeed of cell.sampleSeeds) {
+        if (cancelled) return ExitCode.badInput;
+        const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, sequenceTokens: cell.length, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
+        const chosen = await decode(base, sample.prompt);
+        if (chosen === null) return ExitCode.badInput;
+        const dynamic = reference === null ? null : await decode(reference, sample.prompt);
+        if (reference !== null && dynamic === null) return ExitCode.badInput;
+        outcomes.push({
+          length: cell.length, depth: cell.depth, seed: sampleSeed, promptTokens: sample.promptTokens, answers: sample.answers,
+          promptSha256: runtime.sha256(sample.prompt),
+          needles: [...sample.needles].sort((a, b) => Number(b.atDepth) - Number(a.atDepth)).map((needle) => needle.text),
+          prediction: chosen.text, score: scorePrediction(task.metric, chosen.text, sample.answers), kvBytes: chosen.kvBytes,
+          ...(dynamic === null ? {} : {
+            referencePrediction: dynamic.text, referenceScore: scorePrediction(task.metric, dynamic.text, sample.answers), referenceKvBytes: dynamic.kvBytes,
+          }),
+        });
+      }
+      const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
+      io.stderr(cellLine(task, cell.length, cell.depth, done, runtime.nowMs() - cellStart));
+    }
+    const map = accuracyMap(cells, outcomes);
+    const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
+    const result = {
+      task: task.name, metric: task.metric, maxNewTokens, seed, model, cache: base.cacheMode,
+      quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
+    };
+    let recordError: string | undefined;
+    if (out !== undefined) {
+      const record = { kind: 'kvscope-retrieval', kvscopeVersion: runtime.kvscopeVersion, createdAt: runtime.now().toISOString(), ...result };
+      try {
+        io.writeFileAtomic(out, encodeUtf8(stringifyJson(record, 2) + '\n'));
+      } catch (error) {
+        // checked before the runs, yet the write failed (a full disk): the maps are still printed, and the command fails
+        recordError = `the evaluation finished but its record could not be written: ${(error as Error).message.split('\n')[0]}`;
+      }
+    }
+    const wrote = out !== undefined && recordError === undefined;
+    if (json) {
+      io.stdout(stringifyJson({ ok: recordError === undefined, ...result, ...(wrote ? { record: out } : {}), ...(recordError === undefined ? {} : { recordError }) }) + '\n');
+    } else {
+      io.stdout(formatAccuracyMap(task, map, reference === null ? 'the dynamic cache' : 'the quantized cache'));
+      if (referenceMap !== null) {
+        io.stdout(formatAccuracyMap(task, referenceMap, 'the full-precision dynamic cache'));
+        io.stdout(formatAccuracyMap(task, differenceMap(map, referenceMap), 'quantized − dynamic', true));
+      }
+      if (wrote) io.stdout(`wrote ${out}\n`);
+    }
+    if (recordError === undefined) return ExitCode.ok;
+    io.stderr(`kvscope eval: ${recordError} Free space on that disk (or choose another --out) and run again; the maps above are complete.\n`);
+    return ExitCode.badInput;
+  } catch (error) {
+    if (!(error instanceof RunError)) throw error;
+    if (json) io.stdout(stringifyJson({ ok: false, error: error.toPayload() }) + '\n');
+    const fix = error.fix !== undefined && !error.message.includes(error.fix) ? `\n  fix: ${error.fix}` : '';
+    io.stderr(`kvscope eval: ${error.message}${fix}\n`);
+    return error.code === 'refused' ? ExitCode.refused : ExitCode.badInput;
+  } finally {
+    stopListening();
+  }
+}
+
+/** Rows are depths, columns lengths; each cell the mean score of its samples (RULER's mean, as a fraction). */
+export function formatAccuracyMap(task: RetrievalTask, map: AccuracyMap, what: string, signed = false): string {
+  const header = [task.hasDepth ? 'depth \\ length' : 'length', ...map.lengths.map(String)];
+  const rows = map.depths.map((depth, r) => [depth === null ? 'accuracy' : `${depth} %`, ...map.accuracy[r]!.map((value) => (value === null ? '–' : formatScore(value, signed)))]);
+  const widths = header.map((_, c) => Math.max(...[header, ...rows].map((row) => row[c]!.length)));
+  const line = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  return `${task.name} (${task.metric}), ${signed ? 'accuracy difference' : 'accuracy'} per cell, ${what}\n${[header, ...rows].map(line).join('\n')}\n`;
+}
+
+/** The chosen cache's accuracy minus the dynamic cache's, cell by cell (null where either has none). */
+export function differenceMap(map: AccuracyMap, reference: AccuracyMap): AccuracyMap {
+  const accuracy = map.accuracy.map((row, r) => row.map((value, c) => {
+    const base = reference.accuracy[r]![c]!;
+    return value === null || base === null ? null : value - base;
+  }));
+  return { ...map, accuracy };
+}
+
+function cellLine(task: RetrievalTask, length: number, depth: number | null, done: readonly RetrievalSampleJson[], elapsedMs: number): string {
+  const where = `${task.name} length ${length}${depth === null ? '' : `, depth ${depth} %`}`;
+  const score = formatScore(mean(done.map((outcome) => outcome.score)));
+  const reference = done[0]?.referenceScore === undefined ? '' : ` (dynamic ${formatScore(mean(done.map((outcome) => outcome.referenceScore!)))})`;
+  return `kvscope eval: ${where}: ${score}${reference} over ${done.length} sample${done.length === 1 ? '' : 's'} in ${(elapsedMs / 1000).toFixed(1)} s\n`;
+}
+
+function formatScore(value: number, signed = false): string {
+  const text = value.toFixed(2);
+  return signed && value >= 0 ? `+${text}` : text;
+}
+
+function mean(values: readonly number[]): number {
+  return values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+function taskOption(options: RawOptions): RetrievalTask {
+  try {
+    return retrievalTask(requireString(options, 'task'));
+  } catch (error) {
+    if (error instanceof RetrievalTaskError) throw new UsageError(`--task: ${error.message}.`);
+    throw error;
+  }
+}
+
+function gridOrUsage<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof RetrievalTaskError) throw new UsageError(`${error.message}.`);
+    throw error;
+  }
+}
+
+/** A generator's refusal (a length below the bare prompt) is the user's to fix: said as usage, in --lengths' terms. */
+function sampleOrUsage<T>(make: () => T, maxNewTokens: number): T {
+  try {
+    return make();
+  } catch (error) {
+    if (!(error instanceof RetrievalTaskError)) throw error;
+    if (error.leastTargetTokens === undefined) throw new UsageError(`${error.message}.`);
+    throw new UsageError(`${error.message.replace(/; give a length of at least \d+$/, '')}; a --lengths value holds the prompt and the ${maxNewTokens} new tokens, so give lengths of at least ${error.leastTargetTokens + maxNewTokens}.`);
+  }
+}
+
+/** "1024", "4k" (× 1024, as the issue writes lengths). */
+function parseLength(text: string): number | null {
+  const match = /^(\d+)(k?)$/i.exec(text);
+  if (match === null) return null;
+  return Number(match[1]) * (match[2] === '' ? 1 : 1024);
+}
+
+function parseDepth(text: string): number | null {
+  return /^\d+(\.\d+)?$/.test(text) ? Number(text) : null;
+}
+
+function listOption(options: RawOptions, name: string, fallback: readonly number[] | null, parse: (text: string) => number | null): number[] {
+  const text = optionalString(options, name);
+  if (text === undefined) {
+    if (fallback === null) throw new UsageError(`--${name} is required with --task (comma-separated, e.g. --${name} 1k,2k,4k).`);
+    return [...fallback];
+  }
+  const parts = text.split(',').map((part) => part.trim());
+  const values = parts.map(parse);
+  const bad = parts.find((_, i) => values[i] === null);
+  if (bad !== undefined) throw new UsageError(`--${name} must be numbers separated by commas${name === 'lengths' ? ' (1024 or 1k)' : ''}; got ${JSON.stringify(bad)} in ${JSON.stringify(text)}.`);
+  return values as number[];
+}
