@@ -66,8 +66,10 @@ test.describe('chart colours in the built UI', () => {
       await page.emulateMedia({ colorScheme: scheme });
       await expect(page.getByTestId('app')).toHaveAttribute('data-color-scheme', scheme);
       await page.getByTestId('tab-live').click();
-      const liveCharts = await page.getByTestId('live-view').locator('[data-testid^="chart-"][_echarts_instance_]').evaluateAll((els) => els.map((el) => el.getAttribute('data-testid')!));
-      expect(liveCharts.length).toBeGreaterThanOrEqual(6);
+      // The live view mounts its charts after the tab switch (some only once their panel is laid out): wait for them.
+      const mounted = page.getByTestId('live-view').locator('[data-testid^="chart-"][_echarts_instance_]');
+      await expect.poll(() => mounted.count()).toBeGreaterThanOrEqual(6);
+      const liveCharts = await mounted.evaluateAll((els) => els.map((el) => el.getAttribute('data-testid')!));
       await expect.poll(async () => missing(await drawnSeries(page), liveCharts)).toEqual([]);
       expectHonestColours((await drawnSeries(page)).filter((s) => liveCharts.includes(s.chart)), liveCharts);
       await workbench.screenshotResults(`colours-live-${scheme}`);
@@ -94,8 +96,10 @@ test.describe('chart colours in the built UI', () => {
 
       await history.show();
       const compare = await history.compare(first, second);
-      const compareCharts = await compare.locator('[data-testid^="chart-compare-"][_echarts_instance_]').evaluateAll((els) => els.map((el) => el.getAttribute('data-testid')!));
-      expect(compareCharts).toEqual(expect.arrayContaining(['chart-compare-memory', 'chart-compare-layers', 'chart-compare-error', 'chart-compare-speed']));
+      const compareMounted = compare.locator('[data-testid^="chart-compare-"][_echarts_instance_]');
+      const mountedIds = () => compareMounted.evaluateAll((els) => els.map((el) => el.getAttribute('data-testid')!));
+      await expect.poll(mountedIds).toEqual(expect.arrayContaining(['chart-compare-memory', 'chart-compare-layers', 'chart-compare-error', 'chart-compare-speed']));
+      const compareCharts = await mountedIds();
       await expect.poll(async () => missing(await drawnSeries(page), compareCharts)).toEqual([]);
       const onCompare = (await drawnSeries(page)).filter((s) => compareCharts.includes(s.chart));
       expectHonestColours(onCompare, compareCharts);
