@@ -214,10 +214,14 @@ function copyScoredHidden(
   if (tensor === undefined || tensor.type !== 'float32') throw new RangeError(`the reference graph returned no float32 ${name}`);
   const size = tensor.dims.at(-1)!;
   const out = into ?? { values: new Float32Array(count * size), size };
-  for (let position = rows.fedFirst; position < rows.fedFirst + tensor.dims.at(-2)!; position++) {
+  // A graph that keeps only the logits rows it is asked for (num_logits_to_keep) returns its hidden
+  // state for those rows alone: they are then the logits' rows, not every fed position.
+  const length = tensor.dims.at(-2)!;
+  const first = length === rows.rows ? rows.first : rows.fedFirst;
+  for (let position = first; position < first + length; position++) {
     const scored = position - window.prefill;
     if (scored < 0 || scored >= count) continue;
-    const at = position - rows.fedFirst;
+    const at = position - first;
     out.values.set(tensor.data.subarray(at * size, (at + 1) * size), scored * size);
   }
   return out;

@@ -5,6 +5,7 @@ import * as ort from 'onnxruntime-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
 import { keepLogitsRows } from '../../onnx/rewrite/logits-rows.js';
+import { findLmHead, lmHeadModel, withHiddenOutput } from '../../onnx/rewrite/lm-head-split.js';
 import { buildLlamaModel } from '../../synthetic/llama-graph.js';
 import { SCALE_DATA_FILE, scaleWeightPlan, weightChunks } from '../../synthetic/scale-weights.js';
 import { syntheticModelSpec, type SyntheticModelKind, type SyntheticModelSpec } from '../../synthetic/synthetic-spec.js';
@@ -107,5 +108,37 @@ describe('keepLogitsRows: the rows it computes are the source\'s, bit for bit (S
     expect(Buffer.compare(encodeModel(source), before)).toBe(0);
     expect(rewritten.graph!.input.map((input) => input.name)).toContain('num_logits_to_keep');
     expect(keepLogitsRows(rewritten)).toBe(rewritten);
+  }, 120_000);
+});
+
+describe('the compact reference\'s LM head on a graph that keeps logits rows (lm-head-split.ts)', () => {
+  it('on the Qwen2.5-0.5B geometry (Flatten, Gemm on the embedding, Reshape to Shape(hidden)): the head is found and gives the kept logits bit for bit', async () => {
+    const { dir, source } = oneLayer('synthetic-qwen2.5-0.5b');
+    const rewritten = keepLogitsRows(source);
+    const head = findLmHead(rewritten, 'logits');
+    if ('reason' in head) throw new Error(head.reason);
+    // The hidden state is the kept rows themselves: the head reads their shape too, so it starts above the Flatten.
+    expect(head.nodes.map((node) => node.opType)).toEqual(expect.arrayContaining(['Flatten', 'Gemm', 'Shape', 'Reshape']));
+    const modelPath = join(dir, 'with-hidden.onnx');
+    const headPath = join(dir, 'lm-head.onnx');
+    writeFileSync(modelPath, encodeModel(withHiddenOutput(rewritten, head)));
+    writeFileSync(headPath, encodeModel(lmHeadModel(rewritten, head)));
+    const session = await ort.InferenceSession.create(modelPath);
+    const headSession = await ort.InferenceSession.create(headPath);
+    try {
+      const feeds = prefillFeeds(session, IDS);
+      feeds['num_logits_to_keep'] = new ort.Tensor('int64', BigInt64Array.of(3n), []);
+      const outputs = await session.run(feeds, ['logits', head.hidden]);
+      const hidden = outputs[head.hidden]!;
+      expect(hidden.dims).toEqual([1, 3, 896]);
+      const again = (await headSession.run({ [head.hidden]: hidden }, ['logits']))['logits']!;
+      const logits = outputs['logits']!.data as Float32Array;
+      const recomputed = again.data as Float32Array;
+      expect(again.dims).toEqual(outputs['logits']!.dims);
+      expect(Buffer.compare(Buffer.from(recomputed.buffer, recomputed.byteOffset, recomputed.byteLength), Buffer.from(logits.buffer, logits.byteOffset, logits.byteLength))).toBe(0);
+    } finally {
+      await session.release();
+      await headSession.release();
+    }
   }, 120_000);
 });

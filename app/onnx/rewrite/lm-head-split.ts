@@ -60,10 +60,48 @@ export function findLmHead(model: ModelProto, logitsName: string): LmHead | { re
       hidden = variable[0]!;
       break;
     }
-    if (variable.length !== 1) return { reason: `${node.opType} node ${node.name || node.output[0]} before the logits takes ${variable.length} computed inputs; no LM head projection was found` };
-    current = variable[0]!;
+    // A Reshape back to [batch, seq, vocab] whose shape is read off a tensor (Shape, Concat): its data is the way on.
+    const data = RESHAPES.has(node.opType) && !isConstant(node.input[0] ?? '') && node.input.slice(1).every((input) => isConstant(input) || isShapeOnly(input, producer, isConstant))
+      ? node.input[0]! : null;
+    if (data === null && variable.length !== 1) return { reason: `${node.opType} node ${node.name || node.output[0]} before the logits takes ${variable.length} computed inputs; no LM head projection was found` };
+    current = data ?? variable[0]!;
   }
   if (hidden === null) return { reason: 'no MatMul or Gemm with a constant weight was found before the logits' };
+  // The projection's input may be a flattened view of the hidden state whose shape the head reads too
+  // (a Gemm head: Flatten, Gemm, Reshape to Shape(hidden)): the hidden state is then the first tensor up
+  // that chain of one-input reshapes from which the whole head can be computed.
+  for (let candidate: string | undefined = hidden; candidate !== undefined; candidate = viewSource(candidate, producer, isConstant)) {
+    const head = collectHead(graph, producer, initializers, logitsName, candidate);
+    if (!('reason' in head)) return head;
+    if (viewSource(candidate, producer, isConstant) === undefined) return head;
+  }
+  return { reason: 'no MatMul or Gemm with a constant weight was found before the logits' };
+}
+
+const RESHAPES = new Set(['Reshape', 'Expand']);
+const VIEWS = new Set(['Flatten', 'Reshape', 'Squeeze', 'Unsqueeze', 'Identity']);
+
+/** Whether `name` depends on tensors' shapes only (Shape nodes, constants and what is computed from them). */
+function isShapeOnly(name: string, producer: ReadonlyMap<string, NodeProto>, isConstant: (name: string) => boolean): boolean {
+  if (isConstant(name)) return true;
+  const node = producer.get(name);
+  if (node === undefined) return false;
+  if (node.opType === 'Shape') return true;
+  return node.input.every((input) => isShapeOnly(input, producer, isConstant));
+}
+
+/** The tensor `name` is a view of (a one-input Flatten/Reshape/Squeeze/Unsqueeze/Identity), if it is one. */
+function viewSource(name: string, producer: ReadonlyMap<string, NodeProto>, isConstant: (name: string) => boolean): string | undefined {
+  const node = producer.get(name);
+  if (node === undefined || !VIEWS.has(node.opType)) return undefined;
+  const variable = node.input.filter((input) => !isConstant(input));
+  return variable.length === 1 && variable[0] === node.input[0] ? variable[0] : undefined;
+}
+
+/** The head from `hidden` (excluded) to the logits: its nodes and initializers, or why it is not one. */
+function collectHead(
+  graph: NonNullable<ModelProto['graph']>, producer: ReadonlyMap<string, NodeProto>, initializers: ReadonlySet<string>, logitsName: string, hidden: string,
+): LmHead | { readonly reason: string } {
   // The head: every node on the way from `hidden` (excluded) and the constants back to the logits.
   const needed = new Set<string>();
   const headNodes = new Set<NodeProto>();
