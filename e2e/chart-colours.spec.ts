@@ -1,17 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
+import type { DrawnSeries } from '../renderer/charts/drawn-series.js';
 import { expect, test } from './fixtures.js';
 
-/** One series as the page's ECharts instances resolved it (renderer/charts/echarts-core.ts drawnSeries). */
-interface DrawnSeries {
-  readonly chart: string;
-  readonly name: string;
-  readonly type: string;
-  readonly color: string;
-  readonly drawnPoints: number;
-  readonly inLegend: boolean;
-  readonly visualMapColors: readonly string[];
-}
 
 const VALID_COLOR = /^(#[0-9a-f]{6}|rgba\(\d{1,3}, \d{1,3}, \d{1,3}, (0|1|0?\.\d+)\))$/;
 

@@ -2,6 +2,7 @@ import { BarChart, HeatmapChart, LineChart, ScatterChart } from 'echarts/charts'
 import { GridComponent, LegendComponent, MarkLineComponent, TooltipComponent, VisualMapComponent } from 'echarts/components';
 import * as echarts from 'echarts/core';
 import { CanvasRenderer, SVGRenderer } from 'echarts/renderers';
+import type { DrawnSeries } from './drawn-series.js';
 
 /**
  * ECharts through `echarts/core` with only what the workbench draws (toolchain.md §2: the full
@@ -30,20 +31,6 @@ export function renderOptionSvg(option: ChartOption, width: number, height: numb
   }
 }
 
-/** One drawn series as the chart resolved it: what the colour test of the built UI reads. */
-export interface DrawnSeries {
-  readonly chart: string;
-  readonly name: string;
-  readonly type: string;
-  /** the colour ECharts paints the series with (its data's visual style) */
-  readonly color: string;
-  /** how many of its data items hold finite numbers (a series with none draws nothing and needs no swatch) */
-  readonly drawnPoints: number;
-  /** whether the chart's legend lists the series (it then draws a swatch in that colour) */
-  readonly inLegend: boolean;
-  /** the colours of the chart's visualMap, for charts coloured by value (heatmaps) */
-  readonly visualMapColors: readonly string[];
-}
 
 interface ResolvedModel {
   getSeriesCount(): number;
