@@ -6,10 +6,6 @@ import { benchStartLatency } from './start-latency.js';
 import { benchInGraphMemory } from './in-graph-memory.js';
 import { benchScale } from './scale.js';
 import type { BenchRow } from './types.js';
-// TEMPORARY: the bytecode kernels next to the AssemblyScript ones, for the side-by-side figures of issue 26
-import { SIMD_KERNELS_MODULE } from '../app/quant/quanto/wasm/simd-kernels.js';
-import { QUANTO_SIMD_WASM } from '../app/wasm/built/quanto-simd.js';
-import { simdKernelsOf, useSimdKernelsForBench } from '../app/quant/quanto/wasm/simd-runtime.js';
 
 /**
  * `npm run bench`: every speed and memory figure kvscope promises, measured in one run next to the
@@ -84,15 +80,6 @@ const misses: string[] = [];
 if (runs('quantizers')) {
   console.log('kvscope bench: quantizer throughput on (1, 8, 4096, 128) float32, MB/s of float32 input (median of timed calls)');
   console.log('Python reference: ../shared/golden/throughput.json (median of its faster run)\n');
-  // TEMPORARY: alternating rounds of the two quanto kernel builds, in this one process
-  for (let round = 1; round <= 2; round++) {
-    for (const [label, bytes] of [['bytecode', SIMD_KERNELS_MODULE], ['AssemblyScript', QUANTO_SIMD_WASM]] as const) {
-      useSimdKernelsForBench(simdKernelsOf(bytes));
-      console.log(`quanto kernels: ${label}, round ${round}`);
-      console.log(table('quanto', await benchQuanto()).lines.join('\n') + '\n');
-    }
-  }
-  useSimdKernelsForBench(simdKernelsOf(QUANTO_SIMD_WASM));
   for (const [backend, run] of [['quanto', benchQuanto], ['hqq', benchHqq]] as const) {
     const result = table(backend, await run());
     console.log(result.lines.join('\n') + '\n');

@@ -77,25 +77,17 @@ let cached: SimdKernels | null | undefined;
  * the plain kernels, which give the same bits.
  */
 export function simdKernels(): SimdKernels | null {
-  if (cached === undefined) cached = simdKernelsOf(QUANTO_SIMD_WASM);
-  return cached;
-}
-
-/** TEMPORARY (bench comparison of the bytecode and AssemblyScript kernels): replaces the kernels simdKernels() returns. */
-export function useSimdKernelsForBench(kernels: SimdKernels | null): void {
-  cached = kernels;
-}
-
-/** A runtime over a module with the kernels' exports, or null where it cannot be instantiated. */
-export function simdKernelsOf(bytes: Uint8Array): SimdKernels | null {
+  if (cached !== undefined) return cached;
+  cached = null;
   const api = wasmApi();
-  if (api === undefined) return null;
+  if (api === undefined) return cached;
   try {
-    const exports = new api.Instance(new api.Module(bytes), {}).exports as Record<string, unknown>;
-    return new SimdRuntime(exports['memory'] as WasmMemory, kernelsOf(exports, 'float32'), kernelsOf(exports, 'float16'));
+    const exports = new api.Instance(new api.Module(QUANTO_SIMD_WASM), {}).exports as Record<string, unknown>;
+    cached = new SimdRuntime(exports['memory'] as WasmMemory, kernelsOf(exports, 'float32'), kernelsOf(exports, 'float16'));
   } catch {
-    return null; // CompileError (no SIMD) or a CSP refusal: the plain kernels give the same bits
+    cached = null; // CompileError (no SIMD) or a CSP refusal: the plain kernels give the same bits
   }
+  return cached;
 }
 
 interface Regions {
