@@ -31,6 +31,21 @@ const KERNELS = [
     about: 'the quanto SIMD kernels (app/quant/quanto/wasm/simd-runtime.ts drives them)',
     flags: ['--initialMemory', '1'],
   },
+  {
+    source: 'kernels/hqq.ts',
+    out: 'app/wasm/built/hqq.ts',
+    name: 'HQQ_WASM',
+    about: 'the HQQ kernels, importing an unshared memory (app/quant/hqq/kernels.ts drives them)',
+    flags: ['--importMemory', '--initialMemory', '1'],
+  },
+  {
+    source: 'kernels/hqq.ts',
+    out: 'app/wasm/built/hqq-shared.ts',
+    name: 'HQQ_SHARED_WASM',
+    // 32768 pages = 2 GiB: app/quant/hqq/kernels.ts MAX_KERNEL_BYTES, the shared memory's maximum
+    about: 'the HQQ kernels, importing a shared memory of at most 2 GiB for helper threads (app/quant/hqq/kernels.ts)',
+    flags: ['--importMemory', '--sharedMemory', '--enable', 'threads', '--initialMemory', '1', '--maximumMemory', '32768'],
+  },
 ];
 
 function stampOf(kernel, compilerVersion) {

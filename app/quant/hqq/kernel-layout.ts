@@ -24,6 +24,8 @@ export const POWER_VECTORS_AT = 640;
 export const MAX_KERNEL_THREADS = 2;
 /** float32 sum of |W − W_r| per torch thread chunk, written by the step kernels */
 export const ERROR_OUT = THREAD_STATE + MAX_KERNEL_THREADS * THREAD_STATE_BYTES;
+/** 4 float64: shrink.ts `POW_TABLES.coefficients` (C1..C4), read once per kernel call */
+export const TABLE_COEFFICIENTS = 20448;
 /**
  * (mantissa[2j] · exponent[b], mantissa[2j + 1]) float64 pairs for the 16 biased exponents
  * b = 124..139 (0.125 <= x < 8192): the product `shrinkPow` forms, precomputed, so the common case

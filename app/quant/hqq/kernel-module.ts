@@ -1,6 +1,8 @@
 import { encodeModule } from '../../wasm/wasm-encoder.js';
 import { POW_TABLES, POW_TABLE_BITS } from './shrink.js';
-import { COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA } from './kernel-layout.js';
+import { COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COEFFICIENTS, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA } from './kernel-layout.js';
+import { HQQ_WASM } from '../../wasm/built/hqq.js';
+import { HQQ_SHARED_WASM } from '../../wasm/built/hqq-shared.js';
 import { combineColumns, ilpColumns, stepContiguous, stepStrided } from './kernel-step.js';
 import { codesContiguous, codesStrided, dequantize, packPlanes, rangeContiguous, rangeStrided } from './kernel-io.js';
 
@@ -19,8 +21,24 @@ export function hqqKernelModuleBytes(maxPages?: number): Uint8Array {
     : { import: ['env', 'memory'], pages: 1, maxPages, shared: true });
 }
 
+/** TEMPORARY (bench comparison of the bytecode and AssemblyScript kernels): which build hqqModuleBytes returns. */
+let bytecodeForBench = false;
+export function useHqqBytecodeForBench(on: boolean): void {
+  bytecodeForBench = on;
+}
+
+/**
+ * The HQQ module's bytes: AssemblyScript (kernels/hqq.ts, built into app/wasm/built/ by kernels/build.mjs),
+ * importing `env.memory`; `shared`: a shared memory of at most MAX_KERNEL_BYTES, for helper threads.
+ */
+export function hqqModuleBytes(shared: boolean, maxPages: number): Uint8Array {
+  if (bytecodeForBench) return shared ? hqqKernelModuleBytes(maxPages) : hqqKernelModuleBytes();
+  return shared ? HQQ_SHARED_WASM : HQQ_WASM;
+}
+
 export function writePowTables(memory: ArrayBufferLike): void {
-  const { mantissa, exponent } = POW_TABLES;
+  const { mantissa, exponent, coefficients } = POW_TABLES;
+  new Float64Array(memory, TABLE_COEFFICIENTS, coefficients.length).set(coefficients);
   new Float64Array(memory, TABLE_MANTISSA, mantissa.length).set(mantissa);
   new Float64Array(memory, TABLE_EXPONENT, exponent.length).set(exponent);
   const combined = new Float64Array(memory, TABLE_COMBINED, 2 * COMBINED_ENTRIES);
