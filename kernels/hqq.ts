@@ -31,9 +31,20 @@ export const COMBINED_BITS: u32 = POW_TABLE_BITS + 4;
 export const ERROR_LEVELS_AT: u32 = 0;
 export const GROUP_SLOTS_AT: u32 = 512;
 export const POWER_VECTORS_AT: u32 = 640;
-/** float32(0.17) and float32(0.1): shrink.ts SHRINK_ZERO_BELOW and SHRINK_WEIGHT */
-export const SHRINK_ZERO_BELOW: f32 = 0.17;
-export const SHRINK_WEIGHT: f32 = 0.1;
+/**
+ * The vector constants of the element work, 16 bytes each, written by kernel-module.ts (from shrink.ts):
+ * read from memory at each use, as a spilled local would be, where a v128.const in a loop is rebuilt at
+ * every use.
+ */
+export const TABLE_VECTORS: u32 = 20320;
+/** f32x4(SHRINK_ZERO_BELOW), f32x4(SHRINK_WEIGHT), i32x4(sign bit), i32x4(low 13 mantissa bits), i32x4(1023), i32x4(124 << 10), f64x2(1) */
+export const VECTOR_SKIP: u32 = 0;
+export const VECTOR_TENTH: u32 = 16;
+export const VECTOR_SIGN: u32 = 32;
+export const VECTOR_LOW_MASK: u32 = 48;
+export const VECTOR_TABLE_MASK: u32 = 64;
+export const VECTOR_FIRST: u32 = 80;
+export const VECTOR_ONE: u32 = 96;
 
 const LOW_BITS: u32 = 23 - POW_TABLE_BITS;
 /**
@@ -121,6 +132,11 @@ let powerVectors: i32 = 0;
 // ---------------------------------------------------------------------------------------------
 
 // @ts-ignore: decorator
+@inline function vector(offset: u32): v128 {
+  return v128.load(TABLE_VECTORS + offset);
+}
+
+// @ts-ignore: decorator
 @inline function nearestCode(ws: v128, z: v128, maxCode: v128): v128 {
   return f32x4.pmin(f32x4.pmax(f32x4.nearest(f32x4.add(ws, z)), i32x4.splat(0)), maxCode);
 }
@@ -132,13 +148,13 @@ let powerVectors: i32 = 0;
 
 // @ts-ignore: decorator
 @inline function needsPower(a: v128): v128 {
-  return f32x4.ge(a, f32x4.splat(SHRINK_ZERO_BELOW));
+  return f32x4.ge(a, vector(VECTOR_SKIP));
 }
 
 /** Entry index relative to the combined table; lanes that need no power use entry 0. */
 // @ts-ignore: decorator
 @inline function combinedIndex(a: v128, need: v128): v128 {
-  return v128.and(i32x4.sub(i32x4.shr_u(a, LOW_BITS), i32x4.splat(COMBINED_FIRST_EXPONENT << POW_TABLE_BITS)), need);
+  return v128.and(i32x4.sub(i32x4.shr_u(a, LOW_BITS), vector(VECTOR_FIRST)), need);
 }
 
 /** In range iff no lane has bits at or above COMBINED_ENTRIES (exponents below wrap to huge values). */
@@ -149,9 +165,11 @@ let powerVectors: i32 = 0;
 
 /** Estrin's scheme, as shrinkPow: (1 + c1·r) + r²·((c2 + c3·r) + r²·c4) */
 // @ts-ignore: decorator
-@inline function series(r: v128, c1: v128, c2: v128, c3: v128, c4: v128): v128 {
+@inline function series(r: v128): v128 {
   const r2 = f64x2.mul(r, r);
-  return f64x2.add(f64x2.add(f64x2.splat(1), f64x2.mul(c1, r)),
+  const c1 = v128.load64_splat(TABLE_COEFFICIENTS), c2 = v128.load64_splat(TABLE_COEFFICIENTS, 8);
+  const c3 = v128.load64_splat(TABLE_COEFFICIENTS, 16), c4 = v128.load64_splat(TABLE_COEFFICIENTS, 24);
+  return f64x2.add(f64x2.add(vector(VECTOR_ONE), f64x2.mul(c1, r)),
     f64x2.mul(r2, f64x2.add(f64x2.add(c2, f64x2.mul(c3, r)), f64x2.mul(r2, c4))));
 }
 
@@ -161,38 +179,38 @@ let powerVectors: i32 = 0;
  * Table entries are fetched per lane (WebAssembly has no gather). `index` is combinedIndex's.
  */
 // @ts-ignore: decorator
-@inline function powCombined(a: v128, index: v128, c1: v128, c2: v128, c3: v128, c4: v128): v128 {
+@inline function powCombined(a: v128, index: v128): v128 {
   const offsets = i32x4.shl(index, 4);
-  const lowBits = v128.and(a, i32x4.splat((1 << LOW_BITS) - 1));
+  const lowBits = v128.and(a, vector(VECTOR_LOW_MASK));
   let e0 = v128.load(<u32>i32x4.extract_lane(offsets, 0), TABLE_COMBINED);
   let e1 = v128.load(<u32>i32x4.extract_lane(offsets, 1), TABLE_COMBINED);
   let r = f64x2.mul(f64x2.convert_low_i32x4_s(lowBits), v128.shuffle<f64>(e0, e1, 1, 3));
-  const p = f32x4.demote_f64x2_zero(f64x2.mul(v128.shuffle<f64>(e0, e1, 0, 2), series(r, c1, c2, c3, c4)));
+  const p = f32x4.demote_f64x2_zero(f64x2.mul(v128.shuffle<f64>(e0, e1, 0, 2), series(r)));
   e0 = v128.load(<u32>i32x4.extract_lane(offsets, 2), TABLE_COMBINED);
   e1 = v128.load(<u32>i32x4.extract_lane(offsets, 3), TABLE_COMBINED);
   r = f64x2.mul(f64x2.convert_low_i32x4_s(v128.shuffle<i64>(lowBits, lowBits, 1, 3)), v128.shuffle<f64>(e0, e1, 1, 3));
-  const p2 = f32x4.demote_f64x2_zero(f64x2.mul(v128.shuffle<f64>(e0, e1, 0, 2), series(r, c1, c2, c3, c4)));
+  const p2 = f32x4.demote_f64x2_zero(f64x2.mul(v128.shuffle<f64>(e0, e1, 0, 2), series(r)));
   return v128.shuffle<i64>(p, p2, 0, 2);
 }
 
 /** powCombined through the mantissa and exponent tables: two lookups and a product per lane. */
 // @ts-ignore: decorator
-@inline function powSplit(a: v128, c1: v128, c2: v128, c3: v128, c4: v128): v128 {
-  const offsets = i32x4.shl(v128.and(i32x4.shr_u(a, LOW_BITS), i32x4.splat((1 << POW_TABLE_BITS) - 1)), 4);
+@inline function powSplit(a: v128): v128 {
+  const offsets = i32x4.shl(v128.and(i32x4.shr_u(a, LOW_BITS), vector(VECTOR_TABLE_MASK)), 4);
   const exponents = i32x4.shl(i32x4.shr_u(a, 23), 3);
-  const lowBits = v128.and(a, i32x4.splat((1 << LOW_BITS) - 1));
+  const lowBits = v128.and(a, vector(VECTOR_LOW_MASK));
   let e0 = v128.load(<u32>i32x4.extract_lane(offsets, 0), TABLE_MANTISSA);
   let e1 = v128.load(<u32>i32x4.extract_lane(offsets, 1), TABLE_MANTISSA);
   let r = f64x2.mul(f64x2.convert_low_i32x4_s(lowBits), v128.shuffle<f64>(e0, e1, 1, 3));
   let scaled = f64x2.mul(v128.shuffle<f64>(e0, e1, 0, 2), v128.load64_lane(<u32>i32x4.extract_lane(exponents, 1),
     v128.load64_zero(<u32>i32x4.extract_lane(exponents, 0), TABLE_EXPONENT), 1, TABLE_EXPONENT));
-  const p = f32x4.demote_f64x2_zero(f64x2.mul(scaled, series(r, c1, c2, c3, c4)));
+  const p = f32x4.demote_f64x2_zero(f64x2.mul(scaled, series(r)));
   e0 = v128.load(<u32>i32x4.extract_lane(offsets, 2), TABLE_MANTISSA);
   e1 = v128.load(<u32>i32x4.extract_lane(offsets, 3), TABLE_MANTISSA);
   r = f64x2.mul(f64x2.convert_low_i32x4_s(v128.shuffle<i64>(lowBits, lowBits, 1, 3)), v128.shuffle<f64>(e0, e1, 1, 3));
   scaled = f64x2.mul(v128.shuffle<f64>(e0, e1, 0, 2), v128.load64_lane(<u32>i32x4.extract_lane(exponents, 3),
     v128.load64_zero(<u32>i32x4.extract_lane(exponents, 2), TABLE_EXPONENT), 1, TABLE_EXPONENT));
-  const p2 = f32x4.demote_f64x2_zero(f64x2.mul(scaled, series(r, c1, c2, c3, c4)));
+  const p2 = f32x4.demote_f64x2_zero(f64x2.mul(scaled, series(r)));
   return v128.shuffle<i64>(p, p2, 0, 2);
 }
 
@@ -202,29 +220,27 @@ let powerVectors: i32 = 0;
  */
 // @ts-ignore: decorator
 @inline function shrunkCode(q: v128, w: v128, s: v128, xe: v128, a: v128, p: v128, need: v128): v128 {
-  const shrunk = v128.and(v128.or(v128.and(xe, i32x4.splat(0x80000000)),
-    f32x4.pmax(f32x4.sub(a, f32x4.mul(p, f32x4.splat(SHRINK_WEIGHT))), i32x4.splat(0))), need);
+  const shrunk = v128.and(v128.or(v128.and(xe, vector(VECTOR_SIGN)),
+    f32x4.pmax(f32x4.sub(a, f32x4.mul(p, vector(VECTOR_TENTH))), i32x4.splat(0))), need);
   return f32x4.sub(q, f32x4.mul(f32x4.sub(w, shrunk), s));
 }
 
-/** Where one-vector element work leaves a = |W − W_r| (c is returned). */
-let lastError: v128 = i32x4.splat(0);
-
 /**
- * One vector's element work: returns c = W_q − (W − W_e)·s and leaves a in `lastError`. Lanes below
- * SHRINK_ZERO_BELOW get W_e = 0 (so c = W_q − W·s); the power runs only when a lane needs it.
+ * One vector's element work: returns c = W_q − (W − W_e)·s and adds a = |W − W_r| at `pA` (where
+ * `keepError`). Lanes below SHRINK_ZERO_BELOW get W_e = 0 (so c = W_q − W·s); the power runs only
+ * when a lane needs it.
  */
 // @ts-ignore: decorator
-@inline function element(w: v128, s: v128, z: v128, maxCode: v128, c1: v128, c2: v128, c3: v128, c4: v128): v128 {
+@inline function element(w: v128, s: v128, z: v128, maxCode: v128, pA: usize, keepError: bool): v128 {
   const ws = f32x4.mul(w, s);
   const q = nearestCode(ws, z, maxCode);
   const xe = errorOf(w, q, s, z);
   const a = f32x4.abs(xe);
-  lastError = a;
+  if (keepError) accumulate(pA, a);
   const need = needsPower(a);
   if (!v128.any_true(need)) return f32x4.sub(q, ws);
   const index = combinedIndex(a, need);
-  const p = inCombinedRange(index) ? powCombined(a, index, c1, c2, c3, c4) : powSplit(a, c1, c2, c3, c4);
+  const p = inCombinedRange(index) ? powCombined(a, index) : powSplit(a);
   powerVectors++;
   return shrunkCode(q, w, s, xe, a, p, need);
 }
@@ -237,7 +253,7 @@ let lastError: v128 = i32x4.splat(0);
  */
 // @ts-ignore: decorator
 @inline function row8(
-  pW: usize, pS: usize, pZ: usize, sv: v128, zv: v128, shared: bool, pC: usize, pA: usize, maxCode: v128, k1: v128, k2: v128, k3: v128, k4: v128,
+  pW: usize, pS: usize, pZ: usize, sv: v128, zv: v128, shared: bool, pC: usize, pA: usize, maxCode: v128,
 ): void {
   const w0 = v128.load(pW, 0), w1 = v128.load(pW, 16), w2 = v128.load(pW, 32), w3 = v128.load(pW, 48);
   const w4 = v128.load(pW, 64), w5 = v128.load(pW, 80), w6 = v128.load(pW, 96), w7 = v128.load(pW, 112);
@@ -267,11 +283,11 @@ let lastError: v128 = i32x4.splat(0);
     const i4 = combinedIndex(a4, n4), i5 = combinedIndex(a5, n5), i6 = combinedIndex(a6, n6), i7 = combinedIndex(a7, n7);
     let p0: v128, p1: v128, p2: v128, p3: v128, p4: v128, p5: v128, p6: v128, p7: v128;
     if (inCombinedRange(v128.or(v128.or(v128.or(i0, i1), v128.or(i2, i3)), v128.or(v128.or(i4, i5), v128.or(i6, i7))))) {
-      p0 = powCombined(a0, i0, k1, k2, k3, k4); p1 = powCombined(a1, i1, k1, k2, k3, k4); p2 = powCombined(a2, i2, k1, k2, k3, k4); p3 = powCombined(a3, i3, k1, k2, k3, k4);
-      p4 = powCombined(a4, i4, k1, k2, k3, k4); p5 = powCombined(a5, i5, k1, k2, k3, k4); p6 = powCombined(a6, i6, k1, k2, k3, k4); p7 = powCombined(a7, i7, k1, k2, k3, k4);
+      p0 = powCombined(a0, i0); p1 = powCombined(a1, i1); p2 = powCombined(a2, i2); p3 = powCombined(a3, i3);
+      p4 = powCombined(a4, i4); p5 = powCombined(a5, i5); p6 = powCombined(a6, i6); p7 = powCombined(a7, i7);
     } else {
-      p0 = powSplit(a0, k1, k2, k3, k4); p1 = powSplit(a1, k1, k2, k3, k4); p2 = powSplit(a2, k1, k2, k3, k4); p3 = powSplit(a3, k1, k2, k3, k4);
-      p4 = powSplit(a4, k1, k2, k3, k4); p5 = powSplit(a5, k1, k2, k3, k4); p6 = powSplit(a6, k1, k2, k3, k4); p7 = powSplit(a7, k1, k2, k3, k4);
+      p0 = powSplit(a0); p1 = powSplit(a1); p2 = powSplit(a2); p3 = powSplit(a3);
+      p4 = powSplit(a4); p5 = powSplit(a5); p6 = powSplit(a6); p7 = powSplit(a7);
     }
     powerVectors += <i32>v128.any_true(n0) + <i32>v128.any_true(n1) + <i32>v128.any_true(n2) + <i32>v128.any_true(n3)
       + <i32>v128.any_true(n4) + <i32>v128.any_true(n5) + <i32>v128.any_true(n6) + <i32>v128.any_true(n7);
@@ -295,12 +311,15 @@ let lastError: v128 = i32x4.splat(0);
 
 /** row8 one vector at a time (each slot's stages before the next slot's): fewer live vectors. */
 // @ts-ignore: decorator
-@inline function row8Sequential(pW: usize, pS: usize, pZ: usize, pC: usize, pA: usize, maxCode: v128, c1: v128, c2: v128, c3: v128, c4: v128): void {
-  for (let v: usize = 0; v < 128; v += 16) {
-    const c = element(v128.load(pW + v), v128.load(pS + v), v128.load(pZ + v), maxCode, c1, c2, c3, c4);
-    accumulate(pC + v, c);
-    accumulate(pA + v, lastError);
-  }
+@inline function row8Sequential(pW: usize, pS: usize, pZ: usize, pC: usize, pA: usize, maxCode: v128): void {
+  accumulate(pC, element(v128.load(pW), v128.load(pS), v128.load(pZ), maxCode, pA, true));
+  accumulate(pC + 16, element(v128.load(pW, 16), v128.load(pS, 16), v128.load(pZ, 16), maxCode, pA + 16, true));
+  accumulate(pC + 32, element(v128.load(pW, 32), v128.load(pS, 32), v128.load(pZ, 32), maxCode, pA + 32, true));
+  accumulate(pC + 48, element(v128.load(pW, 48), v128.load(pS, 48), v128.load(pZ, 48), maxCode, pA + 48, true));
+  accumulate(pC + 64, element(v128.load(pW, 64), v128.load(pS, 64), v128.load(pZ, 64), maxCode, pA + 64, true));
+  accumulate(pC + 80, element(v128.load(pW, 80), v128.load(pS, 80), v128.load(pZ, 80), maxCode, pA + 80, true));
+  accumulate(pC + 96, element(v128.load(pW, 96), v128.load(pS, 96), v128.load(pZ, 96), maxCode, pA + 96, true));
+  accumulate(pC + 112, element(v128.load(pW, 112), v128.load(pS, 112), v128.load(pZ, 112), maxCode, pA + 112, true));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,8 +337,6 @@ export function stepContiguous(
   pW: usize, pS: usize, pZ: usize, runs: u32, runsPerGroup: u32, runsPerHalf: u32, power: u32, maxCode: f32, groupSize: f32,
   state: usize, pErrorOut: usize,
 ): void {
-  const c1 = v128.load64_splat(TABLE_COEFFICIENTS), c2 = v128.load64_splat(TABLE_COEFFICIENTS, 8);
-  const c3 = v128.load64_splat(TABLE_COEFFICIENTS, 16), c4 = v128.load64_splat(TABLE_COEFFICIENTS, 24);
   const mc = f32x4.splat(maxCode);
   powerVectors = 0;
   const mask = (<u32>1 << power) - 1;
@@ -332,7 +349,7 @@ export function stepContiguous(
   let sv = f32x4.splat(load<f32>(pS));
   let zv = f32x4.splat(load<f32>(pZ));
   do {
-    row8(ptr, 0, 0, sv, zv, true, groupSlots, errors, mc, c1, c2, c3, c4);
+    row8(ptr, 0, 0, sv, zv, true, groupSlots, errors, mc);
     ptr += SLOTS * 16;
     run++;
     runInGroup++;
@@ -371,8 +388,6 @@ export function stepContiguous(
   pW: usize, pS: usize, pZ: usize, pBlocks: usize, rows: u32, cols: u32, vectorsPerHalf: u32, power: u32, blockPower: u32,
   maxCode: f32, state: usize, pErrorOut: usize, interleaved: bool,
 ): void {
-  const c1 = v128.load64_splat(TABLE_COEFFICIENTS), c2 = v128.load64_splat(TABLE_COEFFICIENTS, 8);
-  const c3 = v128.load64_splat(TABLE_COEFFICIENTS, 16), c4 = v128.load64_splat(TABLE_COEFFICIENTS, 24);
   const mc = f32x4.splat(maxCode);
   powerVectors = 0;
   const rowBytes = cols << 2;
@@ -390,8 +405,8 @@ export function stepContiguous(
     if ((rowBytes & (SLOTS * 16 - 1)) == 0) {
       // rows of whole torch rows (cols a multiple of 32): 8 vectors at a time, error slots fixed
       do {
-        if (interleaved) row8(ptr + offset, pS + offset, pZ + offset, mc, mc, false, blockRow + offset, errors, mc, c1, c2, c3, c4);
-        else row8Sequential(ptr + offset, pS + offset, pZ + offset, blockRow + offset, errors, mc, c1, c2, c3, c4);
+        if (interleaved) row8(ptr + offset, pS + offset, pZ + offset, mc, mc, false, blockRow + offset, errors, mc);
+        else row8Sequential(ptr + offset, pS + offset, pZ + offset, blockRow + offset, errors, mc);
         vector += SLOTS;
         cascadePush(errors, vector >> 3, mask, power);
         if (vector == vectorsPerHalf) {
@@ -404,9 +419,8 @@ export function stepContiguous(
       } while (offset < rowBytes);
     } else {
       do {
-        const c = element(v128.load(ptr + offset), v128.load(pS + offset), v128.load(pZ + offset), mc, c1, c2, c3, c4);
+        const c = element(v128.load(ptr + offset), v128.load(pS + offset), v128.load(pZ + offset), mc, errors + ((vector & (SLOTS - 1)) << 4), true);
         accumulate(blockRow + offset, c);
-        accumulate(errors + ((vector & (SLOTS - 1)) << 4), lastError);
         vector++;
         if ((vector & (SLOTS - 1)) == 0) {
           cascadePush(errors, vector >> 3, mask, power);
@@ -477,8 +491,6 @@ export function combineColumns(pBlocks: usize, pSums: usize, cols: u32, fullBloc
 export function ilpColumns(
   pW: usize, pS: usize, pZ: usize, pSums: usize, rows: u32, cols: u32, begin: u32, end: u32, power: u32, maxCode: f32,
 ): void {
-  const c1 = v128.load64_splat(TABLE_COEFFICIENTS), c2 = v128.load64_splat(TABLE_COEFFICIENTS, 8);
-  const c3 = v128.load64_splat(TABLE_COEFFICIENTS, 16), c4 = v128.load64_splat(TABLE_COEFFICIENTS, 24);
   const mc = f32x4.splat(maxCode);
   const rowBytes = cols << 2;
   const ilpRows = rows >> 2;
@@ -495,7 +507,7 @@ export function ilpColumns(
       w = f32x4.replace_lane(w, 1, load<f32>(base + rowBytes));
       w = f32x4.replace_lane(w, 2, load<f32>(base + rowBytes * 2));
       w = f32x4.replace_lane(w, 3, load<f32>(base + rowBytes * 3));
-      l0 = f32x4.add(l0, element(w, sv, zv, mc, c1, c2, c3, c4));
+      l0 = f32x4.add(l0, element(w, sv, zv, mc, 0, false));
       ilpRow++;
       if ((ilpRow & mask) == 0) {
         l1 = f32x4.add(l1, l0);
@@ -519,7 +531,7 @@ export function ilpColumns(
       w = f32x4.replace_lane(w, 1, leftover > 1 ? load<f32>(base + rowBytes) : 0);
       w = f32x4.replace_lane(w, 2, leftover > 2 ? load<f32>(base + rowBytes * 2) : 0);
       w = f32x4.replace_lane(w, 3, leftover > 3 ? load<f32>(base + rowBytes * 3) : 0);
-      const c = element(w, sv, zv, mc, c1, c2, c3, c4);
+      const c = element(w, sv, zv, mc, 0, false);
       sum += f32x4.extract_lane(c, 0);
       if (leftover > 1) sum += f32x4.extract_lane(c, 1);
       if (leftover > 2) sum += f32x4.extract_lane(c, 2);

@@ -24,7 +24,15 @@ export const POWER_VECTORS_AT = 640;
 export const MAX_KERNEL_THREADS = 2;
 /** float32 sum of |W − W_r| per torch thread chunk, written by the step kernels */
 export const ERROR_OUT = THREAD_STATE + MAX_KERNEL_THREADS * THREAD_STATE_BYTES;
-/** 4 float64: shrink.ts `POW_TABLES.coefficients` (C1..C4), read once per kernel call */
+/**
+ * The element work's vector constants, 16 bytes each (kernels/hqq.ts reads them at each use, as a
+ * spilled local: a v128.const in a loop is rebuilt at every use): f32x4(SHRINK_ZERO_BELOW),
+ * f32x4(SHRINK_WEIGHT), i32x4(sign bit), i32x4(low mantissa bits below the table index),
+ * i32x4(table index mask), i32x4(TABLE_COMBINED's first entry), f64x2(1).
+ */
+export const TABLE_VECTORS = 20320;
+export const VECTOR_BYTES = 7 * 16;
+/** 4 float64: shrink.ts `POW_TABLES.coefficients` (C1..C4) */
 export const TABLE_COEFFICIENTS = 20448;
 /**
  * (mantissa[2j] · exponent[b], mantissa[2j + 1]) float64 pairs for the 16 biased exponents

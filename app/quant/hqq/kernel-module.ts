@@ -1,6 +1,8 @@
 import { encodeModule } from '../../wasm/wasm-encoder.js';
-import { POW_TABLES, POW_TABLE_BITS } from './shrink.js';
-import { COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COEFFICIENTS, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA } from './kernel-layout.js';
+import { POW_TABLES, POW_TABLE_BITS, SHRINK_WEIGHT, SHRINK_ZERO_BELOW } from './shrink.js';
+import {
+  COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COEFFICIENTS, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA, TABLE_VECTORS,
+} from './kernel-layout.js';
 import { HQQ_WASM } from '../../wasm/built/hqq.js';
 import { HQQ_SHARED_WASM } from '../../wasm/built/hqq-shared.js';
 import { combineColumns, ilpColumns, stepContiguous, stepStrided } from './kernel-step.js';
@@ -39,6 +41,13 @@ export function hqqModuleBytes(shared: boolean, maxPages: number): Uint8Array {
 export function writePowTables(memory: ArrayBufferLike): void {
   const { mantissa, exponent, coefficients } = POW_TABLES;
   new Float64Array(memory, TABLE_COEFFICIENTS, coefficients.length).set(coefficients);
+  const lanes = (value: number): number[] => [value, value, value, value];
+  new Float32Array(memory, TABLE_VECTORS, 8).set([...lanes(SHRINK_ZERO_BELOW), ...lanes(SHRINK_WEIGHT)]);
+  new Int32Array(memory, TABLE_VECTORS + 32, 16).set([
+    ...lanes(-0x80000000), ...lanes((1 << (23 - POW_TABLE_BITS)) - 1), ...lanes((1 << POW_TABLE_BITS) - 1),
+    ...lanes(COMBINED_FIRST_EXPONENT << POW_TABLE_BITS),
+  ]);
+  new Float64Array(memory, TABLE_VECTORS + 96, 2).fill(1);
   new Float64Array(memory, TABLE_MANTISSA, mantissa.length).set(mantissa);
   new Float64Array(memory, TABLE_EXPONENT, exponent.length).set(exponent);
   const combined = new Float64Array(memory, TABLE_COMBINED, 2 * COMBINED_ENTRIES);
