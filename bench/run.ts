@@ -6,8 +6,6 @@ import { benchStartLatency } from './start-latency.js';
 import { benchInGraphMemory } from './in-graph-memory.js';
 import { benchScale } from './scale.js';
 import type { BenchRow } from './types.js';
-// TEMPORARY: the bytecode HQQ kernels next to the AssemblyScript ones, for the side-by-side figures of issue 26
-import { useHqqBytecodeForBench } from '../app/quant/hqq/kernel-module.js';
 
 /**
  * `npm run bench`: every speed and memory figure kvscope promises, measured in one run next to the
@@ -82,12 +80,6 @@ const misses: string[] = [];
 if (runs('quantizers')) {
   console.log('kvscope bench: quantizer throughput on (1, 8, 4096, 128) float32, MB/s of float32 input (median of timed calls)');
   console.log('Python reference: ../shared/golden/throughput.json (median of its faster run)\n');
-  // TEMPORARY: alternating runs of the two HQQ kernel builds, in this one process
-  for (const bytecode of [true, false, true, false]) {
-    useHqqBytecodeForBench(bytecode);
-    console.log(`hqq kernels: ${bytecode ? 'bytecode' : 'AssemblyScript'}`);
-    console.log(table('hqq', await benchHqq()).lines.join('\n') + '\n');
-  }
   for (const [backend, run] of [['quanto', benchQuanto], ['hqq', benchHqq]] as const) {
     const result = table(backend, await run());
     console.log(result.lines.join('\n') + '\n');

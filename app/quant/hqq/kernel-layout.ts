@@ -11,9 +11,9 @@ export const TABLE_MANTISSA = 0;
 /** 256 float64: shrink.ts `POW_TABLES.exponent` */
 export const TABLE_EXPONENT = 16384;
 /**
- * Scratch of one thread of a step kernel (kernel-sums.ts): the running torch sum of |W − W_r| (4
+ * Scratch of one thread of a step kernel (kernels/hqq.ts): the running torch sum of |W − W_r| (4
  * cascade levels × 8 v128 slots) at +0, the running sum of one axis-1 group (8 slots) at +512, and
- * at +640 the i32 count of vectors of the last call with a lane that needed the power (kernel-step.ts).
+ * at +640 the i32 count of vectors of the last call with a lane that needed the power.
  */
 export const THREAD_STATE = 18432;
 export const THREAD_STATE_BYTES = 768;

@@ -1,40 +1,17 @@
-import { encodeModule } from '../../wasm/wasm-encoder.js';
+import { HQQ_WASM } from '../../wasm/built/hqq.js';
+import { HQQ_SHARED_WASM } from '../../wasm/built/hqq-shared.js';
 import { POW_TABLES, POW_TABLE_BITS, SHRINK_WEIGHT, SHRINK_ZERO_BELOW } from './shrink.js';
 import {
   COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COEFFICIENTS, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA, TABLE_VECTORS,
 } from './kernel-layout.js';
-import { HQQ_WASM } from '../../wasm/built/hqq.js';
-import { HQQ_SHARED_WASM } from '../../wasm/built/hqq-shared.js';
-import { combineColumns, ilpColumns, stepContiguous, stepStrided } from './kernel-step.js';
-import { codesContiguous, codesStrided, dequantize, packPlanes, rangeContiguous, rangeStrided } from './kernel-io.js';
 
 /**
- * The HQQ WebAssembly module: its bytes (assembled at runtime by app/wasm/wasm-encoder.ts, so nothing
- * binary is shipped) and the power tables it expects in memory (kernel-layout.ts). The module imports
- * `env.memory`; with `maxPages` it imports a shared memory, which helper threads can use too.
+ * The HQQ WebAssembly module: its bytes (AssemblyScript, kernels/hqq.ts, built into app/wasm/built/ by
+ * kernels/build.mjs) and the tables and constants it expects in memory (kernel-layout.ts). The module
+ * imports `env.memory`; the `shared` build imports a shared memory of at most MAX_KERNEL_BYTES
+ * (kernels.ts), which helper threads can use too.
  */
-export function hqqKernelModuleBytes(maxPages?: number): Uint8Array {
-  const functions = [
-    stepContiguous(), stepStrided(false), stepStrided(true), combineColumns(), ilpColumns(), codesContiguous(), codesStrided(),
-    rangeContiguous(), rangeStrided(), packPlanes(), dequantize(),
-  ].map((f) => f.build());
-  return encodeModule(functions, maxPages === undefined
-    ? { import: ['env', 'memory'], pages: 1 }
-    : { import: ['env', 'memory'], pages: 1, maxPages, shared: true });
-}
-
-/** TEMPORARY (bench comparison of the bytecode and AssemblyScript kernels): which build hqqModuleBytes returns. */
-let bytecodeForBench = false;
-export function useHqqBytecodeForBench(on: boolean): void {
-  bytecodeForBench = on;
-}
-
-/**
- * The HQQ module's bytes: AssemblyScript (kernels/hqq.ts, built into app/wasm/built/ by kernels/build.mjs),
- * importing `env.memory`; `shared`: a shared memory of at most MAX_KERNEL_BYTES, for helper threads.
- */
-export function hqqModuleBytes(shared: boolean, maxPages: number): Uint8Array {
-  if (bytecodeForBench) return shared ? hqqKernelModuleBytes(maxPages) : hqqKernelModuleBytes();
+export function hqqModuleBytes(shared: boolean): Uint8Array {
   return shared ? HQQ_SHARED_WASM : HQQ_WASM;
 }
 
