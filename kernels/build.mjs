@@ -106,7 +106,12 @@ function moduleText(kernel, stamp, binary) {
 async function main() {
   const force = process.argv.includes('--force');
   const { createRequire } = await import('node:module');
-  const compilerVersion = createRequire(import.meta.url)('assemblyscript/package.json').version;
+  let compilerVersion;
+  try {
+    compilerVersion = createRequire(import.meta.url)('assemblyscript/package.json').version;
+  } catch {
+    throw new Error('kernels/build.mjs needs the AssemblyScript compiler, a devDependency: run `npm ci` (without --omit=dev) first.');
+  }
   for (const kernel of KERNELS) {
     const out = join(root, kernel.out);
     const stamp = stampOf(kernel, compilerVersion);
