@@ -1,26 +1,29 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FunctionBuilder, ValType, block, br, brIf, encodeModule, get, i32, loop, set } from '../wasm/wasm-encoder.js';
-import type { Local } from '../wasm/wasm-encoder.js';
+import binaryen from 'binaryen';
 import { wasmApi } from '../wasm/wasm-runtime.js';
 import type { WasmParallelRunner } from '../wasm/wasm-threads.js';
 import { claim, createWasmThreadPool, isNewerGeneration } from './wasm-thread-pool.js';
 
 const api = wasmApi()!;
 
-/** fill(address, count, value): count i32 stores; trap(): unreachable via an out-of-bounds load */
+/** fill(address, count, value): count i32 stores; trap(): unreachable via an out-of-bounds store */
+const TEST_MODULE = `(module
+  (import "env" "memory" (memory 1 2 shared))
+  (func (export "fill") (param $address i32) (param $count i32) (param $value i32) (local $i i32)
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (local.get $count)))
+      (i32.store (i32.add (local.get $address) (i32.shl (local.get $i) (i32.const 2))) (local.get $value))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next))))
+  (func (export "trap") (i32.store (i32.const -4) (i32.const 0))))`;
+
+/** The test module, assembled from its text by binaryen (the compiler AssemblyScript uses). */
 function testModule(): { module: object; memory: { buffer: ArrayBufferLike }; exports: Record<string, unknown> } {
-  const fill = new FunctionBuilder('fill', [ValType.I32, ValType.I32, ValType.I32]);
-  const [address, count, value] = fill.params as [Local, Local, Local];
-  const i = fill.local(ValType.I32);
-  fill.emit(block(loop(
-    brIf(1, i32.geU(get(i), get(count))),
-    i32.store(i32.add(get(address), i32.shl(get(i), i32.const(2))), get(value)),
-    set(i, i32.add(get(i), i32.const(1))),
-    br(0),
-  )));
-  const trap = new FunctionBuilder('trap', []);
-  trap.emit(i32.store(i32.const(-4), i32.const(0)));
-  const module = new api.Module(encodeModule([fill.build(), trap.build()], { import: ['env', 'memory'], pages: 1, maxPages: 2, shared: true }));
+  const parsed = binaryen.parseText(TEST_MODULE);
+  parsed.setFeatures(binaryen.Features.All);
+  const bytes = parsed.emitBinary();
+  parsed.dispose();
+  const module = new api.Module(bytes);
   const memory = new api.Memory({ initial: 1, maximum: 2, shared: true });
   return { module, memory, exports: new api.Instance(module, { env: { memory } }).exports };
 }

@@ -11,9 +11,9 @@ export const TABLE_MANTISSA = 0;
 /** 256 float64: shrink.ts `POW_TABLES.exponent` */
 export const TABLE_EXPONENT = 16384;
 /**
- * Scratch of one thread of a step kernel (kernel-sums.ts): the running torch sum of |W − W_r| (4
+ * Scratch of one thread of a step kernel (kernels/hqq.ts): the running torch sum of |W − W_r| (4
  * cascade levels × 8 v128 slots) at +0, the running sum of one axis-1 group (8 slots) at +512, and
- * at +640 the i32 count of vectors of the last call with a lane that needed the power (kernel-step.ts).
+ * at +640 the i32 count of vectors of the last call with a lane that needed the power.
  */
 export const THREAD_STATE = 18432;
 export const THREAD_STATE_BYTES = 768;
@@ -24,6 +24,16 @@ export const POWER_VECTORS_AT = 640;
 export const MAX_KERNEL_THREADS = 2;
 /** float32 sum of |W − W_r| per torch thread chunk, written by the step kernels */
 export const ERROR_OUT = THREAD_STATE + MAX_KERNEL_THREADS * THREAD_STATE_BYTES;
+/**
+ * The element work's vector constants, 16 bytes each (kernels/hqq.ts reads them at each use, as a
+ * spilled local: a v128.const in a loop is rebuilt at every use): f32x4(SHRINK_ZERO_BELOW),
+ * f32x4(SHRINK_WEIGHT), i32x4(sign bit), i32x4(low mantissa bits below the table index),
+ * i32x4(table index mask), i32x4(TABLE_COMBINED's first entry), f64x2(1).
+ */
+export const TABLE_VECTORS = 20320;
+export const VECTOR_BYTES = 7 * 16;
+/** 4 float64: shrink.ts `POW_TABLES.coefficients` (C1..C4) */
+export const TABLE_COEFFICIENTS = 20448;
 /**
  * (mantissa[2j] · exponent[b], mantissa[2j + 1]) float64 pairs for the 16 biased exponents
  * b = 124..139 (0.125 <= x < 8192): the product `shrinkPow` forms, precomputed, so the common case

@@ -1,26 +1,30 @@
-import { encodeModule } from '../../wasm/wasm-encoder.js';
-import { POW_TABLES, POW_TABLE_BITS } from './shrink.js';
-import { COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA } from './kernel-layout.js';
-import { combineColumns, ilpColumns, stepContiguous, stepStrided } from './kernel-step.js';
-import { codesContiguous, codesStrided, dequantize, packPlanes, rangeContiguous, rangeStrided } from './kernel-io.js';
+import { HQQ_WASM } from '../../wasm/built/hqq.js';
+import { HQQ_SHARED_WASM } from '../../wasm/built/hqq-shared.js';
+import { POW_TABLES, POW_TABLE_BITS, SHRINK_WEIGHT, SHRINK_ZERO_BELOW } from './shrink.js';
+import {
+  COMBINED_ENTRIES, COMBINED_FIRST_EXPONENT, TABLE_COEFFICIENTS, TABLE_COMBINED, TABLE_EXPONENT, TABLE_MANTISSA, TABLE_VECTORS,
+} from './kernel-layout.js';
 
 /**
- * The HQQ WebAssembly module: its bytes (assembled at runtime by app/wasm/wasm-encoder.ts, so nothing
- * binary is shipped) and the power tables it expects in memory (kernel-layout.ts). The module imports
- * `env.memory`; with `maxPages` it imports a shared memory, which helper threads can use too.
+ * The HQQ WebAssembly module: its bytes (AssemblyScript, kernels/hqq.ts, built into app/wasm/built/ by
+ * kernels/build.mjs) and the tables and constants it expects in memory (kernel-layout.ts). The module
+ * imports `env.memory`; the `shared` build imports a shared memory of at most MAX_KERNEL_BYTES
+ * (kernels.ts), which helper threads can use too.
  */
-export function hqqKernelModuleBytes(maxPages?: number): Uint8Array {
-  const functions = [
-    stepContiguous(), stepStrided(false), stepStrided(true), combineColumns(), ilpColumns(), codesContiguous(), codesStrided(),
-    rangeContiguous(), rangeStrided(), packPlanes(), dequantize(),
-  ].map((f) => f.build());
-  return encodeModule(functions, maxPages === undefined
-    ? { import: ['env', 'memory'], pages: 1 }
-    : { import: ['env', 'memory'], pages: 1, maxPages, shared: true });
+export function hqqModuleBytes(shared: boolean): Uint8Array {
+  return shared ? HQQ_SHARED_WASM : HQQ_WASM;
 }
 
 export function writePowTables(memory: ArrayBufferLike): void {
-  const { mantissa, exponent } = POW_TABLES;
+  const { mantissa, exponent, coefficients } = POW_TABLES;
+  new Float64Array(memory, TABLE_COEFFICIENTS, coefficients.length).set(coefficients);
+  const lanes = (value: number): number[] => [value, value, value, value];
+  new Float32Array(memory, TABLE_VECTORS, 8).set([...lanes(SHRINK_ZERO_BELOW), ...lanes(SHRINK_WEIGHT)]);
+  new Int32Array(memory, TABLE_VECTORS + 32, 16).set([
+    ...lanes(-0x80000000), ...lanes((1 << (23 - POW_TABLE_BITS)) - 1), ...lanes((1 << POW_TABLE_BITS) - 1),
+    ...lanes(COMBINED_FIRST_EXPONENT << POW_TABLE_BITS),
+  ]);
+  new Float64Array(memory, TABLE_VECTORS + 96, 2).fill(1);
   new Float64Array(memory, TABLE_MANTISSA, mantissa.length).set(mantissa);
   new Float64Array(memory, TABLE_EXPONENT, exponent.length).set(exponent);
   const combined = new Float64Array(memory, TABLE_COMBINED, 2 * COMBINED_ENTRIES);

@@ -2,7 +2,7 @@ import { wasmApi } from '../../wasm/wasm-runtime.js';
 import type { WasmMemory } from '../../wasm/wasm-runtime.js';
 import type { KernelCall, WasmParallelRunner, WasmThreadPool } from '../../wasm/wasm-threads.js';
 import { DYNAMIC_BASE, PAGE_BYTES } from './kernel-layout.js';
-import { hqqKernelModuleBytes, writePowTables } from './kernel-module.js';
+import { hqqModuleBytes, writePowTables } from './kernel-module.js';
 
 /**
  * The compiled HQQ WebAssembly kernels and their one memory, shared by the optimizer engine and
@@ -54,6 +54,7 @@ export interface HqqKernelCall extends KernelCall {
 
 /** WebAssembly memories address 32 bits; stay well inside what engines grant. */
 export const MAX_KERNEL_BYTES = 2 ** 31;
+/** kernels/build.mjs builds the shared module with this maximum (asc --maximumMemory 32768); kernel-layout.test.ts holds them together. */
 const MAX_PAGES = MAX_KERNEL_BYTES / PAGE_BYTES;
 
 let kernels: HqqKernels | null | undefined;
@@ -83,7 +84,7 @@ export function hqqKernels(): HqqKernels | null {
   if (pool !== null && pool.helpers > 0) {
     try {
       const memory = new api.Memory({ initial, maximum: MAX_PAGES, shared: true });
-      const module = new api.Module(hqqKernelModuleBytes(MAX_PAGES));
+      const module = new api.Module(hqqModuleBytes(true));
       const instance = new api.Instance(module, { env: { memory } });
       writePowTables(memory.buffer);
       kernels = wrap(instance.exports, memory, { helpers: pool.helpers, attach: () => pool.attach(module, { env: { memory } }) });
@@ -94,7 +95,7 @@ export function hqqKernels(): HqqKernels | null {
   }
   try {
     const memory = new api.Memory({ initial });
-    const instance = new api.Instance(new api.Module(hqqKernelModuleBytes()), { env: { memory } });
+    const instance = new api.Instance(new api.Module(hqqModuleBytes(false)), { env: { memory } });
     writePowTables(memory.buffer);
     kernels = wrap(instance.exports, memory, null);
   } catch {

@@ -3,11 +3,12 @@ import { paramCount, type GroupLayout } from '../grouping.js';
 import { codeMax } from '../max-optimizer.js';
 import { packedRowCount } from '../packing.js';
 import type { QuantoCodes } from '../quanto-codes.js';
-import { kernelName, SIMD_KERNELS_MODULE } from './simd-kernels.js';
+import { QUANTO_SIMD_WASM } from '../../../wasm/built/quanto-simd.js';
 import { WASM_PAGE_BYTES, wasmApi, type WasmMemory } from '../../../wasm/wasm-runtime.js';
 
 /**
- * Drives the WebAssembly SIMD kernels (simd-kernels.ts), float32 and float16 variants.
+ * Drives the WebAssembly SIMD kernels, float32 and float16 variants. Their source is AssemblyScript
+ * (kernels/quanto-simd.ts), built into app/wasm/built/quanto-simd.ts by kernels/build.mjs.
  *
  * Module memory, in bytes (16-aligned regions):
  *   [scratch: 10·D floats][chunk: ≤ CHUNK_BYTES of input (quantize) or output (dequantize)]
@@ -33,7 +34,7 @@ const CHUNK_BYTES = 1024 * 1024;
 const PAGE_BYTES = WASM_PAGE_BYTES;
 const MAX_MEMORY_BYTES = 2 ** 31 - PAGE_BYTES; // keeps every i32 address computation positive
 
-/** One dtype's kernels (simd-kernels.ts documents each). */
+/** One dtype's kernels (kernels/quanto-simd.ts documents each). */
 interface Kernels {
   quantizeRows(x: number, groups: number, g: number, qmax: number, bitShift: number, dst: number, scale: number, shift: number): number;
   quantizeColumns(
@@ -58,6 +59,11 @@ interface Kernels {
 
 const KERNEL_NAMES = ['quantizeRows', 'quantizeColumns', 'quantizeColumnQuads', 'dequantizeRows', 'dequantizeColumns', 'dequantizeColumnQuads'] as const;
 
+/** Export name of a kernel: float16 variants end in "Half". */
+function kernelName(base: string, dtype: KvDtype): string {
+  return dtype === 'float16' ? `${base}Half` : base;
+}
+
 function kernelsOf(exports: Record<string, unknown>, dtype: KvDtype): Kernels {
   return Object.fromEntries(KERNEL_NAMES.map((name) => [name, exports[kernelName(name, dtype)]])) as unknown as Kernels;
 }
@@ -76,7 +82,7 @@ export function simdKernels(): SimdKernels | null {
   const api = wasmApi();
   if (api === undefined) return cached;
   try {
-    const exports = new api.Instance(new api.Module(SIMD_KERNELS_MODULE), {}).exports as Record<string, unknown>;
+    const exports = new api.Instance(new api.Module(QUANTO_SIMD_WASM), {}).exports as Record<string, unknown>;
     cached = new SimdRuntime(exports['memory'] as WasmMemory, kernelsOf(exports, 'float32'), kernelsOf(exports, 'float16'));
   } catch {
     cached = null; // CompileError (no SIMD) or a CSP refusal: the plain kernels give the same bits
