@@ -17,8 +17,8 @@ const uiPackages = ['electron', 'electron/*', 'react', 'react/*', 'react-dom', '
 const nodePackages = [...nodeBuiltins, ...nodeBuiltins.map((m) => `node:${m}`), 'node:*', 'onnxruntime-node'];
 
 export default tseslint.config(
-  // kernels/*.ts is AssemblyScript (checked by its compiler, asc); app/wasm/built/ is generated from it.
-  { ignores: ['node_modules/', 'out/', 'release/', 'coverage/', 'test-results/', 'playwright-report/', 'kernels/**/*.ts', 'app/wasm/built/'] },
+  // app/wasm/kernels/*.ts is AssemblyScript (checked by its compiler, asc); app/wasm/built/ is generated from it.
+  { ignores: ['node_modules/', 'out/', 'release/', 'coverage/', 'test-results/', 'playwright-report/', 'app/wasm/kernels/**/*.ts', 'app/wasm/built/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

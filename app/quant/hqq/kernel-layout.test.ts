@@ -12,7 +12,7 @@ import { POW_TABLES, POW_TABLE_BITS, SHRINK_WEIGHT, SHRINK_ZERO_BELOW } from './
 
 /**
  * The memory map is declared twice, in kernel-layout.ts (which the TypeScript drivers use) and in the
- * AssemblyScript source (kernels/hqq.ts, which exports its constants): they must agree, and the tables
+ * AssemblyScript source (app/wasm/kernels/hqq.ts, which exports its constants): they must agree, and the tables
  * kernel-module.ts writes must be where the kernels read them.
  */
 function kernelConstants(): Record<string, number> {

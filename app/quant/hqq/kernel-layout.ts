@@ -11,7 +11,7 @@ export const TABLE_MANTISSA = 0;
 /** 256 float64: shrink.ts `POW_TABLES.exponent` */
 export const TABLE_EXPONENT = 16384;
 /**
- * Scratch of one thread of a step kernel (kernels/hqq.ts): the running torch sum of |W − W_r| (4
+ * Scratch of one thread of a step kernel (app/wasm/kernels/hqq.ts): the running torch sum of |W − W_r| (4
  * cascade levels × 8 v128 slots) at +0, the running sum of one axis-1 group (8 slots) at +512, and
  * at +640 the i32 count of vectors of the last call with a lane that needed the power.
  */
@@ -25,7 +25,7 @@ export const MAX_KERNEL_THREADS = 2;
 /** float32 sum of |W − W_r| per torch thread chunk, written by the step kernels */
 export const ERROR_OUT = THREAD_STATE + MAX_KERNEL_THREADS * THREAD_STATE_BYTES;
 /**
- * The element work's vector constants, 16 bytes each (kernels/hqq.ts reads them at each use, as a
+ * The element work's vector constants, 16 bytes each (app/wasm/kernels/hqq.ts reads them at each use, as a
  * spilled local: a v128.const in a loop is rebuilt at every use): f32x4(SHRINK_ZERO_BELOW),
  * f32x4(SHRINK_WEIGHT), i32x4(sign bit), i32x4(low mantissa bits below the table index),
  * i32x4(table index mask), i32x4(TABLE_COMBINED's first entry), f64x2(1).

@@ -6,8 +6,8 @@ import {
 } from './kernel-layout.js';
 
 /**
- * The HQQ WebAssembly module: its bytes (AssemblyScript, kernels/hqq.ts, built into app/wasm/built/ by
- * kernels/build.mjs) and the tables and constants it expects in memory (kernel-layout.ts). The module
+ * The HQQ WebAssembly module: its bytes (AssemblyScript, app/wasm/kernels/hqq.ts, built into app/wasm/built/ by
+ * app/wasm/kernels/build.mjs) and the tables and constants it expects in memory (kernel-layout.ts). The module
  * imports `env.memory`; the `shared` build imports a shared memory of at most MAX_KERNEL_BYTES
  * (kernels.ts), which helper threads can use too.
  */

@@ -54,7 +54,7 @@ export interface HqqKernelCall extends KernelCall {
 
 /** WebAssembly memories address 32 bits; stay well inside what engines grant. */
 export const MAX_KERNEL_BYTES = 2 ** 31;
-/** kernels/build.mjs builds the shared module with this maximum (asc --maximumMemory 32768); kernel-layout.test.ts holds them together. */
+/** app/wasm/kernels/build.mjs builds the shared module with this maximum (asc --maximumMemory 32768); kernel-layout.test.ts holds them together. */
 const MAX_PAGES = MAX_KERNEL_BYTES / PAGE_BYTES;
 
 let kernels: HqqKernels | null | undefined;

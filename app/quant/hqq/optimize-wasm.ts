@@ -19,7 +19,7 @@ import { checkFinite } from './validate.js';
  *
  * With a helper thread (kernels.ts `setHqqThreadPool`), each step runs as two kernel calls, one per
  * torch thread chunk of the error mean: axis 1 when the chunk boundary falls between groups, axis 0
- * when it falls between blocks of torch's column cascade (kernels/hqq.ts `stepStrided`). Each call
+ * when it falls between blocks of torch's column cascade (app/wasm/kernels/hqq.ts `stepStrided`). Each call
  * sums exactly what one call over the whole tensor sums, in the same order, so the bits are the same.
  *
  * The axis-0 step kernel comes in two orders of the vectors of a run (`RunOrder`), again the same
@@ -50,7 +50,7 @@ export function wasmStepSplits(grid: HqqGrid): boolean {
 }
 
 /**
- * How the axis-0 step kernel orders the 8 vectors of a 32-element run (kernels/hqq.ts `row8` and `row8Sequential`):
+ * How the axis-0 step kernel orders the 8 vectors of a 32-element run (app/wasm/kernels/hqq.ts `row8` and `row8Sequential`):
  * the same bits either way, a different speed. `adaptive` runs the first step interleaved, then each
  * step in the order that suits the share of vectors the previous step found needing the power. The
  * axis-1 kernel is always interleaved (never slower there), whatever the choice.

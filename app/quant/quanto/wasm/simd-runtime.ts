@@ -8,7 +8,7 @@ import { WASM_PAGE_BYTES, wasmApi, type WasmMemory } from '../../../wasm/wasm-ru
 
 /**
  * Drives the WebAssembly SIMD kernels, float32 and float16 variants. Their source is AssemblyScript
- * (kernels/quanto-simd.ts), built into app/wasm/built/quanto-simd.ts by kernels/build.mjs.
+ * (app/wasm/kernels/quanto-simd.ts), built into app/wasm/built/quanto-simd.ts by app/wasm/kernels/build.mjs.
  *
  * Module memory, in bytes (16-aligned regions):
  *   [scratch: 10·D floats][chunk: ≤ CHUNK_BYTES of input (quantize) or output (dequantize)]
@@ -34,7 +34,7 @@ const CHUNK_BYTES = 1024 * 1024;
 const PAGE_BYTES = WASM_PAGE_BYTES;
 const MAX_MEMORY_BYTES = 2 ** 31 - PAGE_BYTES; // keeps every i32 address computation positive
 
-/** One dtype's kernels (kernels/quanto-simd.ts documents each). */
+/** One dtype's kernels (app/wasm/kernels/quanto-simd.ts documents each). */
 interface Kernels {
   quantizeRows(x: number, groups: number, g: number, qmax: number, bitShift: number, dst: number, scale: number, shift: number): number;
   quantizeColumns(

@@ -1,6 +1,6 @@
 /**
  * The quanto kernels as WebAssembly SIMD (spec §3.1 steps 2–5), in AssemblyScript. Built by
- * kernels/build.mjs into app/wasm/built/quanto-simd.ts; driven by app/quant/quanto/wasm/simd-runtime.ts,
+ * app/wasm/kernels/build.mjs into app/wasm/built/quanto-simd.ts; driven by app/quant/quanto/wasm/simd-runtime.ts,
  * which lays out the memory and checks every result against the plain kernels' bits.
  *
  * WebAssembly's f32x4 add, sub, mul and div are IEEE binary32 operations rounded to nearest-even, so

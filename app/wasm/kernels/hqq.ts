@@ -1,5 +1,5 @@
 /**
- * The HQQ WebAssembly kernels, in AssemblyScript (built by kernels/build.mjs into app/wasm/built/hqq.ts;
+ * The HQQ WebAssembly kernels, in AssemblyScript (built by app/wasm/kernels/build.mjs into app/wasm/built/hqq.ts;
  * driven by app/quant/hqq/optimize-wasm.ts and dequantize-wasm.ts through app/quant/hqq/kernels.ts):
  *
  * - the optimizer step (one `optimize_weights_proximal_legacy_step`, spec §3.2 step 3): the per-element
