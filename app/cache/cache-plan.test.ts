@@ -10,7 +10,7 @@ import { planCacheLayers } from './layer-plan.js';
 import { QuantizedLayer } from './quantized-layer.js';
 import { trackDisposables } from './test-support/disposables.js';
 import { concatSeq, randomTensor } from './test-support/tensors.js';
-import { WriteOnceLayer } from './write-once-layer.js';
+import type { WriteOnceLayer } from './write-once-layer.js';
 
 const track = trackDisposables();
 const layers = [0, 1, 2].map(() => ({ actualKind: 'full_attention', hasKvCache: true }));
