@@ -61,7 +61,9 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
   --nbits-value N              bits of the values' codes (default: --nbits)
   --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
                                "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
-                               full-precision layer; layers not listed use the bits above
+                               full-precision layer (or one side: "nbits_value: full"); layers
+                               not listed use the bits above
+  --layer-map-text TEXT        the same map as text (what sweep specs and the Lab carry)
   --full-precision-first N     keep the first N layers' caches in full precision
   --full-precision-last N      keep the last N layers' caches in full precision
   --sink-tokens S              keep each layer's first S tokens in full precision, never
