@@ -259,6 +259,8 @@ Options (defaults are transformers' QuantizedCache defaults):
                                shorter than N becomes N; without --seq-len, N
   --batch N                    batch size for those checks (default 1)
   --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
+  --quantize-layers L,L|all    the lab's targets, as eval takes them (kvscope extension): the plan
+  --quantize-parts key|value|both  they make (other layers and sides full) is checked and written
   --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
                                plus "layout" for a folder or graph
 
