@@ -46,6 +46,7 @@ describe('the Lab setup as a sweep spec', () => {
       const { spec, problems } = labSpec({ ...DEFAULT_LAB_SETUP, includeDynamic, vary: { ...DEFAULT_LAB_SETUP.vary, nbits: '2, 4' } }, form, 'synthetic');
       expect(problems).toEqual([]);
       expect(() => checkSweepSpec(spec, EVAL_OPTION_SPECS, 'lab')).not.toThrow();
+      expect(JSON.parse(String((spec.fixed['layer-map-text'] ?? spec.grid['layer-map-text']?.[0])))).toEqual({ 1: { nbits_key: 4, nbits_value: 'full' }, 3: 'full' });
       const quantized = expandSweep(spec, 5).filter((point) => point.options['cache'] !== 'dynamic');
       expect(quantized).toHaveLength(2);
       for (const point of quantized) {

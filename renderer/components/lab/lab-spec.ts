@@ -81,7 +81,8 @@ function extensionOptions(extensions: CacheExtensions | undefined): Record<strin
   const out: Record<string, SweepValue> = {};
   if (extensions.nbitsKey !== undefined) out['nbits-key'] = extensions.nbitsKey;
   if (extensions.nbitsValue !== undefined) out['nbits-value'] = extensions.nbitsValue;
-  if (extensions.layerMap !== undefined) out['layer-map-text'] = formatLayerMap(extensions.layerMap, 'json');
+  // on one line, as the results table and CSV show options
+  if (extensions.layerMap !== undefined) out['layer-map-text'] = JSON.stringify(JSON.parse(formatLayerMap(extensions.layerMap, 'json')));
   if (extensions.fullPrecisionFirstLayers !== undefined) out['full-precision-first'] = extensions.fullPrecisionFirstLayers;
   if (extensions.fullPrecisionLastLayers !== undefined) out['full-precision-last'] = extensions.fullPrecisionLastLayers;
   if (extensions.sinkTokens !== undefined) out['sink-tokens'] = extensions.sinkTokens;
