@@ -36,7 +36,7 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
     const full = differing.filter((entry) => 'fullPrecision' in entry).map((entry) => entry.layer);
     const own = differing.filter((entry) => !('fullPrecision' in entry));
     const parts = [
-      ...(own.length > 0 ? [own.map((entry) => 'nbitsKey' in entry ? `${entry.layer}: K${entry.nbitsKey} V${entry.nbitsValue}` : '').join(', ')] : []),
+      ...(own.length > 0 ? [own.map((entry) => 'nbitsKey' in entry ? `${entry.layer}: ${sideLabel('K', entry.nbitsKey)} ${sideLabel('V', entry.nbitsValue)}` : '').join(', ')] : []),
       ...(full.length > 0 ? [`full precision: ${formatLayerList(full)}`] : []),
     ];
     active.push({ id: 'layer-map', label: 'per-layer settings', detail: parts.join('; ') });
@@ -77,4 +77,9 @@ export function formatActiveExtensions(active: readonly ActiveExtension[]): stri
 
 function fullPrecisionLayers(settings: QuantizedCacheSettings, numLayers: number): number[] {
   return Array.from({ length: numLayers }, (_, layer) => layer).filter((layer) => layerBits(settings, layer, numLayers) === 'full-precision');
+}
+
+/** `K4`, or `K full` for a side the layer map keeps in full precision. */
+function sideLabel(side: 'K' | 'V', bits: number | 'full'): string {
+  return bits === 'full' ? `${side} full` : `${side}${bits}`;
 }

@@ -43,16 +43,25 @@ export interface CacheExtensions {
 export type RotationKind = 'hadamard';
 export const ROTATION_KINDS: readonly RotationKind[] = ['hadamard'];
 
-/** One layer's entry in a layer map: its own K and V bits, or a full-precision cache. */
+/**
+ * One side's bits in a layer map: a number of bits, or `full`, that side kept in full precision while
+ * the other is quantized (a kvscope extension; the lab's keys-only/values-only sensitivity plans).
+ */
+export type SideBits = number | 'full';
+
+/** One layer's entry in a layer map: its own K and V bits (either may be `full`), or a full-precision cache. */
 export type LayerMapEntry =
-  | { readonly layer: number; readonly nbitsKey: number; readonly nbitsValue: number }
+  | { readonly layer: number; readonly nbitsKey: SideBits; readonly nbitsValue: SideBits }
   | { readonly layer: number; readonly fullPrecision: true };
 
 /** Entries in ascending layer order, one per layer at most (layer-map.ts reads and writes them). */
 export type LayerMap = readonly LayerMapEntry[];
 
-/** What one decoder layer gets once every knob is applied: K and V bits, or full precision. */
-export type LayerBits = { readonly key: number; readonly value: number } | 'full-precision';
+/**
+ * What one decoder layer gets once every knob is applied: K and V bits (one side may be `full`), or
+ * full precision (both sides full is always spelled so: that layer gets a dynamic cache).
+ */
+export type LayerBits = { readonly key: SideBits; readonly value: SideBits } | 'full-precision';
 
 export interface GlobalBits {
   readonly nbits: number;
@@ -67,7 +76,10 @@ export function layerBits(settings: GlobalBits, layer: number, numLayers: number
   const ext = settings.extensions;
   if (ext !== undefined && isShorthandFullPrecision(ext, layer, numLayers)) return 'full-precision';
   const entry = ext?.layerMap?.find((item) => item.layer === layer);
-  if (entry !== undefined) return 'fullPrecision' in entry ? 'full-precision' : { key: entry.nbitsKey, value: entry.nbitsValue };
+  if (entry !== undefined) {
+    if ('fullPrecision' in entry || (entry.nbitsKey === 'full' && entry.nbitsValue === 'full')) return 'full-precision';
+    return { key: entry.nbitsKey, value: entry.nbitsValue };
+  }
   return { key: ext?.nbitsKey ?? settings.nbits, value: ext?.nbitsValue ?? settings.nbits };
 }
 
@@ -80,6 +92,18 @@ function isShorthandFullPrecision(ext: CacheExtensions, layer: number, numLayers
 /** Whether the knobs keep this layer in full precision (the cache plan gives it a dynamic layer). */
 export function isFullPrecisionLayer(settings: GlobalBits, layer: number, numLayers: number): boolean {
   return layerBits(settings, layer, numLayers) === 'full-precision';
+}
+
+/**
+ * A quantized layer's bits as the preflight checks its quantize calls: a `full` side takes the other
+ * side's bits, so a layer with one side kept exact passes exactly when it would pass with both
+ * quantized (conservative: the checks never let through what the quantized side would refuse).
+ */
+export function checkedBits(bits: { readonly key: SideBits; readonly value: SideBits }): { readonly key: number; readonly value: number } {
+  const key = bits.key === 'full' ? bits.value : bits.key;
+  const value = bits.value === 'full' ? bits.key : bits.value;
+  // Both full is spelled 'full-precision' by layerBits; 8 only keeps the type total.
+  return { key: key === 'full' ? 8 : key, value: value === 'full' ? 8 : value };
 }
 
 /** The knobs that make a side's quantize call differ from the backend's own (side-codec.ts). */

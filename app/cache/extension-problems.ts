@@ -111,6 +111,7 @@ function layerMapProblems(settings: QuantizedCacheSettings, ext: CacheExtensions
     }
     if ('fullPrecision' in entry) continue;
     for (const [name, bits] of [['nbits_key', entry.nbitsKey], ['nbits_value', entry.nbitsValue]] as const) {
+      if (bits === 'full') continue;
       const message = backendBitsMessage(settings, bits);
       if (message !== null) problem(`layer ${entry.layer}'s ${name}: ${message}`, `Use ${allowedBits(settings)} bits, or "full" for a full-precision layer.`, [entry.layer]);
     }
@@ -210,7 +211,9 @@ function kvFormatProblems(ext: CacheExtensions, headDims: ExtensionContext['head
     return [problem('invalid-kv-format', 'kvscope', 'kvscope extension --kv-format: keys and values each need a runtime format, but only one is given.',
       'Use --kv-format F for both, or give --kv-format-key and --kv-format-value together.')];
   }
-  const clashing = NOT_WITH_KV_FORMAT.filter(([field]) => ext[field] !== undefined).map(([, flag]) => flag);
+  // A layer map beside a runtime format says only which layers or sides stay in full precision (the cache plan's `full`, cache-plan.ts).
+  const onlyFull = ext.layerMap?.every((entry) => 'fullPrecision' in entry || entry.nbitsKey === 'full' || entry.nbitsValue === 'full') === true;
+  const clashing = NOT_WITH_KV_FORMAT.filter(([field]) => ext[field] !== undefined && !(field === 'layerMap' && onlyFull)).map(([, flag]) => flag);
   if (clashing.length > 0) {
     return [problem('invalid-kv-format', 'kvscope', `kvscope extension --kv-format stores the runtime's own bytes, which ${clashing.join(', ')} cannot change.`,
       `Drop ${clashing.join(', ')}, or drop --kv-format to use transformers' QuantizedCache with them.`)];

@@ -11,6 +11,9 @@ import { planLayerQuantization } from './quantization-plan.js';
 import { SlidingWindowLayer } from './sliding-window-layer.js';
 import { WriteOnceLayer } from './write-once-layer.js';
 import { runtimeFormat } from '../quant/runtime-formats/registry.js';
+import type { RuntimeFormat } from '../quant/runtime-formats/types.js';
+import { usesRuntimeFormat } from './cache-extensions.js';
+import { resolveLayerSides, type SidePlan } from './cache-plan.js';
 
 export interface KvCacheOptions {
   /** one entry per decoder layer (see `planCacheLayers`) */
@@ -44,10 +47,7 @@ export class KvCache {
       switch (kind) {
         case 'quantized':
           // A runtime's write-once format replaces transformers' store, residual and flushes (issue 27).
-          if (settings.extensions?.kvFormatKey !== undefined && settings.extensions.kvFormatValue !== undefined) {
-            return new WriteOnceLayer(runtimeFormat(settings.extensions.kvFormatKey), runtimeFormat(settings.extensions.kvFormatValue),
-              { calculateKvScales: settings.extensions.calculateKvScales === true });
-          }
+          if (usesRuntimeFormat(settings)) return writeOnceLayerOf(settings, index, plan.length);
           if (quantizer === undefined) {
             throw new CacheError(`the plan quantizes layer ${index} but no quantizer was given; pass the \`${settings.backend}\` quantizer.`);
           }
@@ -114,6 +114,14 @@ export class KvCache {
       throw new CacheError(`layer index ${layerIndex} is out of range: this cache has layers 0…${this.#layers.length - 1}.`);
     }
   }
+}
+
+/** A runtime-format layer as the cache plan resolves its sides (a `full` side keeps its rows in full precision). */
+function writeOnceLayerOf(settings: QuantizedCacheSettings, index: number, numLayers: number): WriteOnceLayer {
+  const sides = resolveLayerSides(settings, index, numLayers);
+  if (sides === null) throw new CacheError(`the plan quantizes layer ${index}, but the kvscope extensions keep it in full precision; build the plan with planCacheLayers(…, settings).`);
+  const format = (side: SidePlan): RuntimeFormat | null => (side.kind === 'runtime-format' ? runtimeFormat(side.format) : null);
+  return new WriteOnceLayer(format(sides.key), format(sides.value), { calculateKvScales: settings.extensions?.calculateKvScales === true });
 }
 
 /** A quantized layer's plan under the kvscope extensions (quantization-plan.ts); the layer plan made it quantized. */

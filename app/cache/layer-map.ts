@@ -1,6 +1,6 @@
 import { Document, parseDocument } from 'yaml';
 import { KvscopeError } from '../errors.js';
-import { layerBits, type GlobalBits, type LayerMap, type LayerMapEntry } from './cache-extensions.js';
+import { layerBits, type GlobalBits, type LayerMap, type LayerMapEntry, type SideBits } from './cache-extensions.js';
 
 /** A layer-map file that cannot be read: the message names the file, the entry and what to write instead. */
 export class LayerMapError extends KvscopeError {
@@ -13,7 +13,8 @@ export type LayerMapFormat = 'yaml' | 'json';
  * Layer maps as files, in KVTuner's calibration-preset format (KexuanZhang/KVTuner
  * `calibration_presets/*.yaml`, read there with `yaml.safe_load`): a mapping from the decoder layer
  * index to `{nbits_key: N, nbits_value: N}`. kvscope adds one value KVTuner has no spelling for:
- * `full`, a layer kept in full precision. JSON files are the same mapping (`{"0": {"nbits_key": 8,
+ * `full`, a layer kept in full precision, or as one side's bits (`{nbits_key: 4, nbits_value: full}`:
+ * keys quantized, values kept exact; the cache plan's per-side full precision, cache-plan.ts). JSON files are the same mapping (`{"0": {"nbits_key": 8,
  * "nbits_value": 4}, "1": "full"}`); both are read with the `yaml` package (JSON is YAML 1.2).
  */
 export function parseLayerMap(text: string, sourceName: string): LayerMap {
@@ -75,12 +76,15 @@ function readEntry(layer: number, value: unknown, sourceName: string): LayerMapE
   const fields = value as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((name) => name !== 'nbits_key' && name !== 'nbits_value');
   if (unknown.length > 0) throw new LayerMapError(`${where}: unknown field ${unknown.map((name) => `"${name}"`).join(', ')}; a layer takes nbits_key and nbits_value.`);
-  const bits = (name: 'nbits_key' | 'nbits_value'): number => {
+  const bits = (name: 'nbits_key' | 'nbits_value'): SideBits => {
     const n = fields[name];
-    if (typeof n !== 'number' || !Number.isInteger(n)) throw new LayerMapError(`${where}: ${name} must be an integer number of bits, got ${JSON.stringify(n) ?? 'nothing'}.`);
+    if (n === 'full') return 'full';
+    if (typeof n !== 'number' || !Number.isInteger(n)) throw new LayerMapError(`${where}: ${name} must be an integer number of bits or full, got ${JSON.stringify(n) ?? 'nothing'}.`);
     return n;
   };
-  return { layer, nbitsKey: bits('nbits_key'), nbitsValue: bits('nbits_value') };
+  const nbitsKey = bits('nbits_key');
+  const nbitsValue = bits('nbits_value');
+  return nbitsKey === 'full' && nbitsValue === 'full' ? { layer, fullPrecision: true } : { layer, nbitsKey, nbitsValue };
 }
 
 /**
@@ -102,7 +106,7 @@ export function formatLayerMap(map: LayerMap, format: LayerMapFormat): string {
     return JSON.stringify(object, null, 2) + '\n';
   }
   const document = new Document(new Map(map.map((entry) => [entry.layer, fileValue(entry)])));
-  document.commentBefore = ' kvscope layer map (KVTuner preset format): layer -> {nbits_key, nbits_value}; "full" = full precision (a kvscope extension)';
+  document.commentBefore = ' kvscope layer map (KVTuner preset format): layer -> {nbits_key, nbits_value}; "full" = full precision, a layer or one side (a kvscope extension)';
   return document.toString();
 }
 

@@ -6,6 +6,7 @@ import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { shouldFlush } from './flush-schedule.js';
 import { checkUpdate, geometryOf, type KvPairGeometry } from './kv-geometry.js';
 import { extensionMemory } from './extension-memory.js';
+import { oneSideMemory } from './full-precision-side.js';
 import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from './layer-memory.js';
 import { QuantizedHistory } from './quantized-history.js';
 import { sideCodec, type LayerQuantization } from './quantization-plan.js';
@@ -130,6 +131,17 @@ export class QuantizedLayer implements CacheLayer {
   memory(): LayerMemory {
     const state = this.#state;
     if (state === null) return EMPTY_LAYER_MEMORY;
+    const fullKey = this.#quantization.key.fullPrecision === true;
+    const fullValue = this.#quantization.value.fullPrecision === true;
+    if (fullKey !== fullValue) {
+      // One side in full precision (the cache plan's `full` side): its rows are not sink rows of an extension.
+      const quantized = fullKey ? state.values : state.keys;
+      return oneSideMemory({
+        geometry: state.geometry, quantized: fullKey ? 'value' : 'key', store: quantized.store,
+        quantizedTokens: quantized.storeTokens, residualTokens: this.#residualTokens,
+        workingBytes: state.keys.workingBytes + state.values.workingBytes,
+      });
+    }
     const stores = [state.keys.store, state.values.store].filter((s): s is QuantizedTensor => s !== null);
     const extensions = extensionMemory(state.geometry, state.keys.encoded, state.values.encoded);
     return layerMemory({

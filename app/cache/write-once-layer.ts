@@ -1,6 +1,6 @@
 import { CacheError } from '../errors.js';
 import type { FormatGeometry, RuntimeFormat, TensorParams } from '../quant/runtime-formats/types.js';
-import type { KvTensor } from '../tensor/kv-tensor.js';
+import { bytesPerElement, type KvTensor } from '../tensor/kv-tensor.js';
 import type { CacheLayer, KvPair } from './cache-layer.js';
 import { checkUpdate, geometryOf, slabCount, type KvGeometry, type KvPairGeometry } from './kv-geometry.js';
 import { EMPTY_LAYER_MEMORY, type LayerMemory } from './layer-memory.js';
@@ -15,12 +15,14 @@ const NO_EVENTS: readonly QuantizeEvent[] = Object.freeze([]);
  * writes at the end. vLLM, MLX and TensorRT-LLM order their pages otherwise; the bytes per row are the same.
  */
 interface FormatStore {
-  readonly format: RuntimeFormat;
+  /** null: the cache plan keeps this side in full precision (a kvscope extension; the other side has a format) */
+  readonly format: RuntimeFormat | null;
   readonly geometry: KvGeometry;
   readonly formatGeometry: FormatGeometry;
+  /** 0 for a full-precision side */
   readonly rowBytes: number;
-  /** fixed at the first update (see tensorParamsFor) */
-  readonly params: TensorParams;
+  /** fixed at the first update (see tensorParamsFor); null for a full-precision side */
+  readonly params: TensorParams | null;
   /** [capacity tokens, slabs, rowBytes]; the first `tokens·slabs·rowBytes` bytes are live */
   bytes: Uint8Array;
   /** deq(bytes), `[batch, kvHeads, seq, headDim]`: what attention reads (see the class comment) */
@@ -49,8 +51,8 @@ interface FormatStore {
  */
 export class WriteOnceLayer implements CacheLayer {
   readonly kind = 'write-once';
-  readonly #keyFormat: RuntimeFormat;
-  readonly #valueFormat: RuntimeFormat;
+  readonly #keyFormat: RuntimeFormat | null;
+  readonly #valueFormat: RuntimeFormat | null;
   #geometry: KvPairGeometry | null = null;
   #key: FormatStore | null = null;
   #value: FormatStore | null = null;
@@ -61,8 +63,13 @@ export class WriteOnceLayer implements CacheLayer {
 
   readonly #calculateKvScales: boolean;
 
-  /** `calculateKvScales`: vLLM's --calculate-kv-scales, for `default-or-calculated` formats */
-  constructor(keyFormat: RuntimeFormat, valueFormat: RuntimeFormat, options: { readonly calculateKvScales?: boolean } = {}) {
+  /**
+   * A null format keeps that side's rows in full precision, as the cache plan says for a layer map's
+   * `full` side (its bytes count as full precision, not as the format's); one side must have a format.
+   * `calculateKvScales`: vLLM's --calculate-kv-scales, for `default-or-calculated` formats.
+   */
+  constructor(keyFormat: RuntimeFormat | null, valueFormat: RuntimeFormat | null, options: { readonly calculateKvScales?: boolean } = {}) {
+    if (keyFormat === null && valueFormat === null) throw new CacheError('a write-once layer needs a runtime format for keys or values; a layer with neither is a dynamic one.');
     this.#keyFormat = keyFormat;
     this.#valueFormat = valueFormat;
     this.#calculateKvScales = options.calculateKvScales === true;
@@ -81,7 +88,7 @@ export class WriteOnceLayer implements CacheLayer {
   }
 
   /** The formats of keys and values, for records and the preflight. */
-  get formats(): { readonly key: RuntimeFormat; readonly value: RuntimeFormat } {
+  get formats(): { readonly key: RuntimeFormat | null; readonly value: RuntimeFormat | null } {
     return { key: this.#keyFormat, value: this.#valueFormat };
   }
 
@@ -95,7 +102,7 @@ export class WriteOnceLayer implements CacheLayer {
   sideMemory(part: 'key' | 'value'): { readonly codeBytes: number; readonly metadataBytes: number } {
     const store = part === 'key' ? this.#key : this.#value;
     if (store === null) return { codeBytes: 0, metadataBytes: 0 };
-    return { codeBytes: slabCount(store.geometry) * this.#tokens * store.rowBytes, metadataBytes: store.format.tensorBytes };
+    return { codeBytes: slabCount(store.geometry) * this.#tokens * store.rowBytes, metadataBytes: store.format?.tensorBytes ?? 0 };
   }
 
   /** The per-tensor parameters a side uses; null before the first update. */
@@ -133,10 +140,13 @@ export class WriteOnceLayer implements CacheLayer {
     const slabs = slabCount(key.geometry);
     const valueCount = slabs * tokens * (key.geometry.headDim + value.geometry.headDim);
     const codeBytes = slabs * tokens * (key.rowBytes + value.rowBytes);
-    const metadataBytes = key.format.tensorBytes + value.format.tensorBytes;
+    const metadataBytes = (key.format?.tensorBytes ?? 0) + (value.format?.tensorBytes ?? 0);
+    // A full-precision side (null format) holds its rows in T.
+    const exactWidth = (key.format === null ? key.geometry.headDim : 0) + (value.format === null ? value.geometry.headDim : 0);
+    const fullPrecisionBytes = slabs * tokens * exactWidth * bytesPerElement(key.geometry.dtype);
     return {
-      tokens, quantizedTokens: tokens, fullPrecisionTokens: 0, valueCount, codeBytes, metadataBytes, fullPrecisionBytes: 0,
-      totalBytes: codeBytes + metadataBytes, fp16BaselineBytes: valueCount * 2, fp32BaselineBytes: valueCount * 4,
+      tokens, quantizedTokens: tokens, fullPrecisionTokens: 0, valueCount, codeBytes, metadataBytes, fullPrecisionBytes,
+      totalBytes: codeBytes + metadataBytes + fullPrecisionBytes, fp16BaselineBytes: valueCount * 2, fp32BaselineBytes: valueCount * 4,
       workingBytes: key.bytes.byteLength + value.bytes.byteLength + key.dequantized.capacityBytes + value.dequantized.capacityBytes + this.#scratch.byteLength,
     };
   }
@@ -162,6 +172,10 @@ export class WriteOnceLayer implements CacheLayer {
   /** Encodes `values` `[slabs, n, headDim]` at the end of the store, then decodes those bytes once into the float view. */
   #write(store: FormatStore, values: Float32Array, n: number): void {
     const { format, formatGeometry, rowBytes, params } = store;
+    if (format === null || params === null) {
+      store.dequantized.append(values, n);
+      return;
+    }
     const slabs = slabCount(store.geometry);
     const headDim = store.geometry.headDim;
     const start = this.#tokens * slabs * rowBytes;
@@ -188,8 +202,9 @@ export class WriteOnceLayer implements CacheLayer {
   }
 }
 
-function newStore(format: RuntimeFormat, geometry: KvGeometry, side: 'key' | 'value', firstValues: Float32Array, calculateKvScales: boolean): FormatStore {
+function newStore(format: RuntimeFormat | null, geometry: KvGeometry, side: 'key' | 'value', firstValues: Float32Array, calculateKvScales: boolean): FormatStore {
   const formatGeometry: FormatGeometry = { headDim: geometry.headDim, dtype: geometry.dtype, side };
+  if (format === null) return { format, geometry, formatGeometry, rowBytes: 0, params: null, bytes: new Uint8Array(0), dequantized: new SeqBuffer(geometry) };
   const refusal = format.refusal(formatGeometry);
   if (refusal !== null) throw new CacheError(`${refusal} (kvscope --kv-format-${side} ${format.name}: pick a format this head_dim allows).`);
   return {

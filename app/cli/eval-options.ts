@@ -105,7 +105,7 @@ export function readEvalTextIds(io: CliIo, path: string, name = path): EvalText 
 }
 
 /** `--quantize-layers 0,3` (or `all`) and `--quantize-parts key|value|both`: the lab's targets (a kvscope extension). */
-function targetsFromOptions(options: RawOptions): LabTargets | undefined {
+export function targetsFromOptions(options: RawOptions): LabTargets | undefined {
   const layersFlag = optionalString(options, 'quantize-layers');
   const partsFlag = options['quantize-parts'];
   if (layersFlag === undefined && partsFlag === undefined) return undefined;

@@ -13,6 +13,8 @@ export const EXTENSION_OPTION_SPECS = {
   'nbits-key': { type: 'string' },
   'nbits-value': { type: 'string' },
   'layer-map': { type: 'string' },
+  // the layer map's content itself (YAML or JSON text): what a sweep spec and the Lab carry, as a point cannot read the panel's file
+  'layer-map-text': { type: 'string' },
   'full-precision-first': { type: 'string' },
   'full-precision-last': { type: 'string' },
   'sink-tokens': { type: 'string' },
@@ -50,6 +52,13 @@ export function extensionsFromOptions(options: RawOptions, io?: CliIo): CacheExt
   if (nbitsKey !== undefined) extensions.nbitsKey = nbitsKey;
   if (nbitsValue !== undefined) extensions.nbitsValue = nbitsValue;
   if (layerMapPath !== undefined) extensions.layerMap = parseLayerMap(io!.readTextFile(layerMapPath, 'layer-map'), layerMapPath);
+  const layerMapText = optionalString(options, 'layer-map-text');
+  if (layerMapText !== undefined) {
+    if (layerMapPath !== undefined) throw new UsageError('--layer-map and --layer-map-text both give a layer map; keep one.');
+    // The same bound as a --layer-map file (app/node's guarded read): a map has one short entry per layer.
+    if (layerMapText.length > 1024 * 1024) throw new UsageError('--layer-map-text is longer than the 1.00 MiB kvscope reads for a layer map; a layer map has one entry per decoder layer.');
+    extensions.layerMap = parseLayerMap(layerMapText, '--layer-map-text');
+  }
   if (first !== undefined) extensions.fullPrecisionFirstLayers = first;
   if (last !== undefined) extensions.fullPrecisionLastLayers = last;
   if (sink !== undefined) extensions.sinkTokens = sink;

@@ -12,7 +12,9 @@ import { activeExtensions, EXTENSIONS_HEADING } from '../cache/active-extensions
 import { formatLayerMap, layerMapFormatOf, resolvedLayerMap } from '../cache/layer-map.js';
 import { encodeUtf8 } from '../record/utf8.js';
 import { formatBytes } from './byte-size.js';
+import { targetsFromOptions } from './eval-options.js';
 import { extensionsFromOptions } from './extension-options.js';
+import { targetedQuantization, type LabTargets } from '../lab/lab-targets.js';
 import { paddedSequenceLengths, padPromptToOption } from './pad-prompt-option.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, integerOption, optionalString, requireString, type RawOptions } from './options.js';
@@ -48,7 +50,7 @@ const INPUT_PROBLEMS: ReadonlySet<ModelDiagnosticCode> = new Set([
 export async function runPreflightCommand(options: RawOptions, io: CliIo, runtime?: PreflightRuntime): Promise<ExitCode> {
   const configPath = requireString(options, 'config');
   const onnxFile = optionalString(options, 'onnx');
-  const settings = settingsFromOptions(options, io);
+  const given = settingsFromOptions(options, io);
   // --pad-prompt-to: the lengths a run with that padding quantizes at prefill (pad-prompt-option.ts)
   const sequenceLengths = paddedSequenceLengths(sequenceLengthsOption(optionalString(options, 'seq-len')), padPromptToOption(options));
   const batch = integerOption(options, 'batch', 1);
@@ -60,6 +62,7 @@ export async function runPreflightCommand(options: RawOptions, io: CliIo, runtim
     throw new UsageError(`${first?.message ?? `no model config could be read from ${configPath}.`}${first?.fix !== undefined ? ` ${first.fix}` : ''}`);
   }
   const config = check?.config ?? readModelConfig(io, configPath);
+  const settings = plannedSettings(given, targetsFromOptions(options), config);
   const result = runPreflight(config, settings, { ...(sequenceLengths ? { sequenceLengths } : {}), batch });
   const layerMapOut = optionalString(options, 'write-layer-map');
   if (layerMapOut !== undefined) writeLayerMap(io, layerMapOut, config, settings);
@@ -116,6 +119,19 @@ function isReadableFile(io: CliIo, path: string): boolean {
   }
 }
 
+/**
+ * The settings the cache plan resolves (app/cache/cache-plan.ts): the flags, with the lab's
+ * `--quantize-layers/--quantize-parts` targets made its layer map, so the verdict and
+ * `--write-layer-map` say what an eval with those targets runs.
+ */
+function plannedSettings(settings: QuantizedCacheSettings, targets: LabTargets | undefined, config: ModelConfig): QuantizedCacheSettings {
+  if (targets === undefined) return settings;
+  const numLayers = config.geometry.numLayers;
+  const outside = (targets.layers ?? []).find((layer) => layer >= numLayers);
+  if (outside !== undefined) throw new UsageError(`--quantize-layers names layer ${outside}, but the model has layers 0…${numLayers - 1}.`);
+  return targetedQuantization({ quantization: settings, targets }, numLayers);
+}
+
 /** The cache flags as settings; `io` reads the kvscope extensions' `--layer-map` file. */
 export function settingsFromOptions(options: RawOptions, io?: CliIo): QuantizedCacheSettings {
   const d = DEFAULT_QUANTIZED_CACHE_SETTINGS;
@@ -135,7 +151,8 @@ export function settingsFromOptions(options: RawOptions, io?: CliIo): QuantizedC
 }
 
 /**
- * `--write-layer-map FILE`: every layer's resolved bits (shorthands, layer map, K/V bits, nbits) as a
+ * `--write-layer-map FILE`: the cache plan written back: every layer's resolved bits (shorthands,
+ * layer map, K/V bits, nbits, the lab's targets), `full` for a full-precision layer or side, as a
  * complete KVTuner preset (YAML) or JSON, for the layers that keep a KV cache.
  */
 function writeLayerMap(io: CliIo, path: string, config: ModelConfig, settings: QuantizedCacheSettings): void {

@@ -56,6 +56,13 @@ describe('planInGraph: the rewrite\'s spec for a run, or why the graph path cann
     expect(plan({ extensions: { sinkTokens: 0, nbitsKey: 4 } }).ok).toBe(true);
   });
 
+  it('refuses a layer the cache plan keeps one side of in full precision, naming the layer and side', () => {
+    expect(plan({ extensions: { layerMap: [{ layer: 1, nbitsKey: 4, nbitsValue: 'full' }] } }))
+      .toEqual({ ok: false, reason: expect.stringMatching(/^layer 1 keeps its values in full precision \(a layer map's full side/) });
+    // a whole layer in full precision is a dynamic one, which the rewrite leaves alone
+    expect(plan({ extensions: { layerMap: [{ layer: 1, nbitsKey: 'full', nbitsValue: 'full' }] } }, ['quantized', 'dynamic', 'quantized', 'quantized']).ok).toBe(true);
+  });
+
   it('refuses HQQ 3-bit, with the packing\'s reason', () => {
     expect(plan({ backend: 'hqq', nbits: 3 })).toEqual({ ok: false, reason: expect.stringMatching(/^keys: HQQ packs 3-bit codes ten to an int32 word/) });
   });

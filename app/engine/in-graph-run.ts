@@ -91,6 +91,9 @@ export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantize
   for (const layer of quantizedLayers) {
     const quantization = planLayerQuantization(settings, layer, numLayers);
     if (quantization === null) continue;
+    if (quantization.key.fullPrecision === true || quantization.value.fullPrecision === true) {
+      return `layer ${layer} keeps its ${quantization.key.fullPrecision === true ? 'keys' : 'values'} in full precision (a layer map's full side, a kvscope extension), which the rewrite does not express: it dequantizes both sides of every quantized layer`;
+    }
     for (const [part, params] of [['keys', quantization.key.params], ['values', quantization.value.params]] as const) {
       const reason = inGraphUnsupportedReason({ backend: settings.backend as QuantBackend, nbits: params.nbits, axis: params.axis });
       if (reason !== null) return `${part}: ${reason}`;

@@ -192,7 +192,7 @@ export async function evaluateCache(
     kvBytesTotal,
     bitsPerValue: bitsPerValue(kvBytesTotal),
     flushCounts,
-    layerErrors: errors.summary((layer) => quantizedSides(settings, layer)),
+    layerErrors: errors.summary((layer) => quantizedSides(settings, layer, model.config.geometry.numLayers)),
     runs,
     tokensFed,
   };

@@ -82,7 +82,18 @@ function variedKeys(points: readonly Record<string, SweepValue>[]): string[] {
 }
 
 function pointName(options: Readonly<Record<string, SweepValue>>, varied: readonly string[]): string {
-  const parts = varied.filter((key) => options[key] !== undefined).map((key) => `${key}-${String(options[key])}`);
+  const parts = varied.filter((key) => options[key] !== undefined).map((key) => `${key}-${nameValue(String(options[key]))}`);
   const name = (parts.length === 0 ? 'point' : parts.join('_')).replace(/[^A-Za-z0-9._=-]+/g, '-');
   return name.length <= 200 ? name : name.slice(0, 200);
+}
+
+/**
+ * A value as a folder name spells it: itself, or past 32 characters (a layer map's text) its FNV-1a
+ * hash, so that a long value neither hides the keys after it under the 200-character cut nor makes two points share a folder.
+ */
+function nameValue(value: string): string {
+  if (value.length <= 32) return value;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < value.length; i++) hash = Math.imul(hash ^ value.charCodeAt(i), 0x01000193) >>> 0;
+  return `h${hash.toString(16).padStart(8, '0')}`;
 }

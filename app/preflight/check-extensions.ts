@@ -1,6 +1,6 @@
 import { activeExtensions, EXTENSIONS_HEADING } from '../cache/active-extensions.js';
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { layerBits } from '../cache/cache-extensions.js';
+import { checkedBits, layerBits } from '../cache/cache-extensions.js';
 import { extensionProblems } from '../cache/extension-problems.js';
 import type { ModelConfig } from '../config/model-config.js';
 import type { Diagnostic } from './diagnostic.js';
@@ -41,8 +41,9 @@ export function bitsGroups(settings: QuantizedCacheSettings, quantizedLayers: re
   for (const layer of quantizedLayers) {
     const bits = layerBits(settings, layer, numLayers);
     if (bits === 'full-precision') continue;
-    const key = `${bits.key}/${bits.value}`;
-    const group = groups.get(key) ?? { bits, layers: [] };
+    const checked = checkedBits(bits);
+    const key = `${checked.key}/${checked.value}`;
+    const group = groups.get(key) ?? { bits: checked, layers: [] };
     group.layers.push(layer);
     groups.set(key, group);
   }

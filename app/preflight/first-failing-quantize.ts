@@ -1,5 +1,5 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { layerBits } from '../cache/cache-extensions.js';
+import { checkedBits, layerBits } from '../cache/cache-extensions.js';
 import type { ModelKvGeometry } from '../config/kv-geometry.js';
 import { backendRules } from '../quant/backend-rules.js';
 import { flushPeriod, isPositiveInteger } from './check-cache-arguments.js';
@@ -56,7 +56,8 @@ function distinctBits(settings: QuantizedCacheSettings, layers: readonly number[
   for (const layer of layers) {
     const bits = layerBits(settings, layer, numLayers);
     if (bits === 'full-precision') continue;
-    seen.set(`${bits.key}/${bits.value}`, bits);
+    const checked = checkedBits(bits);
+    seen.set(`${checked.key}/${checked.value}`, checked);
   }
   return [...seen.values()];
 }

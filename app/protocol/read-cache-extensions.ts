@@ -33,7 +33,9 @@ const readLayerMapEntry: Read<LayerMapEntry> = (value, path) => {
   const layer = fields.get('layer', readCount);
   const readTrue: Read<true> = (field, fieldPath) => (field === true ? true : rejectField(fieldPath, 'true', field));
   if (fields.optional('fullPrecision', readTrue) !== undefined) return { layer, fullPrecision: true };
-  return { layer, nbitsKey: fields.get('nbitsKey', readInteger), nbitsValue: fields.get('nbitsValue', readInteger) };
+  // A side's bits or 'full' (the cache plan's full-precision side, cache-plan.ts).
+  const readSideBits: Read<number | 'full'> = (field, fieldPath) => (field === 'full' ? 'full' : readInteger(field, fieldPath));
+  return { layer, nbitsKey: fields.get('nbitsKey', readSideBits), nbitsValue: fields.get('nbitsValue', readSideBits) };
 };
 
 export const readExtensionMemory: Read<ExtensionMemory> = (value, path) => {

@@ -90,6 +90,21 @@ describe.skipIf(!hasShared())('kvscope preflight with kvscope extensions', () =>
     expect(foreign.json.diagnostics.find((d) => d.code === 'invalid-layer-map')!.message).toContain('layer 31 does not exist: this model has layers 0…4');
   });
 
+  it('resolves the lab\'s targets into the cache plan and writes it back: keys-only layers with "nbits_value: full", which reads back as the same plan', async () => {
+    const out = join(dir, 'targets.yaml');
+    const { code, json } = await preflight(['--quantize-layers', '1,3', '--quantize-parts', 'key', '--write-layer-map', out]);
+    expect(code).toBe(0);
+    expect(json.diagnostics.find((d) => d.code === 'kvscope-extensions')!.message).toContain('per-layer settings (1: K4 V full, 3: K4 V full; full precision: 0, 2, 4)');
+    const plan = { 0: 'full', 1: { nbits_key: 4, nbits_value: 'full' }, 2: 'full', 3: { nbits_key: 4, nbits_value: 'full' }, 4: 'full' };
+    expect(parse(readFileSync(out, 'utf8'))).toEqual(plan);
+    const again = join(dir, 'again.json');
+    expect((await preflight(['--layer-map', out, '--write-layer-map', again])).code).toBe(0);
+    expect(JSON.parse(readFileSync(again, 'utf8'))).toEqual(plan);
+    const c = capture();
+    expect(await runCli(['preflight', '--config', stories(), '--quantize-layers', '7'], c.io)).toBe(1);
+    expect(c.err()).toContain('--quantize-layers names layer 7, but the model has layers 0…4.');
+  });
+
   it('refuses an unreadable layer map as bad input, with what to write', async () => {
     const preset = join(dir, 'bad.yaml');
     writeFileSync(preset, '0: {nbits_key: 4}\n');

@@ -61,7 +61,9 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
   --nbits-value N              bits of the values' codes (default: --nbits)
   --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
                                "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
-                               full-precision layer; layers not listed use the bits above
+                               full-precision layer (or one side: "nbits_value: full"); layers
+                               not listed use the bits above
+  --layer-map-text TEXT        the same map as text (what sweep specs and the Lab carry)
   --full-precision-first N     keep the first N layers' caches in full precision
   --full-precision-last N      keep the last N layers' caches in full precision
   --sink-tokens S              keep each layer's first S tokens in full precision, never
@@ -257,6 +259,8 @@ Options (defaults are transformers' QuantizedCache defaults):
                                shorter than N becomes N; without --seq-len, N
   --batch N                    batch size for those checks (default 1)
   --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
+  --quantize-layers L,L|all    the lab's targets, as eval takes them (kvscope extension): the plan
+  --quantize-parts key|value|both  they make (other layers and sides full) is checked and written
   --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
                                plus "layout" for a folder or graph
 

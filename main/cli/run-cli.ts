@@ -52,6 +52,9 @@ const COMMANDS: Record<string, {
       'seq-len': { type: 'string' },
       batch: { type: 'string' },
       'write-layer-map': { type: 'string' },
+      // the lab's targets, as eval takes them: the plan they make is checked and written back
+      'quantize-layers': { type: 'string' },
+      'quantize-parts': { type: 'string' },
       'pad-prompt-to': { type: 'string' },
       json: { type: 'boolean' },
     },

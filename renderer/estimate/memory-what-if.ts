@@ -1,5 +1,6 @@
 import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
 import { layerBits } from '../../app/cache/cache-extensions.js';
+import { oneSideMemory } from '../../app/cache/full-precision-side.js';
 import { extensionSplit } from './extension-estimate.js';
 import { flushSchedule } from '../../app/cache/flush-schedule.js';
 import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
@@ -142,8 +143,9 @@ function layerPlans(config: ModelConfig, cacheMode: CacheMode, settings: Quantiz
 
 /** One quantized layer's K and V bits. */
 interface SideBits {
-  readonly key: number;
-  readonly value: number;
+  /** 'full': the cache plan keeps this side in full precision (a layer map's `full` side, a kvscope extension) */
+  readonly key: number | 'full';
+  readonly value: number | 'full';
 }
 
 /** K and V of one layer: `[1, kvHeads, seq, headDim]` in the model's KV dtype. */
@@ -162,7 +164,16 @@ function planMemory(
   }
   try {
     const { denseTokens, extensions } = extensionSplit(settings, geometry, storeTokens);
-    const stores = storesOfShape(settings, geometry, denseTokens, bits);
+    const { key, value } = bits;
+    if (key === 'full' || value === 'full') {
+      // One side quantized, the other in full precision: counted as QuantizedLayer counts it (full-precision-side.ts).
+      const nbits = key === 'full' ? value : key;
+      if (nbits === 'full') return planMemory('dynamic', geometry, settings, storeTokens, residualTokens, contextLength, bits);
+      const quantized = key === 'full' ? 'value' : 'key';
+      const [store] = storesOfShape(settings, geometry, storeTokens, { key: nbits, value: nbits }).slice(quantized === 'key' ? 0 : 1);
+      return { memory: oneSideMemory({ geometry, quantized, store: store ?? null, quantizedTokens: storeTokens, residualTokens, workingBytes: 0 }), error: null };
+    }
+    const stores = storesOfShape(settings, geometry, denseTokens, { key, value });
     return {
       memory: layerMemory({ geometry, quantizedTokens: denseTokens, fullPrecisionTokens: residualTokens, stores, workingBytes: 0, ...(extensions !== undefined ? { extensions } : {}) }),
       error: null,
@@ -173,7 +184,7 @@ function planMemory(
 }
 
 /** The key and value stores a quantized layer holds for `tokens` quantized tokens (none for 0); `bits`: K and V bits (default nbits). */
-export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number, bits?: SideBits): QuantizedTensor[] {
+export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number, bits?: { readonly key: number; readonly value: number }): QuantizedTensor[] {
   if (tokens === 0) return [];
   const keyBits = bits?.key ?? settings.nbits;
   const valueBits = bits?.value ?? settings.nbits;

@@ -6,8 +6,8 @@ import { EvalInputError } from '../../lab/lab-errors.js';
 import { encodeTextPrefix, tokensWindowsNeed, type TextTokens } from '../../lab/text-prefix.js';
 import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type RunSettings } from '../../engine/types.js';
 import { evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
-import { IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
-import { isAllTargets } from '../../lab/lab-targets.js';
+import { checkTargetLayers, IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
+import { isAllTargets, targetedQuantization } from '../../lab/lab-targets.js';
 import { GenerationError } from '../../engine/engine-errors.js';
 import type { RunCachePlan } from '../../engine/plan-run-cache.js';
 import { freeArrayBuffer } from '../free-array-buffer.js';
@@ -197,7 +197,8 @@ async function withPreparedEval<T>(
   const textTokens = textTokensOnce(files, content.sha256, textSha256, settings);
   const windows = planWindows(textTokens.tokens, files.specialTokens.bosTokenId, settings.windows);
   // Refuse what the preflight refuses before loading the graph (seconds for a large model).
-  const cachePlan = planRunCache(files.config, asRunSettings(settings), settings.windows.prefill);
+  checkTargetLayers(settings, files.config.geometry.numLayers);
+  const cachePlan = planRunCache(files.config, asRunSettings(settings, files.config.geometry.numLayers), settings.windows.prefill);
   // HQQ's optimizer takes the second core when the session has it to itself (not in a --jobs sweep).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
   // The compact reference's graphs: the source graph with its hidden state as an added output (the
@@ -314,10 +315,11 @@ export function resolveFeedMode(feed: EvalSettings['feed'], kvDtype: KvDtype | n
   return kvDtype === 'float16' ? 'token-by-token' : 'chunked';
 }
 
-/** The fields of a run that plan its cache (planRunCache reads the mode and the quantization only). */
-function asRunSettings(settings: EvalSettings): RunSettings {
+/** The fields of a run that plan its cache (planRunCache reads the mode and the quantization only, the lab's targets resolved into it). */
+function asRunSettings(settings: EvalSettings, numLayers: number): RunSettings {
+  const quantization = settings.cacheMode === 'dynamic' ? settings.quantization : targetedQuantization(settings, numLayers);
   return {
-    model: settings.model, executionProvider: settings.executionProvider, cacheMode: settings.cacheMode, quantization: settings.quantization,
+    model: settings.model, executionProvider: settings.executionProvider, cacheMode: settings.cacheMode, quantization,
     prompt: '', maxNewTokens: 1, sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 }, reference: false,
   };
 }

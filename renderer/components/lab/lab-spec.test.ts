@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { expandSweep } from '../../../app/lab/sweep-points.js';
 import { checkSweepSpec } from '../../../app/lab/sweep-spec.js';
 import { EVAL_OPTION_SPECS } from '../../../app/cli/option-specs.js';
+import { extensionsFromOptions } from '../../../app/cli/extension-options.js';
+import { parseLayerMap } from '../../../app/cache/layer-map.js';
 import { DEFAULT_LAB_SETUP } from '../../store/lab-slice.js';
 import { DEFAULT_RUN_FORM } from '../../store/settings-slice.js';
 import { gridSize, labSpec } from './lab-spec.js';
@@ -34,6 +36,34 @@ describe('the Lab setup as a sweep spec', () => {
     expect(labSpec(DEFAULT_LAB_SETUP, DEFAULT_RUN_FORM, 'synthetic').spec.fixed).not.toHaveProperty('dequantize');
     const withDynamic = expandSweep(labSpec({ ...DEFAULT_LAB_SETUP, includeDynamic: true }, { ...DEFAULT_RUN_FORM, dequantize: 'host' }, 'synthetic').spec, 0);
     expect(withDynamic.filter((point) => point.options['dequantize'] === 'host')).toHaveLength(withDynamic.length - 1);
+  });
+
+  it('carries the run panel\'s layer map as its content, which each point reads back as the same plan (issue 25)', () => {
+    // Layer 1's values and layer 3 wholly in full precision: the plan the panel shows.
+    const layerMap = parseLayerMap('1: {nbits_key: 4, nbits_value: full}\n3: full\n', 'panel.yaml');
+    const form = { ...DEFAULT_RUN_FORM, quantization: { ...DEFAULT_RUN_FORM.quantization, extensions: { layerMap } } };
+    for (const includeDynamic of [false, true]) {
+      const { spec, problems } = labSpec({ ...DEFAULT_LAB_SETUP, includeDynamic, vary: { ...DEFAULT_LAB_SETUP.vary, nbits: '2, 4' } }, form, 'synthetic');
+      expect(problems).toEqual([]);
+      expect(() => checkSweepSpec(spec, EVAL_OPTION_SPECS, 'lab')).not.toThrow();
+      expect(JSON.parse(String((spec.fixed['layer-map-text'] ?? spec.grid['layer-map-text']?.[0])))).toEqual({ 1: { nbits_key: 4, nbits_value: 'full' }, 3: 'full' });
+      const quantized = expandSweep(spec, 5).filter((point) => point.options['cache'] !== 'dynamic');
+      expect(quantized).toHaveLength(2);
+      for (const point of quantized) {
+        // A point's options reach eval as strings (sweep-point-settings.ts); no file is read.
+        const raw = Object.fromEntries(Object.entries(point.options).map(([key, value]) => [key, typeof value === 'boolean' ? value : String(value)]));
+        expect(extensionsFromOptions(raw)?.layerMap).toEqual(layerMap);
+      }
+    }
+    // A 32-layer map's text, varied against the dynamic point, names the folders by its hash: the nbits after it still tell them apart.
+    const long = parseLayerMap(Array.from({ length: 32 }, (_, layer) => `${layer}: {nbits_key: 4, nbits_value: ${layer % 2 === 0 ? 2 : 'full'}}`).join('\n'), 'long.yaml');
+    const longForm = { ...form, quantization: { ...form.quantization, extensions: { layerMap: long } } };
+    const points = expandSweep(labSpec({ ...DEFAULT_LAB_SETUP, includeDynamic: true, vary: { ...DEFAULT_LAB_SETUP.vary, nbits: '2, 4' } }, longForm, 'synthetic').spec, 32);
+    expect(points.map((point) => point.name.replace(/h[0-9a-f]{8}/, 'HASH'))).toEqual([
+      'axis-key-0_axis-value-0_backend-quanto_group-size-64_layer-map-text-HASH_nbits-2_residual-length-128',
+      'axis-key-0_axis-value-0_backend-quanto_group-size-64_layer-map-text-HASH_nbits-4_residual-length-128',
+      'cache-dynamic',
+    ]);
   });
 
   it('says what is wrong with a list', () => {

@@ -1,4 +1,5 @@
 import type { CacheExtensions } from '../../../app/cache/cache-extensions.js';
+import { formatLayerMap } from '../../../app/cache/layer-map.js';
 import type { SweepSpec, SweepValue } from '../../../app/lab/sweep-spec.js';
 import type { LabSetup, LabVariedField } from '../../store/lab-slice.js';
 import { LAB_VARIED_FIELDS } from '../../store/lab-slice.js';
@@ -71,12 +72,17 @@ function parseValues(field: LabVariedField, text: string, problems: string[]): S
   return [...new Set(numbers.filter(Number.isInteger))];
 }
 
-/** The run panel's extensions as eval's options (the layer map, a file, is not carried over). */
+/**
+ * The run panel's extensions as eval's options. The layer map goes as its content
+ * (`layer-map-text`, the cache plan's map as JSON): a sweep point cannot read the file the panel opened.
+ */
 function extensionOptions(extensions: CacheExtensions | undefined): Record<string, SweepValue> {
   if (extensions === undefined) return {};
   const out: Record<string, SweepValue> = {};
   if (extensions.nbitsKey !== undefined) out['nbits-key'] = extensions.nbitsKey;
   if (extensions.nbitsValue !== undefined) out['nbits-value'] = extensions.nbitsValue;
+  // on one line, as the results table and CSV show options
+  if (extensions.layerMap !== undefined) out['layer-map-text'] = JSON.stringify(JSON.parse(formatLayerMap(extensions.layerMap, 'json')));
   if (extensions.fullPrecisionFirstLayers !== undefined) out['full-precision-first'] = extensions.fullPrecisionFirstLayers;
   if (extensions.fullPrecisionLastLayers !== undefined) out['full-precision-last'] = extensions.fullPrecisionLastLayers;
   if (extensions.sinkTokens !== undefined) out['sink-tokens'] = extensions.sinkTokens;

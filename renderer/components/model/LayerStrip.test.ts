@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../../app/cache/cache-config.js';
 import { parseModelConfig } from '../../../app/config/parse-model-config.js';
+import { withSideTargets } from '../../../app/cache/cache-plan.js';
+import { parseLayerMap } from '../../../app/cache/layer-map.js';
 import { plannedLayers } from './LayerStrip.js';
 
 /** A llama of 5 full-attention layers (stories260k's geometry). */
@@ -14,5 +16,14 @@ describe('the layer strip\'s plan', () => {
     expect(plannedLayers(config, { cacheMode: 'quantized', quantization })).toEqual(['full-precision', 'quantized', 'quantized', 'full-precision', 'quantized']);
     expect(plannedLayers(config, { cacheMode: 'quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS })).toEqual(Array(5).fill('quantized'));
     expect(plannedLayers(config, { cacheMode: 'dynamic', quantization })).toEqual(Array(5).fill('full-precision'));
+  });
+
+  it('shows a layer whose values the plan keeps in full precision as keys-only, and full layers of a YAML map as full precision (issue 25)', () => {
+    const layerMap = parseLayerMap('1: {nbits_key: 4, nbits_value: full}\n2: {nbits_key: full, nbits_value: 2}\n4: full\n', 'map.yaml');
+    const quantization = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, extensions: { layerMap } };
+    expect(plannedLayers(config, { cacheMode: 'quantized', quantization })).toEqual(['quantized', 'keys-only', 'values-only', 'quantized', 'full-precision']);
+    // The lab's keys-only target on layer 0: the plan the eval runs, the strip shows the same.
+    const targeted = withSideTargets(DEFAULT_QUANTIZED_CACHE_SETTINGS, { layers: [0], parts: 'key' }, 5);
+    expect(plannedLayers(config, { cacheMode: 'quantized', quantization: targeted })).toEqual(['keys-only', ...Array(4).fill('full-precision')]);
   });
 });

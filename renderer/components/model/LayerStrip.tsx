@@ -1,35 +1,39 @@
 import type { CSSProperties, ReactNode } from 'react';
-import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../../app/cache/layer-plan.js';
+import { quantizedSidesOf, resolveCachePlan } from '../../../app/cache/cache-plan.js';
 import type { ModelConfig } from '../../../app/config/model-config.js';
 import type { Diagnostic } from '../../../app/preflight/diagnostic.js';
 import { layerKindStyle } from '../../format/layer-kinds.js';
 import type { RunForm } from '../../store/settings-slice.js';
 
-export type LayerPlanView = 'quantized' | 'full-precision' | 'none';
-
-const VIEW: Readonly<Record<CacheLayerPlan, LayerPlanView>> = { quantized: 'quantized', dynamic: 'full-precision', none: 'none' };
+/** `keys-only` / `values-only`: the cache plan quantizes one side and keeps the other in full precision (a layer map's `full` side). */
+export type LayerPlanView = 'quantized' | 'keys-only' | 'values-only' | 'full-precision' | 'none';
 
 /**
- * What a run with these settings would do with each layer, as the cache plan decides it
- * (app/cache/layer-plan.ts, which the preflight and the engine read too): the layer policy over what
- * each layer really is, and the layers the kvscope extensions keep in full precision (layer map,
- * first/last-N shorthands).
+ * What a run with these settings would do with each layer and side, as the cache plan decides it
+ * (app/cache/cache-plan.ts, which the preflight and the engine read too): the layer policy over what
+ * each layer really is, and the layers and sides the kvscope extensions keep in full precision
+ * (layer map, first/last-N shorthands).
  */
 export function plannedLayers(config: ModelConfig, form: Pick<RunForm, 'cacheMode' | 'quantization'>): LayerPlanView[] {
-  const layers = config.layers.layers;
-  const plan = form.cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, form.quantization.layerPolicy, form.quantization);
-  return plan.map((layer) => VIEW[layer]);
+  const plan = resolveCachePlan(config.layers.layers, form.cacheMode === 'dynamic' ? null : form.quantization);
+  return plan.map((layer): LayerPlanView => {
+    if (layer.cache !== 'quantized') return layer.cache === 'none' ? 'none' : 'full-precision';
+    const sides = quantizedSidesOf(plan, layer.layer);
+    return sides.key && sides.value ? 'quantized' : sides.key ? 'keys-only' : 'values-only';
+  });
 }
 
 const PLAN_TEXT: Readonly<Record<LayerPlanView, string>> = {
   quantized: 'quantized',
+  'keys-only': 'keys quantized, values kept in full precision',
+  'values-only': 'values quantized, keys kept in full precision',
   'full-precision': 'kept in full precision',
   none: 'no KV cache',
 };
 
 /**
  * One cell per decoder layer: its type as a colour and a letter, what the run would do with it
- * (solid: quantized, outlined: full precision, faded: no KV cache), and a red mark where
+ * (solid: quantized, half solid: one side quantized, outlined: full precision, faded: no KV cache), and a red mark where
  * transformers' QuantizedCache refuses the layer type, before any run.
  */
 export function LayerStrip({ config, form, verdict }: { config: ModelConfig; form: Pick<RunForm, 'cacheMode' | 'quantization'>; verdict: Diagnostic | null }): ReactNode {
@@ -75,6 +79,9 @@ export function LayerStrip({ config, form, verdict }: { config: ModelConfig; for
           );
         })}
         <li className="legend-plan"><span className="legend-swatch plan-quantized" aria-hidden="true" /> quantized</li>
+        {plans.some((plan) => plan === 'keys-only' || plan === 'values-only') && (
+          <li className="legend-plan"><span className="legend-swatch plan-keys-only" aria-hidden="true" /> one side quantized (title says which)</li>
+        )}
         <li className="legend-plan"><span className="legend-swatch plan-full-precision" aria-hidden="true" /> full precision</li>
         {flagged.size > 0 && <li className="legend-plan"><span className="legend-swatch flagged" aria-hidden="true" /> refused by transformers</li>}
       </ul>

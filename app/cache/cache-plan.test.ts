@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { quantizerFor } from '../quant/registry.js';
+import { runtimeFormat } from '../quant/runtime-formats/registry.js';
+import type { KvTensor } from '../tensor/kv-tensor.js';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from './cache-config.js';
+import { fullPrecisionLayersOf, quantizedSidesOf, resolveCachePlan, withSideTargets } from './cache-plan.js';
+import { KvCache } from './kv-cache.js';
+import { formatLayerMap, parseLayerMap, resolvedLayerMap } from './layer-map.js';
+import { planCacheLayers } from './layer-plan.js';
+import { QuantizedLayer } from './quantized-layer.js';
+import { trackDisposables } from './test-support/disposables.js';
+import { concatSeq, randomTensor } from './test-support/tensors.js';
+import type { WriteOnceLayer } from './write-once-layer.js';
+
+const track = trackDisposables();
+const layers = [0, 1, 2].map(() => ({ actualKind: 'full_attention', hasKvCache: true }));
+const base: QuantizedCacheSettings = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 16, residualLength: 4 };
+/** layer 1's values in full precision, layer 2 wholly, layer 0 as transformers quantizes it */
+const yaml = '0: {nbits_key: 4, nbits_value: 4}\n1: {nbits_key: 4, nbits_value: full}\n2: full\n';
+const mapped: QuantizedCacheSettings = { ...base, extensions: { layerMap: parseLayerMap(yaml, 'map.yaml') } };
+
+function kv(n: number, seed: number, headDim = 16): [KvTensor, KvTensor] {
+  return [randomTensor([1, 2, n, headDim], seed), randomTensor([1, 2, n, headDim], seed + 1)];
+}
+
+describe('the cache plan (one per layer and side)', () => {
+  it('resolves a layer map with a layer\'s values in full precision, and the defaults to transformers\' plan', () => {
+    const plan = resolveCachePlan(layers, mapped);
+    expect(plan.map((entry) => [entry.cache, entry.key.kind, entry.value.kind])).toEqual([
+      ['quantized', 'backend', 'backend'], ['quantized', 'backend', 'full-precision'], ['dynamic', 'full-precision', 'full-precision'],
+    ]);
+    // A layer map is an extension: its layers take the extensions' codec, at neutral values bit for bit the backend's.
+    expect(plan[0]!.key).toEqual({
+      kind: 'backend', backend: 'quanto', residualLength: 4, params: { nbits: 4, axis: 0, groupSize: 16 }, extensions: { sinkTokens: 0, rotation: null, outlierQuantile: null },
+    });
+    expect(resolveCachePlan(layers, base)[0]!.key).toMatchObject({ kind: 'backend', extensions: null });
+    expect(quantizedSidesOf(plan, 1)).toEqual({ key: true, value: false });
+    expect(fullPrecisionLayersOf(plan)).toEqual([2]);
+    expect(planCacheLayers(layers, 'all', mapped)).toEqual(plan.map((entry) => entry.cache));
+    expect(resolveCachePlan(layers, base).every((entry) => entry.key.kind === 'backend' && entry.value.kind === 'backend')).toBe(true);
+    expect(resolveCachePlan(layers, null).map((entry) => entry.cache)).toEqual(['dynamic', 'dynamic', 'dynamic']);
+  });
+
+  it('runs a layer\'s values in full precision: V exactly the history, K bit for bit the quantized layer\'s, bytes counted apart', () => {
+    const quantizer = quantizerFor('quanto');
+    const cache = track(new KvCache({ plan: planCacheLayers(layers, 'all', mapped), settings: mapped, quantizer }));
+    const both = track(new QuantizedLayer(quantizer, base));
+    const keys: KvTensor[] = [];
+    const values: KvTensor[] = [];
+    for (let step = 0; step < 12; step++) {
+      const [key, value] = kv(step === 0 ? 8 : 1, 10 * step);
+      keys.push(key);
+      values.push(value);
+      const out = cache.update(1, key, value);
+      const reference = both.update(key, value);
+      expect(out.value.data).toEqual(concatSeq(values).data);
+      expect(out.key.data).toEqual(reference.key.data);
+      // The prefill returns its inputs on both; from the first decode on, the quantized layer's values are dequantized.
+      if (step > 0) expect(out.value.data).not.toEqual(reference.value.data);
+    }
+    const layer = cache.layer(1) as QuantizedLayer;
+    expect(layer.flushCount).toBe(both.flushCount);
+    // 19 tokens: the last flush (transformers' schedule, as the both-sides layer's) stored 16, three since in the residual.
+    // Keys only: 16·2·16 codes at 4 bits, a scale and shift per 16 values in fp32: half the both-sides layer's.
+    const memory = layer.memory();
+    expect(memory).toMatchObject({ tokens: 19, quantizedTokens: 16, fullPrecisionTokens: 3, codeBytes: (16 * 2 * 16) / 2, metadataBytes: 16 * 2 * 2 * 4 });
+    expect(memory.codeBytes * 2).toBe(both.memory().codeBytes);
+    expect(memory.fullPrecisionBytes).toBe(2 * (16 * 3 + 16 * 19) * 4);
+    expect(memory.totalBytes).toBe(memory.codeBytes + memory.metadataBytes + memory.fullPrecisionBytes);
+    cache.dispose();
+    both.dispose();
+  });
+
+  it('writes the plan back as a layer map that reads back the same (--write-layer-map)', () => {
+    const written = formatLayerMap(resolvedLayerMap(mapped, 3), 'yaml');
+    expect(written).toContain('nbits_value: full');
+    expect(parseLayerMap(written, 'out.yaml')).toEqual(mapped.extensions!.layerMap);
+    expect(parseLayerMap(formatLayerMap(mapped.extensions!.layerMap!, 'json'), 'out.json')).toEqual(mapped.extensions!.layerMap);
+  });
+
+  it('makes the lab\'s keys-only targets a plan: the targeted layers\' values and every other layer in full precision', () => {
+    const targeted = withSideTargets(base, { layers: [0, 2], parts: 'key' }, 3);
+    const plan = resolveCachePlan(layers, targeted);
+    expect(plan.map((entry) => [entry.cache, entry.key.kind, entry.value.kind])).toEqual([
+      ['quantized', 'backend', 'full-precision'], ['dynamic', 'full-precision', 'full-precision'], ['quantized', 'backend', 'full-precision'],
+    ]);
+    const sides = (settings: QuantizedCacheSettings) => resolveCachePlan(layers, settings).map((entry) => [entry.cache, entry.key, entry.value].map((side) => (typeof side === 'string' ? side : side.kind === 'backend' ? side.params : side.kind)));
+    expect(sides(withSideTargets(base, { layers: null, parts: 'both' }, 3))).toEqual(sides(base));
+  });
+
+  it('keeps a runtime-format layer\'s values in full precision when the plan says so', () => {
+    const settings = withSideTargets({ ...base, extensions: { kvFormatKey: 'llama.cpp:q8_0', kvFormatValue: 'llama.cpp:q8_0' } }, { layers: null, parts: 'key' }, 3);
+    expect(resolveCachePlan(layers, settings)[0]).toMatchObject({ key: { kind: 'runtime-format', format: 'llama.cpp:q8_0' }, value: { kind: 'full-precision' } });
+    const cache = track(new KvCache({ plan: planCacheLayers(layers, 'all', settings), settings, quantizer: quantizerFor('quanto') }));
+    const [key, value] = kv(32, 7, 32);
+    const out = cache.update(0, key, value);
+    expect(out.value.data).toEqual(value.data);
+    expect(out.key.data).not.toEqual(key.data);
+    const layer = cache.layer(0) as WriteOnceLayer;
+    expect(layer.formats.value).toBeNull();
+    // q8_0: 34 bytes per 32 values (one block per row); the values 32 tokens × 2 heads × 32 dims in fp32.
+    expect(runtimeFormat('llama.cpp:q8_0').rowBytes({ headDim: 32, dtype: 'float32', side: 'key' })).toBe(34);
+    expect(layer.memory()).toMatchObject({ codeBytes: 32 * 2 * 34, metadataBytes: 0, fullPrecisionBytes: 32 * 2 * 32 * 4 });
+    cache.dispose();
+  });
+});
