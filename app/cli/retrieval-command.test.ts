@@ -89,6 +89,22 @@ describe('kvscope eval --task', () => {
     expect(io.err).toContain('passkey length 600, depth 100 %: 0.00 (dynamic 1.00) over 2 samples in 0.5 s');
   });
 
+  it('--chat counts and runs every prompt through the chat template, the reference too', async () => {
+    const io = memoryIo();
+    const formats: string[] = [];
+    const runtime = { ...halfMemoryRuntime(), countTokens: async (_model: string, format: string) => (formats.push(format), countWords) };
+    const runs = (runtime as unknown as { runs: RunSettings[] }).runs;
+    expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', chat: true, json: true }, io, runtime)).toBe(0);
+    expect(formats).toEqual(['chat']);
+    expect(runs).toHaveLength(16);
+    for (const run of runs) expect(run.promptFormat).toBe('chat');
+    expect((JSON.parse(io.out) as { promptFormat: string }).promptFormat).toBe('chat');
+    // without it, plain text as before
+    const plain = halfMemoryRuntime();
+    expect(await runRetrievalCommand(PASSKEY, memoryIo(), plain)).toBe(0);
+    for (const run of plain.runs) expect(run.promptFormat ?? 'text').toBe('text');
+  });
+
   it('--json holds the map and every sample with its prediction and score', async () => {
     const io = memoryIo();
     expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', json: true, 'max-new-tokens': '4', seed: '5' }, io, halfMemoryRuntime())).toBe(0);

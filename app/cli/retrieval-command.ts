@@ -1,5 +1,5 @@
 import type { GenerationResult } from '../engine/generation-result.js';
-import type { RunSettings } from '../engine/types.js';
+import type { PromptFormat, RunSettings } from '../engine/types.js';
 import { accuracyMap, retrievalGrid, type AccuracyMap, type SampleOutcome } from '../lab/retrieval/grid.js';
 import { retrievalTask, type RetrievalTask } from '../lab/retrieval/registry.js';
 import { RetrievalTaskError, type CountTokens } from '../lab/retrieval/retrieval-task.js';
@@ -23,8 +23,8 @@ import { runSettingsFromOptions } from './run-command.js';
  * to length − max new tokens.
  */
 export interface RetrievalCommandRuntime {
-  /** Counts tokens as a run encodes a text prompt with this model's tokenizer (BOS included). */
-  countTokens(model: string): Promise<CountTokens>;
+  /** Counts tokens as a run encodes a prompt in this format with this model's tokenizer (BOS included, or the chat template's tokens). */
+  countTokens(model: string, format: PromptFormat): Promise<CountTokens>;
   readonly startRun: StartRun;
   /** Calls `onInterrupt` on Ctrl-C; the returned function stops listening. */
   onInterrupt(onInterrupt: () => void): () => void;
@@ -45,6 +45,7 @@ export const RETRIEVAL_OPTION_SPECS = {
   samples: { type: 'string' },
   seed: { type: 'string' },
   'max-new-tokens': { type: 'string' },
+  chat: { type: 'boolean' },
 } as const satisfies OptionSpecTable;
 
 /** eval's text and window options, which mean nothing to a generated prompt. */
@@ -92,12 +93,15 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   const tooShort = lengths.find((length) => length <= maxNewTokens);
   if (tooShort !== undefined) throw new UsageError(`--lengths ${tooShort} leaves no room for the prompt beside ${maxNewTokens} new tokens; give lengths above ${maxNewTokens}.`);
   const cells = gridOrUsage(() => retrievalGrid({ lengths, depths, samples, seed, hasDepth: task.hasDepth }));
+  // --chat: every prompt one user turn through the model's chat template, as `run --chat` sends it
+  const format: PromptFormat = options['chat'] === true ? 'chat' : 'text';
+  const chat = format === 'chat' ? { chat: true } : {};
   const runOptions = Object.fromEntries(RUN_OPTIONS.filter((name) => options[name] !== undefined).map((name) => [name, options[name]]));
-  const base = runSettingsFromOptions({ ...runOptions, 'max-new-tokens': String(maxNewTokens), greedy: true }, io);
+  const base = runSettingsFromOptions({ ...runOptions, ...chat, 'max-new-tokens': String(maxNewTokens), greedy: true }, io);
   // The full-precision dynamic cache on the same prompts, as `kvscope eval` compares every cache with it.
   const reference = base.cacheMode === 'dynamic' ? null : runSettingsFromOptions({
     ...Object.fromEntries(['model', 'onnx', 'ep'].filter((name) => options[name] !== undefined).map((name) => [name, options[name]])),
-    cache: 'dynamic', 'max-new-tokens': String(maxNewTokens), greedy: true,
+    ...chat, cache: 'dynamic', 'max-new-tokens': String(maxNewTokens), greedy: true,
   }, io);
   const json = options['json'] === true;
 
@@ -109,10 +113,11 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     running?.cancel();
   });
   try {
-    const countTokens = await runtime.countTokens(requireString(options, 'model')).catch((error: unknown) => {
+    const countTokens = await runtime.countTokens(requireString(options, 'model'), format).catch((error: unknown) => {
       // a folder without tokenizer.json: the prompts cannot be fitted; its own fix said with it
       const fix = (error as { fix?: unknown }).fix;
-      throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (kvscope eval --task fits each prompt with the model's tokenizer.)`) : error;
+      const why = format === 'chat' ? 'kvscope eval --task --chat fits each prompt as the chat template renders it' : 'kvscope eval --task fits each prompt with the model\'s tokenizer';
+      throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (${why}.)`) : error;
     });
     let model: GenerationResult['model'] | undefined;
     /** One greedy run's decoded text and stored KV bytes, or null when it was cancelled. */
@@ -155,7 +160,7 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     const map = accuracyMap(cells, outcomes);
     const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
     const result = {
-      task: task.name, metric: task.metric, maxNewTokens, seed, model, cache: base.cacheMode,
+      task: task.name, metric: task.metric, promptFormat: format, maxNewTokens, seed, model, cache: base.cacheMode,
       quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
     };
     let recordError: string | undefined;

@@ -157,6 +157,8 @@ Long-context retrieval (docs/retrieval.md): prompts generated from a seed, nothi
   --depths D,D…          where the needle sits, 0–100 % of the filler (default 0,25,50,75,100)
   --samples N            samples per cell (default 1); --seed S (default 0) derives every sample
   --max-new-tokens N     greedy tokens decoded (default: RULER's tokens_to_generate, passkey 10)
+  --chat                 each prompt as one user turn through the model's chat template (as run --chat;
+                         the length counts the template's tokens); a model without one is refused
 Each sample runs as kvscope run runs a prompt (prefill with the cache options above, then greedy
 decoding), and a quantized cache's prompts again with the full-precision dynamic cache; each answer is
 scored as RULER scores it (passkey: the first number in the answer) and the maps of accuracy per depth
