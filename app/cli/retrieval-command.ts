@@ -135,7 +135,10 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
       return result.stopReason === 'cancelled' || cancelled ? null : { text: result.text, kvBytes: result.kvBytesTotal.totalBytes };
     };
     const outcomes: RetrievalSampleJson[] = [];
-    for (const cell of cells) {
+    // the longest length first: a length past the model's positions or this machine's prefill memory is
+    // refused by its first run, before the shorter cells have taken minutes (the maps keep the grid's order)
+    const order = [...cells].sort((a, b) => b.length - a.length);
+    for (const cell of order) {
       const cellStart = runtime.nowMs();
       for (const sampleSeed of cell.sampleSeeds) {
         if (cancelled) return ExitCode.badInput;
@@ -157,6 +160,9 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
       const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
       io.stderr(cellLine(task, cell.length, cell.depth, done, runtime.nowMs() - cellStart));
     }
+    // the record lists the samples in the grid's order, whatever order they ran in
+    const place = (outcome: RetrievalSampleJson) => cells.findIndex((cell) => cell.length === outcome.length && cell.depth === outcome.depth);
+    outcomes.sort((a, b) => place(a) - place(b));
     const map = accuracyMap(cells, outcomes);
     const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
     const result = {
@@ -190,7 +196,8 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   } catch (error) {
     if (!(error instanceof RunError)) throw error;
     if (json) io.stdout(stringifyJson({ ok: false, error: error.toPayload() }) + '\n');
-    const fix = error.fix !== undefined && !error.message.includes(error.fix) ? `\n  fix: ${error.fix}` : '';
+    const fixText = lengthsFix(error.message, maxNewTokens) ?? error.fix;
+    const fix = fixText !== undefined && !error.message.includes(fixText) ? `\n  fix: ${fixText}` : '';
     io.stderr(`kvscope eval: ${error.message}${fix}\n`);
     return error.code === 'refused' ? ExitCode.refused : ExitCode.badInput;
   } finally {
@@ -259,6 +266,24 @@ function sampleOrUsage<T>(make: () => T, maxNewTokens: number): T {
     if (error.leastTargetTokens === undefined) throw new UsageError(`${error.message}.`);
     throw new UsageError(`${error.message.replace(/; give a length of at least \d+$/, '')}; a --lengths value holds the prompt and the ${maxNewTokens} new tokens, so give lengths of at least ${error.leastTargetTokens + maxNewTokens}.`);
   }
+}
+
+/**
+ * The run's prompt-length refusal (app/engine/prompt-length.ts) says what to change in `run`'s terms
+ * (shorten the prompt, --allow-past-positions, which eval --task does not take); here the prompt is
+ * generated, so the fix is a shorter --lengths value.
+ */
+function lengthsFix(message: string, maxNewTokens: number): string | undefined {
+  if (!message.includes('The run was not started.')) return undefined;
+  const positions = /max_position_embeddings = (\d+)/.exec(message);
+  if (positions !== null) {
+    return `Give --lengths of at most ${positions[1]}: a length holds the prompt and the ${maxNewTokens} new tokens, and the model has ${positions[1]} positions.`;
+  }
+  const memory = /prefilling more than (\d+) tokens/.exec(message);
+  if (memory !== null) {
+    return `Give --lengths of at most ${Number(memory[1]) + maxNewTokens}: a longer prompt needs more memory to prefill than a run may take on this machine.`;
+  }
+  return undefined;
 }
 
 /** "1024", "4k" (× 1024, as the issue writes lengths). */
