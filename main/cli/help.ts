@@ -300,7 +300,9 @@ Model and runtime:
                          Llama-3-8B's KV geometry, 32 layers of 8 KV heads × 128, on a tiny body;
                          at real scale, random weights built on first use: synthetic-qwen2.5-0.5b
                          (Qwen2.5-0.5B's geometry, vocab 151,936, 2 GB), synthetic-llama3.2-1b (4.9 GB),
-                         synthetic-8b-kv-128k (synthetic-8b-kv with a 128,256-token vocabulary))
+                         synthetic-8b-kv-128k (synthetic-8b-kv with a 128,256-token vocabulary);
+                         synthetic-retrieval: the retrieval testbed, an induction circuit whose weights
+                         are set by construction, exact on eval --task passkey up to 4,096 tokens)
   --onnx FILE            the graph of the folder (e.g. model_fp16.onnx); default: genai_config.json's,
                          else model.onnx, else transformers.js_config's dtype, else the merged decoder
   --ep cpu|webgpu|cuda|dml|coreml
