@@ -105,6 +105,16 @@ describe('kvscope eval --task', () => {
     expect(io.err).not.toContain('--allow-past-positions');
   });
 
+  it('hands kvscope\'s cache extensions (--kv-format, --nbits-key …) to the quantized runs, not to the reference', async () => {
+    const runtime = halfMemoryRuntime();
+    expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', 'kv-format': 'llama.cpp:q4_0', 'nbits-key': '4' }, memoryIo(), runtime)).toBe(0);
+    const [quantized, reference] = runtime.runs as [RunSettings, RunSettings];
+    expect(JSON.stringify(quantized)).toContain('q4_0');
+    expect(JSON.stringify(quantized)).toContain('"nbitsKey":4');
+    expect(reference.cacheMode).toBe('dynamic');
+    expect(JSON.stringify(reference)).not.toContain('q4_0');
+  });
+
   it('--chat counts and runs every prompt through the chat template, the reference too', async () => {
     const io = memoryIo();
     const formats: string[] = [];

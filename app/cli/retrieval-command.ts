@@ -8,6 +8,7 @@ import { stringifyJson } from '../protocol/json-numbers.js';
 import { RunError } from '../protocol/run-error.js';
 import type { StartRun } from '../protocol/run-handle.js';
 import { encodeUtf8 } from '../record/utf8.js';
+import { EXTENSION_FLAGS } from './extension-options.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { checkOutputFolder } from './output-folder.js';
 import { integerOption, optionalString, requireString, type RawOptions } from './options.js';
@@ -50,8 +51,8 @@ export const RETRIEVAL_OPTION_SPECS = {
 
 /** eval's text and window options, which mean nothing to a generated prompt. */
 const TEXT_OPTIONS = ['text', 'text-ids', 'context', 'stride', 'prefill', 'windows', 'feed', 'quantize-layers', 'quantize-parts', 'per-token'] as const;
-/** What a retrieval eval hands to `run`'s settings: the model and the cache. */
-const RUN_OPTIONS = ['model', 'onnx', 'ep', 'cache', 'backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', 'dequantize'] as const;
+/** What a retrieval eval hands to `run`'s settings: the model and the cache, kvscope's extensions (--kv-format …) included. */
+const RUN_OPTIONS = ['model', 'onnx', 'ep', 'cache', 'backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', 'dequantize', ...EXTENSION_FLAGS] as const;
 const DEFAULT_DEPTHS = [0, 25, 50, 75, 100];
 
 export interface RetrievalSampleJson extends SampleOutcome {
