@@ -3,6 +3,7 @@ import type { RunSettings } from '../engine/types.js';
 import { countWords } from '../lab/retrieval/test-support.js';
 import type { RunHandle } from '../protocol/run-handle.js';
 import { sampleResult } from '../protocol/test-support/sample-messages.js';
+import { RunError } from '../protocol/run-error.js';
 import { UsageError, type CliIo } from './io.js';
 import type { RawOptions } from './options.js';
 import { runRetrievalCommand, type RetrievalCommandRuntime } from './retrieval-command.js';
@@ -68,8 +69,9 @@ describe('kvscope eval --task', () => {
       expect(run.maxNewTokens).toBe(10); // the passkey test's max_new_tokens
     }
     // as RULER: the length holds the prompt and the new tokens
-    expect(countWords(runtime.runs[0]!.prompt)).toBeLessThanOrEqual(300 - 10);
-    expect(countWords(runtime.runs[7]!.prompt)).toBeGreaterThan(600 - 10 - 6);
+    // the longest length runs first (a length the model cannot take is refused before the others run)
+    expect(countWords(runtime.runs[7]!.prompt)).toBeLessThanOrEqual(300 - 10);
+    expect(countWords(runtime.runs[0]!.prompt)).toBeGreaterThan(600 - 10 - 6);
     expect(io.out).toBe('passkey (passkey), accuracy per cell, the dynamic cache\ndepth \\ length   300   600\n0 %             1.00  1.00\n100 %           1.00  1.00\n');
     expect(io.err).toContain('passkey length 600, depth 100 %: 1.00 over 2 samples in 0.5 s');
   });
@@ -87,6 +89,46 @@ describe('kvscope eval --task', () => {
       'passkey (passkey), accuracy difference per cell, quantized − dynamic', 'depth \\ length    300    600', '0 %             +0.00  +0.00', '100 %           -1.00  -1.00', '',
     ].join('\n'));
     expect(io.err).toContain('passkey length 600, depth 100 %: 0.00 (dynamic 1.00) over 2 samples in 0.5 s');
+  });
+
+  it('turns the run\'s refusal of a prompt past the model\'s positions into a --lengths fix', async () => {
+    const io = memoryIo();
+    const runtime = halfMemoryRuntime();
+    const refused = { ...runtime, startRun: (): RunHandle => ({
+      id: 1, cancel: () => undefined, dispose: () => undefined,
+      done: Promise.reject(new RunError({ code: 'invalid-input', message: 'The prompt is 600 tokens; the model has max_position_embeddings = 512, and with up to 10 new tokens a prompt may take 502. The run was not started.',
+        fix: 'Shorten the prompt to at most 502 tokens, or ask for fewer new tokens, or pass --allow-past-positions to run past the model\'s positions (untrained).' })),
+    }) };
+    expect(await runRetrievalCommand({ ...PASSKEY, lengths: '600' }, io, refused)).toBe(1);
+    expect(io.err).toContain('max_position_embeddings = 512');
+    expect(io.err).toContain('fix: Give --lengths of at most 512: a length holds the prompt and the 10 new tokens');
+    expect(io.err).not.toContain('--allow-past-positions');
+  });
+
+  it('hands kvscope\'s cache extensions (--kv-format, --nbits-key …) to the quantized runs, not to the reference', async () => {
+    const runtime = halfMemoryRuntime();
+    expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', 'kv-format': 'llama.cpp:q4_0', 'nbits-key': '4' }, memoryIo(), runtime)).toBe(0);
+    const [quantized, reference] = runtime.runs as [RunSettings, RunSettings];
+    expect(JSON.stringify(quantized)).toContain('q4_0');
+    expect(JSON.stringify(quantized)).toContain('"nbitsKey":4');
+    expect(reference.cacheMode).toBe('dynamic');
+    expect(JSON.stringify(reference)).not.toContain('q4_0');
+  });
+
+  it('--chat counts and runs every prompt through the chat template, the reference too', async () => {
+    const io = memoryIo();
+    const formats: string[] = [];
+    const runtime = { ...halfMemoryRuntime(), countTokens: async (_model: string, format: string) => (formats.push(format), countWords) };
+    const runs = (runtime as unknown as { runs: RunSettings[] }).runs;
+    expect(await runRetrievalCommand({ ...PASSKEY, cache: 'quantized', chat: true, json: true }, io, runtime)).toBe(0);
+    expect(formats).toEqual(['chat']);
+    expect(runs).toHaveLength(16);
+    for (const run of runs) expect(run.promptFormat).toBe('chat');
+    expect((JSON.parse(io.out) as { promptFormat: string }).promptFormat).toBe('chat');
+    // without it, plain text as before
+    const plain = halfMemoryRuntime();
+    expect(await runRetrievalCommand(PASSKEY, memoryIo(), plain)).toBe(0);
+    for (const run of plain.runs) expect(run.promptFormat ?? 'text').toBe('text');
   });
 
   it('--json holds the map and every sample with its prediction and score', async () => {
@@ -123,9 +165,12 @@ describe('kvscope eval --task', () => {
     };
     expect([record.kind, record.kvscopeVersion, record.createdAt]).toEqual(['kvscope-retrieval', '9.9.9', '2026-01-02T03:04:05.000Z']);
     expect(record.map.accuracy).toEqual([[1, 1], [0, 0]]);
-    record.samples.forEach((sample, i) => {
-      // each sample's two runs (quantized, then dynamic) got the prompt the digest names
-      expect(sample.promptSha256).toBe(runtime.sha256(runtime.runs[2 * i]!.prompt));
+    // each sample's two runs (quantized, then dynamic) got the prompt its digest names; the record
+    // lists the samples in the grid's order, the runs went longest length first
+    const ran = runtime.runs.filter((_, i) => i % 2 === 0).map((run) => runtime.sha256(run.prompt));
+    expect(record.samples.map((sample) => sample.promptSha256).sort()).toEqual(ran.sort());
+    expect(record.samples.map((sample) => (sample as unknown as { length: number }).length)).toEqual([300, 300, 300, 300, 600, 600, 600, 600]);
+    record.samples.forEach((sample) => {
       expect(sample.needles).toEqual([`The pass key is ${sample.answers[0]}. Remember it. ${sample.answers[0]} is the pass key.`]);
     });
     expect(new Set(record.samples.map((sample) => sample.promptSha256)).size).toBeGreaterThan(1);

@@ -1,5 +1,5 @@
 import type { GenerationResult } from '../engine/generation-result.js';
-import type { RunSettings } from '../engine/types.js';
+import type { PromptFormat, RunSettings } from '../engine/types.js';
 import { accuracyMap, retrievalGrid, type AccuracyMap, type SampleOutcome } from '../lab/retrieval/grid.js';
 import { retrievalTask, type RetrievalTask } from '../lab/retrieval/registry.js';
 import { RetrievalTaskError, type CountTokens } from '../lab/retrieval/retrieval-task.js';
@@ -8,6 +8,7 @@ import { stringifyJson } from '../protocol/json-numbers.js';
 import { RunError } from '../protocol/run-error.js';
 import type { StartRun } from '../protocol/run-handle.js';
 import { encodeUtf8 } from '../record/utf8.js';
+import { EXTENSION_FLAGS } from './extension-options.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { checkOutputFolder } from './output-folder.js';
 import { integerOption, optionalString, requireString, type RawOptions } from './options.js';
@@ -23,8 +24,8 @@ import { runSettingsFromOptions } from './run-command.js';
  * to length − max new tokens.
  */
 export interface RetrievalCommandRuntime {
-  /** Counts tokens as a run encodes a text prompt with this model's tokenizer (BOS included). */
-  countTokens(model: string): Promise<CountTokens>;
+  /** Counts tokens as a run encodes a prompt in this format with this model's tokenizer (BOS included, or the chat template's tokens). */
+  countTokens(model: string, format: PromptFormat): Promise<CountTokens>;
   readonly startRun: StartRun;
   /** Calls `onInterrupt` on Ctrl-C; the returned function stops listening. */
   onInterrupt(onInterrupt: () => void): () => void;
@@ -45,12 +46,13 @@ export const RETRIEVAL_OPTION_SPECS = {
   samples: { type: 'string' },
   seed: { type: 'string' },
   'max-new-tokens': { type: 'string' },
+  chat: { type: 'boolean' },
 } as const satisfies OptionSpecTable;
 
 /** eval's text and window options, which mean nothing to a generated prompt. */
 const TEXT_OPTIONS = ['text', 'text-ids', 'context', 'stride', 'prefill', 'windows', 'feed', 'quantize-layers', 'quantize-parts', 'per-token'] as const;
-/** What a retrieval eval hands to `run`'s settings: the model and the cache. */
-const RUN_OPTIONS = ['model', 'onnx', 'ep', 'cache', 'backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', 'dequantize'] as const;
+/** What a retrieval eval hands to `run`'s settings: the model and the cache, kvscope's extensions (--kv-format …) included. */
+const RUN_OPTIONS = ['model', 'onnx', 'ep', 'cache', 'backend', 'nbits', 'axis-key', 'axis-value', 'group-size', 'residual-length', 'layer-policy', 'dequantize', ...EXTENSION_FLAGS] as const;
 const DEFAULT_DEPTHS = [0, 25, 50, 75, 100];
 
 export interface RetrievalSampleJson extends SampleOutcome {
@@ -92,12 +94,15 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   const tooShort = lengths.find((length) => length <= maxNewTokens);
   if (tooShort !== undefined) throw new UsageError(`--lengths ${tooShort} leaves no room for the prompt beside ${maxNewTokens} new tokens; give lengths above ${maxNewTokens}.`);
   const cells = gridOrUsage(() => retrievalGrid({ lengths, depths, samples, seed, hasDepth: task.hasDepth }));
+  // --chat: every prompt one user turn through the model's chat template, as `run --chat` sends it
+  const format: PromptFormat = options['chat'] === true ? 'chat' : 'text';
+  const chat = format === 'chat' ? { chat: true } : {};
   const runOptions = Object.fromEntries(RUN_OPTIONS.filter((name) => options[name] !== undefined).map((name) => [name, options[name]]));
-  const base = runSettingsFromOptions({ ...runOptions, 'max-new-tokens': String(maxNewTokens), greedy: true }, io);
+  const base = runSettingsFromOptions({ ...runOptions, ...chat, 'max-new-tokens': String(maxNewTokens), greedy: true }, io);
   // The full-precision dynamic cache on the same prompts, as `kvscope eval` compares every cache with it.
   const reference = base.cacheMode === 'dynamic' ? null : runSettingsFromOptions({
     ...Object.fromEntries(['model', 'onnx', 'ep'].filter((name) => options[name] !== undefined).map((name) => [name, options[name]])),
-    cache: 'dynamic', 'max-new-tokens': String(maxNewTokens), greedy: true,
+    ...chat, cache: 'dynamic', 'max-new-tokens': String(maxNewTokens), greedy: true,
   }, io);
   const json = options['json'] === true;
 
@@ -109,10 +114,11 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     running?.cancel();
   });
   try {
-    const countTokens = await runtime.countTokens(requireString(options, 'model')).catch((error: unknown) => {
+    const countTokens = await runtime.countTokens(requireString(options, 'model'), format).catch((error: unknown) => {
       // a folder without tokenizer.json: the prompts cannot be fitted; its own fix said with it
       const fix = (error as { fix?: unknown }).fix;
-      throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (kvscope eval --task fits each prompt with the model's tokenizer.)`) : error;
+      const why = format === 'chat' ? 'kvscope eval --task --chat fits each prompt as the chat template renders it' : 'kvscope eval --task fits each prompt with the model\'s tokenizer';
+      throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (${why}.)`) : error;
     });
     let model: GenerationResult['model'] | undefined;
     /** One greedy run's decoded text and stored KV bytes, or null when it was cancelled. */
@@ -130,7 +136,10 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
       return result.stopReason === 'cancelled' || cancelled ? null : { text: result.text, kvBytes: result.kvBytesTotal.totalBytes };
     };
     const outcomes: RetrievalSampleJson[] = [];
-    for (const cell of cells) {
+    // the longest length first: a length past the model's positions or this machine's prefill memory is
+    // refused by its first run, before the shorter cells have taken minutes (the maps keep the grid's order)
+    const order = [...cells].sort((a, b) => b.length - a.length);
+    for (const cell of order) {
       const cellStart = runtime.nowMs();
       for (const sampleSeed of cell.sampleSeeds) {
         if (cancelled) return ExitCode.badInput;
@@ -152,10 +161,13 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
       const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
       io.stderr(cellLine(task, cell.length, cell.depth, done, runtime.nowMs() - cellStart));
     }
+    // the record lists the samples in the grid's order, whatever order they ran in
+    const place = (outcome: RetrievalSampleJson) => cells.findIndex((cell) => cell.length === outcome.length && cell.depth === outcome.depth);
+    outcomes.sort((a, b) => place(a) - place(b));
     const map = accuracyMap(cells, outcomes);
     const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
     const result = {
-      task: task.name, metric: task.metric, maxNewTokens, seed, model, cache: base.cacheMode,
+      task: task.name, metric: task.metric, promptFormat: format, maxNewTokens, seed, model, cache: base.cacheMode,
       quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
     };
     let recordError: string | undefined;
@@ -185,7 +197,8 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   } catch (error) {
     if (!(error instanceof RunError)) throw error;
     if (json) io.stdout(stringifyJson({ ok: false, error: error.toPayload() }) + '\n');
-    const fix = error.fix !== undefined && !error.message.includes(error.fix) ? `\n  fix: ${error.fix}` : '';
+    const fixText = lengthsFix(error.message, maxNewTokens) ?? error.fix;
+    const fix = fixText !== undefined && !error.message.includes(fixText) ? `\n  fix: ${fixText}` : '';
     io.stderr(`kvscope eval: ${error.message}${fix}\n`);
     return error.code === 'refused' ? ExitCode.refused : ExitCode.badInput;
   } finally {
@@ -254,6 +267,24 @@ function sampleOrUsage<T>(make: () => T, maxNewTokens: number): T {
     if (error.leastTargetTokens === undefined) throw new UsageError(`${error.message}.`);
     throw new UsageError(`${error.message.replace(/; give a length of at least \d+$/, '')}; a --lengths value holds the prompt and the ${maxNewTokens} new tokens, so give lengths of at least ${error.leastTargetTokens + maxNewTokens}.`);
   }
+}
+
+/**
+ * The run's prompt-length refusal (app/engine/prompt-length.ts) says what to change in `run`'s terms
+ * (shorten the prompt, --allow-past-positions, which eval --task does not take); here the prompt is
+ * generated, so the fix is a shorter --lengths value.
+ */
+function lengthsFix(message: string, maxNewTokens: number): string | undefined {
+  if (!message.includes('The run was not started.')) return undefined;
+  const positions = /max_position_embeddings = (\d+)/.exec(message);
+  if (positions !== null) {
+    return `Give --lengths of at most ${positions[1]}: a length holds the prompt and the ${maxNewTokens} new tokens, and the model has ${positions[1]} positions.`;
+  }
+  const memory = /prefilling more than (\d+) tokens/.exec(message);
+  if (memory !== null) {
+    return `Give --lengths of at most ${Number(memory[1]) + maxNewTokens}: a longer prompt needs more memory to prefill than a run may take on this machine.`;
+  }
+  return undefined;
 }
 
 /** "1024", "4k" (× 1024, as the issue writes lengths). */

@@ -119,7 +119,9 @@ export function buildLlamaModel(spec: SyntheticModelSpec, weights: LlamaWeights)
     irVersion: BigInt(IR_VERSION),
     producerName: 'kvscope',
     producerVersion: `synthetic-v${SYNTHETIC_FORMAT_VERSION}`,
-    docString: `kvscope ${spec.kind}: a deterministic random-weight Llama (seed ${spec.seed}); see config.json kvscope_synthetic.`,
+    docString: spec.kind === 'synthetic-retrieval'
+      ? 'kvscope synthetic-retrieval: a Llama whose weights are set by construction (an induction circuit); see config.json kvscope_synthetic.'
+      : `kvscope ${spec.kind}: a deterministic random-weight Llama (seed ${spec.seed}); see config.json kvscope_synthetic.`,
     graph: g.build('main_graph', `${spec.kind}: ${spec.numLayers} layers, hidden ${hidden}, ${spec.numAttentionHeads}/${kvHeads} heads of ${headDim}`),
     opsetImport: [{ domain: '', version: BigInt(SYNTHETIC_OPSET) }],
     metadataProps: [

@@ -14,6 +14,13 @@ const DESCRIPTION =
   'tokens and unprintable byte tokens get a bias of -100 (muted_token_ids), so decoding never ends on its own ' +
   'and always decodes to printable text.';
 
+const TESTBED_DESCRIPTION =
+  "kvscope's retrieval testbed: a two-layer Llama whose weights are set by construction, not trained or drawn " +
+  '(app/synthetic/retrieval-testbed-weights.ts). Layer 0 holds previous-token heads (the tokens 1, 2 and 3 back), ' +
+  'layer 1 a copy head that finds the earlier occurrence of the last three tokens and predicts the token after it ' +
+  '(an induction head). It retrieves a pass key exactly at full precision at every depth up to 4,096 tokens; its ' +
+  'WordPiece vocabulary holds only the passkey prompt\'s words and the digits, every other word is <unk>.';
+
 const LOGITS_TO_KEEP_NOTE =
   'the graph takes num_logits_to_keep (int64 scalar) and computes the logits of the last rows only, as ' +
   "transformers' logits_to_keep; the weights are random, in onnx/model.onnx_data";
@@ -61,7 +68,7 @@ export function syntheticConfigJson(spec: SyntheticModelSpec, facts: SyntheticCo
       kind: spec.kind,
       format_version: SYNTHETIC_FORMAT_VERSION,
       seed: spec.seed,
-      description: hybrid ? DESCRIPTION + HYBRID_NOTE : DESCRIPTION,
+      description: spec.kind === 'synthetic-retrieval' ? TESTBED_DESCRIPTION : hybrid ? DESCRIPTION + HYBRID_NOTE : DESCRIPTION,
       outlier_key_channels: facts.outlierKeyChannels.map((channels) => [...channels]),
       outlier_key_scale: spec.outlierKeyScale,
       muted_token_ids: [...facts.mutedTokenIds],

@@ -22,6 +22,8 @@ const PINNED_ONNX_SHA256: Record<number, Partial<Record<SyntheticModelKind, stri
     'synthetic-hybrid': 'def77a8254378fb774bacb93896a1764d522c67ced981959f41145e8bb01b398',
     // added in v2 (the other kinds' bytes unchanged)
     'synthetic-8b-kv': '26e160409d0cad5fab2d3556e2c6a57dfff9e105ee9c26d4e541758db771a61b',
+    // the retrieval testbed, added in v2: weights set by construction (retrieval-testbed-weights.ts)
+    'synthetic-retrieval': 'b70591fae6d5c10af76f6c38c98f9711f93915403a6250e511e71a8a35d0d4a5',
   },
 };
 
@@ -86,6 +88,7 @@ describe('buildSyntheticModel', () => {
       'synthetic': sha256(onnxBytes('synthetic')),
       'synthetic-hybrid': sha256(onnxBytes('synthetic-hybrid')),
       'synthetic-8b-kv': sha256(onnxBytes('synthetic-8b-kv')),
+      'synthetic-retrieval': sha256(onnxBytes('synthetic-retrieval')),
     }, 'the generator changed: bump SYNTHETIC_FORMAT_VERSION and pin the new hashes').toEqual(PINNED_ONNX_SHA256[SYNTHETIC_FORMAT_VERSION]);
   });
 

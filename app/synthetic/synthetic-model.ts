@@ -3,7 +3,9 @@ import { outlierKeyChannelsOf, syntheticLlamaWeights } from './llama-weights.js'
 import { encodeModel } from '../onnx/onnx-model.js';
 import { syntheticConfigJson, syntheticGenerationConfigJson } from './synthetic-config.js';
 import { SYNTHETIC_FORMAT_VERSION, syntheticModelSpec, type SyntheticModelKind } from './synthetic-spec.js';
-import { syntheticTokenizer } from './synthetic-tokenizer.js';
+import { syntheticTokenizer, type SyntheticTokenizer } from './synthetic-tokenizer.js';
+import { retrievalTestbedTokenizer } from './retrieval-testbed-tokenizer.js';
+import { retrievalTestbedWeights } from './retrieval-testbed-weights.js';
 import { keepLogitsRows } from '../onnx/rewrite/logits-rows.js';
 import { SCALE_DATA_FILE, scaleWeightPlan, weightChunks } from './scale-weights.js';
 
@@ -57,8 +59,9 @@ export function buildSyntheticModelJsonFiles(kind: SyntheticModelKind): Syntheti
 
 function build(kind: SyntheticModelKind, withOnnx: boolean): SyntheticModelFolder {
   const spec = syntheticModelSpec(kind);
-  const tokenizer = syntheticTokenizer(spec);
-  const outlierKeyChannels = Array.from({ length: spec.numLayers }, (_, layer) => outlierKeyChannelsOf(spec, layer));
+  const testbed = kind === 'synthetic-retrieval';
+  const tokenizer: SyntheticTokenizer = testbed ? retrievalTestbedTokenizer(spec.maxPositionEmbeddings) : syntheticTokenizer(spec);
+  const outlierKeyChannels = Array.from({ length: spec.numLayers }, (_, layer) => (testbed ? [] : outlierKeyChannelsOf(spec, layer)));
   const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
   const files: SyntheticModelFile[] = [
     { path: 'config.json', content: json(syntheticConfigJson(spec, { outlierKeyChannels, mutedTokenIds: tokenizer.mutedTokenIds })) },
@@ -73,7 +76,7 @@ function build(kind: SyntheticModelKind, withOnnx: boolean): SyntheticModelFolde
     files.push({ path: SYNTHETIC_ONNX_PATH, content: encodeModel(spec.logitsToKeep ? keepLogitsRows(graph) : graph) });
     files.push({ path: SYNTHETIC_DATA_PATH, content: { bytes: plan.totalBytes, chunks: () => weightChunks(spec, plan) } });
   } else if (withOnnx) {
-    const weights = syntheticLlamaWeights(spec, tokenizer.mutedTokenIds);
+    const weights = testbed ? retrievalTestbedWeights(spec, tokenizer.mutedTokenIds) : syntheticLlamaWeights(spec, tokenizer.mutedTokenIds);
     const graph = buildLlamaModel(spec, weights);
     files.push({ path: SYNTHETIC_ONNX_PATH, content: encodeModel(spec.logitsToKeep ? keepLogitsRows(graph) : graph) });
   }

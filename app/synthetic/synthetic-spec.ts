@@ -1,13 +1,16 @@
+import { retrievalTestbedSpec } from './retrieval-testbed-spec.js';
 import { SCALE_MODEL_KINDS, scaleModelSpec, type ScaleModelKind } from './scale-specs.js';
 
 /**
  * The embedded models: plain Llama, the same weights with gemma2-like sliding-window layers, and a
  * model with Llama-3-8B's KV geometry (32 layers, 8 KV heads of 128) on a tiny body, whose KV cache
  * dominates its memory as it does in real long-context runs (the in-graph dequantization bench);
- * then the scale models (scale-specs.ts): real geometries and vocabularies, weights in external data.
+ * then the scale models (scale-specs.ts): real geometries and vocabularies, weights in external data;
+ * and the retrieval testbed (retrieval-testbed-weights.ts): an induction circuit whose weights are set
+ * by construction, which retrieves the pass key exactly at full precision.
  */
-export type SyntheticModelKind = 'synthetic' | 'synthetic-hybrid' | 'synthetic-8b-kv' | ScaleModelKind;
-export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic', 'synthetic-hybrid', 'synthetic-8b-kv', ...SCALE_MODEL_KINDS];
+export type SyntheticModelKind = 'synthetic' | 'synthetic-hybrid' | 'synthetic-8b-kv' | ScaleModelKind | 'synthetic-retrieval';
+export const SYNTHETIC_MODEL_KINDS: readonly SyntheticModelKind[] = ['synthetic', 'synthetic-hybrid', 'synthetic-8b-kv', ...SCALE_MODEL_KINDS, 'synthetic-retrieval'];
 
 /**
  * Bump whenever anything that ends up in the model folder changes (graph, weights, config,
@@ -65,6 +68,7 @@ const NUM_LAYERS = 8;
  */
 export function syntheticModelSpec(kind: SyntheticModelKind): SyntheticModelSpec {
   if (kind === 'synthetic-8b-kv') return llama3KvSpec();
+  if (kind === 'synthetic-retrieval') return retrievalTestbedSpec();
   if ((SCALE_MODEL_KINDS as readonly string[]).includes(kind)) return scaleModelSpec(kind as ScaleModelKind);
   const hybrid = kind === 'synthetic-hybrid';
   return {

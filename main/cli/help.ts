@@ -159,6 +159,8 @@ Long-context retrieval (docs/retrieval.md): prompts generated from a seed, nothi
   --depths D,D…          where the needle sits, 0–100 % of the filler (default 0,25,50,75,100)
   --samples N            samples per cell (default 1); --seed S (default 0) derives every sample
   --max-new-tokens N     greedy tokens decoded (default: RULER's tokens_to_generate, passkey 10)
+  --chat                 each prompt as one user turn through the model's chat template (as run --chat;
+                         the length counts the template's tokens); a model without one is refused
 Each sample runs as kvscope run runs a prompt (prefill with the cache options above, then greedy
 decoding), and a quantized cache's prompts again with the full-precision dynamic cache; each answer is
 scored as RULER scores it (passkey: the first number in the answer) and the maps of accuracy per depth
@@ -302,7 +304,9 @@ Model and runtime:
                          Llama-3-8B's KV geometry, 32 layers of 8 KV heads × 128, on a tiny body;
                          at real scale, random weights built on first use: synthetic-qwen2.5-0.5b
                          (Qwen2.5-0.5B's geometry, vocab 151,936, 2 GB), synthetic-llama3.2-1b (4.9 GB),
-                         synthetic-8b-kv-128k (synthetic-8b-kv with a 128,256-token vocabulary))
+                         synthetic-8b-kv-128k (synthetic-8b-kv with a 128,256-token vocabulary);
+                         synthetic-retrieval: the retrieval testbed, an induction circuit whose weights
+                         are set by construction, exact on eval --task passkey up to 4,096 tokens)
   --onnx FILE            the graph of the folder (e.g. model_fp16.onnx); default: genai_config.json's,
                          else model.onnx, else transformers.js_config's dtype, else the merged decoder
   --ep cpu|webgpu|cuda|dml|coreml

@@ -9,15 +9,17 @@ export function nodeRetrievalRuntime(kvscopeVersion: string, options: StartRunOp
   const run = nodeRunRuntime(kvscopeVersion, options);
   return {
     startRun: run.startRun,
-    async countTokens(model) {
+    async countTokens(model, format) {
       // Imported on demand, as the run path loads them: most commands never tokenize here.
       const { resolveModelPath } = await import('../../app/node/run-generation.js');
       const { findModelFolder } = await import('../../app/node/model/model-folder.js');
       const { encodePrompt, loadTokenizer } = await import('../../app/node/model/load-tokenizer.js');
       const folder = findModelFolder(await resolveModelPath(model));
       const tokenizer = loadTokenizer(folder);
-      // the run's own encoding of a text prompt (app/node/model/run-prompt.ts), so the fitted length is the prefilled one
-      return (text) => encodePrompt(tokenizer, text, null, 'text').length;
+      // the run's own encoding of the prompt (app/node/model/run-prompt.ts), so the fitted length is the prefilled one;
+      // a chat prompt is checked once here, so a model without a template is refused before any run
+      if (format === 'chat') encodePrompt(tokenizer, '', null, format);
+      return (text) => encodePrompt(tokenizer, text, null, format).length;
     },
     onInterrupt: (onInterrupt) => run.onInterrupt(() => onInterrupt()),
     nowMs: () => performance.now(),

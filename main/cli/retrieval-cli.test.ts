@@ -62,6 +62,14 @@ describe('kvscope eval --task on stories260k', () => {
  
   });
 
+  it('refuses --chat on a model without a chat template before any run', async () => {
+    const outcome = await cli(['eval', '--task', 'passkey', '--model', storiesDir(), '--lengths', '256', '--cache', 'dynamic', '--chat']);
+    expect(outcome.code).toBe(1);
+    expect(outcome.err).toContain('this model has no chat template');
+    expect(outcome.err).toContain('kvscope eval --task --chat fits each prompt as the chat template renders it');
+    expect(outcome.err).not.toContain('passkey length 256');
+  });
+
   it('says that the prompts are fitted with the model\'s tokenizer when the folder has none', async () => {
     const copy = copyOfStories();
     try {
