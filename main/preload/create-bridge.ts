@@ -1,4 +1,4 @@
-import type { ApiEvent, ApiResponse } from '../../app/protocol/api-messages.js';
+import type { ApiEvent, ApiResponse, ApiRunEvent } from '../../app/protocol/api-messages.js';
 import { API_PROTOCOL_VERSION } from '../../app/protocol/api-messages.js';
 import { buildClient, type SendRequest } from '../../app/protocol/api-declaration.js';
 import { WORKBENCH_METHODS } from '../../app/protocol/api-methods.js';
@@ -9,6 +9,7 @@ import { API_EVENT_CHANNEL, API_REQUEST_CHANNEL } from './ipc-channels.js';
 import type { LabSweepHandlers } from '../../app/lab/lab-api.js';
 import { isLabEventType, type LabApiEvent } from '../../app/lab/lab-api-messages.js';
 import { deliverLabEvent } from '../../app/lab/lab-client.js';
+import { deliverRunEvent } from '../../app/protocol/run-event-routing.js';
 
 /** The part of ipcRenderer the bridge uses; it never leaves this module (STYLE.md §3). */
 export interface BridgeIpc {
@@ -43,20 +44,7 @@ export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
     const event = message as ApiEvent;
     if (event.type === 'command') return dispatchCommand(event.command);
     if (isLabEventType(event.type)) return deliverLabEvent(sweeps, event as LabApiEvent);
-    const handlers = runs.get(event.id);
-    if (handlers === undefined) return;
-    switch (event.type) {
-      case 'run-text':
-        return handlers.onText(event.delta, event.tokenIds);
-      case 'run-metrics':
-        return handlers.onMetrics(event.steps);
-      case 'run-done':
-        runs.delete(event.id);
-        return handlers.onDone(event.result, event.savedRunId);
-      case 'run-error':
-        runs.delete(event.id);
-        return handlers.onError(event.error);
-    }
+    return deliverRunEvent(runs, event as ApiRunEvent);
   });
 
   const send: SendRequest = (declaration, body, handlers) => {

@@ -1,5 +1,6 @@
 import { ApiError } from '../../app/protocol/api-error.js';
-import type { ApiErrorPayload, ApiHostMessage, ApiRunEvent } from '../../app/protocol/api-messages.js';
+import type { ApiErrorPayload, ApiHostMessage } from '../../app/protocol/api-messages.js';
+import { deliverRunEvent } from '../../app/protocol/run-event-routing.js';
 import { buildClient, type MethodDeclaration, type SendRequest, type StreamHandlers } from '../../app/protocol/api-declaration.js';
 import { WORKBENCH_METHODS } from '../../app/protocol/api-methods.js';
 import { CLOSE_MESSAGE_TOO_BIG, MAX_API_MESSAGE_BYTES } from '../../app/protocol/api-limits.js';
@@ -164,7 +165,7 @@ class WebSocketClient {
       case 'run-metrics':
       case 'run-done':
       case 'run-error':
-        this.deliver(message);
+        deliverRunEvent(this.runs, message);
         return;
       case 'lab-sweep-progress':
       case 'lab-sweep-point':
@@ -193,31 +194,6 @@ class WebSocketClient {
       pending.resolve(readApiResult(pending.type, message.value));
     } catch (error) {
       pending.reject(new ApiError({ code: 'internal', message: `The server's answer to ${pending.type} is malformed: ${(error as Error).message}` }));
-    }
-  }
-
-  private deliver(event: ApiRunEvent): void {
-    const handlers = this.runs.get(event.id);
-    if (handlers === undefined) return;
-    switch (event.type) {
-      case 'run-text':
-        handlers.onText(event.delta, event.tokenIds);
-        return;
-      case 'run-metrics':
-        handlers.onMetrics(event.steps);
-        return;
-      case 'run-done':
-        this.runs.delete(event.id);
-        handlers.onDone(event.result, event.savedRunId);
-        return;
-      case 'run-error':
-        this.runs.delete(event.id);
-        handlers.onError(event.error);
-        return;
-      default: {
-        const unknown: never = event;
-        throw new Error(`Unhandled run event ${JSON.stringify(unknown)}`);
-      }
     }
   }
 
