@@ -59,6 +59,7 @@ describe('the API declaration', () => {
     expect(refusal({ type: 'start-run', id: 3, settings })).toBe('Invalid message from the page: settings.sampling.seed: expected an integer ≥ -9007199254740991, got "x".');
     expect(refusal({ type: 'start-run', id: 3 })).toBe('Invalid message from the page: settings: expected an object, got nothing.');
     expect(refusal({ type: 'open-model', id: 1, source: { kind: 'disk' } })).toBe('Invalid message from the page: source.kind: expected one of folder, synthetic, synthetic-hybrid, got "disk".');
+    expect(refusal({ type: 'open-model', id: 1, source: {} })).toBe('Invalid message from the page: source.kind: expected one of folder, synthetic, synthetic-hybrid, got nothing.');
     expect(refusal({ type: 'open-model', id: 1, source: 'x' })).toBe('Invalid message from the page: source: expected an object, got "x".');
     expect(refusal({ type: 'preflight', id: 1, model: { kind: 'synthetic' }, settings: DEFAULT_QUANTIZED_CACHE_SETTINGS, sequenceLengths: [1, 2.5] }))
       .toBe('Invalid message from the page: sequenceLengths[1]: expected an integer ≥ -9007199254740991, got 2.5.');

@@ -88,8 +88,8 @@ export function schemaReader<T>(schema: z.ZodType<T>): Read<T> {
 function offendingValue(issue: z.core.$ZodIssue): unknown {
   const input = (issue as { input?: unknown }).input;
   const key = issue.path[issue.path.length - 1];
-  if (issue.code === 'invalid_union' && typeof input === 'object' && input !== null && key !== undefined && Object.prototype.hasOwnProperty.call(input, key)) {
-    return (input as Record<PropertyKey, unknown>)[key];
+  if (issue.code === 'invalid_union' && isPlainObject(input) && key !== undefined) {
+    return Object.prototype.hasOwnProperty.call(input, key) ? (input as Record<PropertyKey, unknown>)[key] : undefined;
   }
   return input;
 }
