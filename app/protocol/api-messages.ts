@@ -1,6 +1,5 @@
-import type { GenerationResult } from '../engine/generation-result.js';
-import type { StepMetrics } from '../engine/types.js';
-import type { RequestId, RunErrorPayload } from './messages.js';
+import type { EventsOf, RUN_EVENTS } from './api-events.js';
+import type { RequestId } from './messages.js';
 import type { LabApiEvent, LabApiRequest, LabApiResults } from '../lab/lab-api-messages.js';
 import type { RequestsOf, ResultsOf } from './api-declaration.js';
 import type { WORKBENCH_METHODS } from './api-methods.js';
@@ -52,12 +51,8 @@ export interface ApiErrorMessage {
 
 export type ApiResponse = ApiResultMessage | ApiErrorMessage;
 
-/** Events of the run started by request `id`, in order; `run-done` or `run-error` is the last. */
-export type ApiRunEvent =
-  | { readonly type: 'run-text'; readonly id: RequestId; readonly runId: string; readonly delta: string; readonly tokenIds: readonly number[] }
-  | { readonly type: 'run-metrics'; readonly id: RequestId; readonly runId: string; readonly steps: readonly StepMetrics[] }
-  | { readonly type: 'run-done'; readonly id: RequestId; readonly runId: string; readonly result: GenerationResult; readonly savedRunId: string | null }
-  | { readonly type: 'run-error'; readonly id: RequestId; readonly runId: string; readonly error: RunErrorPayload };
+/** Events of the run started by request `id`, in order (declared in api-events.ts); `run-done` or `run-error` is the last. */
+export type ApiRunEvent = EventsOf<typeof RUN_EVENTS>;
 
 /** An application menu command or a dropped folder (Electron). */
 export interface ApiCommandEvent {

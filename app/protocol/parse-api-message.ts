@@ -1,17 +1,16 @@
+import type { z } from 'zod';
 import { KvscopeError } from '../errors.js';
 import {
-  FieldError, arrayReader, describeValue, choiceReader, integerReader, nullableReader, readCount, readObject, readString, withOptional,
+  FieldError, describeValue, choiceReader, integerReader, readCount, readObject, readString, withOptional,
   type ObjectFields, type Read,
 } from './field-readers.js';
 import { declaredMethod } from './api-method-index.js';
+import { RUN_EVENTS } from './api-events.js';
 import { modelSourceSchema, pathSchema, runIdSchema } from './api-methods.js';
 import { readWithSchema, schemaReader } from './protocol-schema.js';
 import {
   API_ERROR_CODES, type ApiErrorPayload, type ApiHostMessage, type ApiRequest,
 } from './api-messages.js';
-import { readRunErrorPayload } from './parse-message.js';
-import { readGenerationResult } from './read-generation-result.js';
-import { readStepMetrics } from './read-step-metrics.js';
 import type { ModelSource, WorkbenchCommand } from './workbench-api.js';
 import { isLabEventType, readLabApiEvent } from '../lab/lab-api-messages.js';
 
@@ -92,19 +91,10 @@ export function parseApiHostMessage(value: unknown): ApiHostMessage {
       case 'error':
         return { type, id: fields.get('id', readCount), error: fields.get('error', readApiErrorPayload) };
       case 'run-text':
-        return {
-          type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId),
-          delta: fields.get('delta', readString), tokenIds: fields.get('tokenIds', arrayReader(readCount)),
-        };
       case 'run-metrics':
-        return { type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId), steps: fields.get('steps', arrayReader(readStepMetrics)) };
       case 'run-done':
-        return {
-          type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId),
-          result: fields.get('result', readGenerationResult), savedRunId: fields.get('savedRunId', nullableReader(readRunId)),
-        };
       case 'run-error':
-        return { type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId), error: fields.get('error', readRunErrorPayload) };
+        return { type, ...readWithSchema(RUN_EVENTS[type] as z.ZodType<object>, value, '') } as ApiHostMessage;
       case 'command':
         return { type, command: fields.get('command', readWorkbenchCommand) };
       default:
