@@ -1,36 +1,21 @@
 import type { RunErrorPayload } from '../protocol/messages.js';
-import type { RunExport } from '../protocol/workbench-api.js';
+import type { RequestsOf, ResultsOf } from '../protocol/api-declaration.js';
 import {
   arrayReader, choiceReader, integerReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, withOptional, type ObjectFields, type Read,
 } from '../protocol/field-readers.js';
-import type { EvalRecord } from './eval-record.js';
-import { POINT_NAME_PATTERN, SWEEP_ID_PATTERN, type LabSweepProgress, type LabSweepRequest, type LabSweepSummary, type LabSweepTicket, type LabSweepView } from './lab-api.js';
+import { SWEEP_ID_PATTERN, type LabSweepProgress } from './lab-api.js';
+import type { LAB_METHODS } from './lab-api-methods.js';
 import type { SweepResults, SweepRow } from './sweep-results.js';
-import type { SweepSpec } from './sweep-spec.js';
 
 /**
  * The Lab's part of the workbench API transport (app/protocol/api-messages.ts includes these in its
- * unions): requests, the results they carry, and a sweep's events, tagged with the id of the
+ * unions): requests and results (declared in lab-api-methods.ts), and a sweep's events, tagged with the id of the
  * `lab-start-sweep` request that began it.
  */
-export type LabApiRequest =
-  | { readonly type: 'lab-start-sweep'; readonly id: number; readonly request: LabSweepRequest }
-  | { readonly type: 'lab-cancel-sweep'; readonly id: number; readonly sweepId: string }
-  | { readonly type: 'lab-list-sweeps'; readonly id: number }
-  | { readonly type: 'lab-load-sweep'; readonly id: number; readonly sweepId: string }
-  | { readonly type: 'lab-load-point'; readonly id: number; readonly sweepId: string; readonly pointName: string }
-  | { readonly type: 'lab-export-sweep'; readonly id: number; readonly sweepId: string; readonly format: 'json' | 'csv' };
+/** The Lab's requests and their results, from the declaration (lab-api-methods.ts). */
+export type LabApiRequest = RequestsOf<typeof LAB_METHODS>;
 
-export const LAB_REQUEST_TYPES = ['lab-start-sweep', 'lab-cancel-sweep', 'lab-list-sweeps', 'lab-load-sweep', 'lab-load-point', 'lab-export-sweep'] as const;
-
-export interface LabApiResults {
-  readonly 'lab-start-sweep': LabSweepTicket;
-  readonly 'lab-cancel-sweep': null;
-  readonly 'lab-list-sweeps': LabSweepSummary[];
-  readonly 'lab-load-sweep': LabSweepView;
-  readonly 'lab-load-point': EvalRecord;
-  readonly 'lab-export-sweep': RunExport;
-}
+export type LabApiResults = ResultsOf<typeof LAB_METHODS>;
 
 export type LabApiEvent =
   | { readonly type: 'lab-sweep-progress'; readonly id: number; readonly sweepId: string; readonly progress: LabSweepProgress }
@@ -40,10 +25,6 @@ export type LabApiEvent =
 
 export const LAB_EVENT_TYPES = ['lab-sweep-progress', 'lab-sweep-point', 'lab-sweep-done', 'lab-sweep-error'] as const;
 
-export function isLabRequestType(type: string): type is LabApiRequest['type'] {
-  return (LAB_REQUEST_TYPES as readonly string[]).includes(type);
-}
-
 export function isLabEventType(type: string): type is LabApiEvent['type'] {
   return (LAB_EVENT_TYPES as readonly string[]).includes(type);
 }
@@ -51,45 +32,6 @@ export function isLabEventType(type: string): type is LabApiEvent['type'] {
 const readSweepId: Read<string> = (value, path) => {
   const id = readString(value, path);
   return SWEEP_ID_PATTERN.test(id) ? id : rejectField(path, 'a sweep id (letters, digits, ".", "_" and "-")', value);
-};
-
-const readPointName: Read<string> = (value, path) => {
-  const name = readString(value, path);
-  return POINT_NAME_PATTERN.test(name) ? name : rejectField(path, 'a point name', value);
-};
-
-/**
- * A lab request's fields. A new sweep's spec is read as a JSON object here; the host checks it
- * against eval's options (checkSweepSpec) before anything runs, as it checks a spec file.
- */
-export function readLabApiRequest(fields: ObjectFields, type: LabApiRequest['type'], id: number): LabApiRequest {
-  switch (type) {
-    case 'lab-start-sweep':
-      return { type, id, request: fields.get('request', readSweepRequest) };
-    case 'lab-cancel-sweep':
-    case 'lab-load-sweep':
-      return { type, id, sweepId: fields.get('sweepId', readSweepId) };
-    case 'lab-list-sweeps':
-      return { type, id };
-    case 'lab-load-point':
-      return { type, id, sweepId: fields.get('sweepId', readSweepId), pointName: fields.get('pointName', readPointName) };
-    case 'lab-export-sweep':
-      return { type, id, sweepId: fields.get('sweepId', readSweepId), format: fields.get('format', choiceReader(['json', 'csv'] as const)) };
-    default: {
-      const unknown: never = type;
-      throw new Error(`Unhandled lab request ${String(unknown)}`);
-    }
-  }
-}
-
-const readSweepRequest: Read<LabSweepRequest> = (value, path) => {
-  const fields = readObject(value, path);
-  const kind = fields.get('kind', choiceReader(['new', 'resume'] as const));
-  const jobs = fields.get('jobs', integerReader(1));
-  if (kind === 'resume') return { kind, sweepId: fields.get('sweepId', readSweepId), jobs };
-  const name = fields.get('name', readString);
-  const spec = fields.get('spec', (v, p) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as SweepSpec) : rejectField(p, 'a sweep spec object', v)));
-  return { kind, name, spec, jobs };
 };
 
 /** A lab event from the host (the page checks what the host sends, as for runs). */

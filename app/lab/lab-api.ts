@@ -1,6 +1,6 @@
 import type { RunErrorPayload } from '../protocol/messages.js';
-import type { RunExport } from '../protocol/workbench-api.js';
-import type { EvalRecord } from './eval-record.js';
+import type { ClientOf } from '../protocol/api-declaration.js';
+import type { LAB_METHODS } from './lab-api-methods.js';
 import type { SweepPoint } from './sweep-points.js';
 import type { SweepResults, SweepRow } from './sweep-results.js';
 import type { SweepSpec } from './sweep-spec.js';
@@ -9,20 +9,9 @@ import type { SweepSpec } from './sweep-spec.js';
  * What the workbench's Lab view may ask of the engine (WorkbenchApi's `lab`): sweeps run by the host
  * (an evaluation is a sweep of one point), saved in its data folder as sweep folders like the CLI's
  * (docs/eval-record.md), listed, reopened, resumed, exported. Every value is plain data; the host
- * validates every request (lab-api-messages.ts).
+ * validates every request. One function per method declared in lab-api-methods.ts.
  */
-export interface LabApi {
-  /** Starts a new sweep, or resumes a saved one; events arrive through `handlers` until `onDone` or `onError`. */
-  startSweep(request: LabSweepRequest, handlers: LabSweepHandlers): Promise<LabSweepTicket>;
-  /** Stops a running sweep: its running points are cancelled (not recorded), complete ones stay. */
-  cancelSweep(sweepId: string): Promise<void>;
-  /** Saved sweeps, newest first, with the columns a researcher filters on. */
-  listSweeps(): Promise<LabSweepSummary[]>;
-  loadSweep(sweepId: string): Promise<LabSweepView>;
-  /** One point's eval record. */
-  loadPoint(sweepId: string, pointName: string): Promise<EvalRecord>;
-  exportSweep(sweepId: string, format: 'json' | 'csv'): Promise<RunExport>;
-}
+export type LabApi = ClientOf<typeof LAB_METHODS>;
 
 export type LabSweepRequest =
   /** a new sweep: its spec (keys are eval's options) and how many points run side by side */

@@ -1,12 +1,11 @@
-import { readObject, type Read } from '../protocol/field-readers.js';
-import { readEvalRecord } from './eval-record.js';
 import type { LabSweepHandlers } from './lab-api.js';
-import { readSweepResults, type LabApiEvent, type LabApiRequest } from './lab-api-messages.js';
+import type { LabApiEvent } from './lab-api-messages.js';
 
 /**
  * The page's side of the Lab's transport, shared by the serve-mode WebSocket client and the Electron
  * preload: a sweep's events go to the handlers registered under the id of the request that started
- * it (before it left), and results that hold non-finite numbers are read back through their readers.
+ * it (before it left). (Results that hold non-finite numbers are read back through the readers their
+ * declaration names, lab-api-methods.ts.)
  */
 export function deliverLabEvent(sweeps: Map<number, LabSweepHandlers>, event: LabApiEvent): void {
   const handlers = sweeps.get(event.id);
@@ -32,12 +31,3 @@ export function deliverLabEvent(sweeps: Map<number, LabSweepHandlers>, event: La
     }
   }
 }
-
-/** A record may hold `"Infinity"` (an exact reconstruction's SNR): read it back into numbers and check it. */
-export function readLabResult(type: LabApiRequest['type'], value: unknown): unknown {
-  if (type === 'lab-load-point') return readEvalRecord(value, 'the point the server sent');
-  if (type === 'lab-load-sweep') return { ...(value as object), results: readViewResults(value, 'the sweep the server sent') };
-  return value;
-}
-
-const readViewResults: Read<unknown> = (value, path) => readObject(value, path).get('results', readSweepResults);

@@ -3,11 +3,11 @@ import { generate } from '../engine/generate.js';
 import { planRunCache } from '../engine/plan-run-cache.js';
 import type { GenerationObserver } from '../engine/generation-observer.js';
 import type { GenerationResult } from '../engine/generation-result.js';
-import { GenerationError } from '../engine/engine-errors.js';
+import { chooseDequantizePath } from '../engine/dequantize-path.js';
 import type { InGraphRun } from '../engine/in-graph-run.js';
 import { modelInfo, modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { RunCachePlan } from '../engine/plan-run-cache.js';
-import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type ProcessMemory, type RunSettings } from '../engine/types.js';
+import type { DequantizePath, ProcessMemory, RunSettings } from '../engine/types.js';
 import type { WarmTarget } from '../protocol/messages.js';
 import { freeArrayBuffer } from './free-array-buffer.js';
 import { ModelFilesCache } from './model/model-files-cache.js';
@@ -102,33 +102,25 @@ interface OpenedForPath {
 }
 
 /**
- * Opens the model for where its cache is dequantized. `graph` (asked for, or the default) opens the
- * rewritten graph; when the graph path cannot express the settings or the layout, an explicit
- * `graph` is refused with the reason, and the default runs `host` and says why in the result's diagnostics.
+ * Opens the model for where its cache is dequantized (the decision: app/engine/dequantize-path.ts);
+ * when the default runs `host`, the result's diagnostics say why.
  */
 async function openForPath(files: ModelFiles, settings: RunSettings, cachePlan: RunCachePlan): Promise<OpenedForPath> {
   if (cachePlan.plan === null) {
     return { model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: undefined, pathDiagnostics: [] };
   }
-  const wanted = settings.dequantize ?? DEFAULT_DEQUANTIZE_PATH;
-  if (wanted === 'graph') {
-    const opened = await openInGraphModel(files, settings, cachePlan.plan);
-    if (!('reason' in opened)) {
-      return {
-        model: opened, inGraph: opened.inGraph, dequantize: 'graph', rewriteMs: opened.rewrite.builtMs ?? undefined,
-        pathDiagnostics: [modelInfo('dequantize-path', 'Dequantized inside the graph, one layer at a time.')],
-      };
-    }
-    if (settings.dequantize === 'graph') {
-      throw new GenerationError(`--dequantize graph cannot run these settings: ${opened.reason}.`,
-        'Run with --dequantize host (kvscope dequantizes in JavaScript and feeds every layer\'s history), or change the settings.');
-    }
+  const choice = await chooseDequantizePath(settings.dequantize, () => openInGraphModel(files, settings, cachePlan.plan!), 'run');
+  if (choice.path === 'graph') {
+    const opened = choice.opened;
     return {
-      model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: 'host',
-      pathDiagnostics: [modelInfo('dequantize-path', `Dequantized on the host (JavaScript), not in the graph: ${opened.reason}.`)],
+      model: opened, inGraph: opened.inGraph, dequantize: 'graph', rewriteMs: opened.rewrite.builtMs ?? undefined,
+      pathDiagnostics: [modelInfo('dequantize-path', 'Dequantized inside the graph, one layer at a time.')],
     };
   }
-  return { model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: 'host', pathDiagnostics: [] };
+  return {
+    model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: 'host',
+    pathDiagnostics: choice.reason === undefined ? [] : [modelInfo('dequantize-path', `Dequantized on the host (JavaScript), not in the graph: ${choice.reason}.`)],
+  };
 }
 
 /**

@@ -1,19 +1,15 @@
-import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import type { GenerationResult } from '../engine/generation-result.js';
-import type { RunSettings, StepMetrics } from '../engine/types.js';
-import type { RunCheck } from '../preflight/check-run.js';
-import type { PreflightResult } from '../preflight/run-preflight.js';
-import type { RunRecord } from '../record/run-record.js';
-import type { RequestId, RunErrorPayload } from './messages.js';
+import type { EventsOf, RUN_EVENTS } from './api-events.js';
+import type { RequestId } from './messages.js';
 import type { LabApiEvent, LabApiRequest, LabApiResults } from '../lab/lab-api-messages.js';
-import type {
-  FolderListing, HistoryEntry, ModelSource, ModelSummary, RunExport, RunExportFormat, RunTicket, WorkbenchCommand, WorkbenchEnvironment,
-} from './workbench-api.js';
+import type { RequestsOf, ResultsOf } from './api-declaration.js';
+import type { WORKBENCH_METHODS } from './api-methods.js';
+import type { WorkbenchCommand } from './workbench-api.js';
 
 /**
  * Every message between the renderer and its host (the Electron main process or the serve-mode
  * WebSocket server) that carries the WorkbenchApi: one discriminated union on `type` (STYLE.md §2),
- * next to the worker protocol in messages.ts. The client numbers its requests with `id` (1, 2, …);
+ * next to the worker protocol in messages.ts. The requests and results follow from the declaration
+ * of the methods (api-methods.ts); the events a host sends are listed here. The client numbers its requests with `id` (1, 2, …);
  * the host answers each with exactly one `result` or `error` carrying the same id, and streams a
  * run's events with the id of the `start-run` request that began it, so a client can route them
  * before it even has the ticket. The host runs every request through parse-api-message.ts first.
@@ -25,48 +21,13 @@ export const API_PROTOCOL_VERSION = 1;
 
 // ---- client → host ---------------------------------------------------------------------------
 
-export type ApiRequest =
-  | { readonly type: 'environment'; readonly id: RequestId }
-  | { readonly type: 'open-model'; readonly id: RequestId; readonly source: ModelSource; readonly onnxFile?: string }
-  | { readonly type: 'pick-model-folder'; readonly id: RequestId }
-  | {
-    readonly type: 'preflight';
-    readonly id: RequestId;
-    readonly model: ModelSource;
-    readonly settings: QuantizedCacheSettings;
-    readonly sequenceLengths?: readonly number[];
-  }
-  | { readonly type: 'check-run'; readonly id: RequestId; readonly settings: RunSettings }
-  | { readonly type: 'list-folder'; readonly id: RequestId; readonly path: string | null }
-  | { readonly type: 'start-run'; readonly id: RequestId; readonly settings: RunSettings }
-  /** the explicit cancel variant: stops run `runId` at its next step (its events end with `run-done`, stopReason `cancelled`) */
-  | { readonly type: 'cancel-run'; readonly id: RequestId; readonly runId: string }
-  | { readonly type: 'list-runs'; readonly id: RequestId }
-  | { readonly type: 'load-run'; readonly id: RequestId; readonly runId: string }
-  | { readonly type: 'delete-run'; readonly id: RequestId; readonly runId: string }
-  | { readonly type: 'export-run'; readonly id: RequestId; readonly runId: string; readonly format: RunExportFormat }
-  | { readonly type: 'recent-models'; readonly id: RequestId }
-  // the Lab view's sweeps (app/lab/lab-api-messages.ts)
-  | LabApiRequest;
+/** Every request: one per method declared in api-methods.ts (and the Lab's, app/lab/lab-api-methods.ts). */
+export type ApiRequest = RequestsOf<typeof WORKBENCH_METHODS> | LabApiRequest;
 
 export type ApiRequestType = ApiRequest['type'];
 
-/** What each request's `result` carries. */
-export interface ApiResults extends LabApiResults {
-  readonly 'environment': WorkbenchEnvironment;
-  readonly 'open-model': ModelSummary;
-  readonly 'pick-model-folder': string | null;
-  readonly 'preflight': PreflightResult;
-  readonly 'check-run': RunCheck;
-  readonly 'list-folder': FolderListing;
-  readonly 'start-run': RunTicket;
-  readonly 'cancel-run': null;
-  readonly 'list-runs': HistoryEntry[];
-  readonly 'load-run': RunRecord;
-  readonly 'delete-run': null;
-  readonly 'export-run': RunExport;
-  readonly 'recent-models': ModelSource[];
-}
+/** What each request's `result` carries (from the declaration). */
+export type ApiResults = ResultsOf<typeof WORKBENCH_METHODS> & LabApiResults;
 
 /** A request as a client builds it, before it is numbered. */
 export type ApiRequestBody<T extends ApiRequestType = ApiRequestType> = T extends ApiRequestType
@@ -90,12 +51,8 @@ export interface ApiErrorMessage {
 
 export type ApiResponse = ApiResultMessage | ApiErrorMessage;
 
-/** Events of the run started by request `id`, in order; `run-done` or `run-error` is the last. */
-export type ApiRunEvent =
-  | { readonly type: 'run-text'; readonly id: RequestId; readonly runId: string; readonly delta: string; readonly tokenIds: readonly number[] }
-  | { readonly type: 'run-metrics'; readonly id: RequestId; readonly runId: string; readonly steps: readonly StepMetrics[] }
-  | { readonly type: 'run-done'; readonly id: RequestId; readonly runId: string; readonly result: GenerationResult; readonly savedRunId: string | null }
-  | { readonly type: 'run-error'; readonly id: RequestId; readonly runId: string; readonly error: RunErrorPayload };
+/** Events of the run started by request `id`, in order (declared in api-events.ts); `run-done` or `run-error` is the last. */
+export type ApiRunEvent = EventsOf<typeof RUN_EVENTS>;
 
 /** An application menu command or a dropped folder (Electron). */
 export interface ApiCommandEvent {

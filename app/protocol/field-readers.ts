@@ -9,6 +9,13 @@ import { decodeJsonNumber } from './json-numbers.js';
  */
 export class FieldError extends KvscopeError {
   override readonly name = 'FieldError';
+  /**
+   * `at`: the path as the reader was given it ('' at the value itself); `detail`: `expected …, got …`.
+   * Kept apart so that a reader nested in a declared schema (protocol-schema.ts) can be re-rooted.
+   */
+  constructor(message: string, readonly at = '', readonly detail = message) {
+    super(message);
+  }
 }
 
 /** Reads one value found at `path` (e.g. `steps[3].timings.modelMs`). */
@@ -26,7 +33,8 @@ export function describeValue(value: unknown): string {
 
 /** Throws the FieldError every reader throws: `path: expected …, got …`. */
 export function rejectField(path: string, expected: string, value: unknown): never {
-  throw new FieldError(`${path === '' ? 'the value' : path}: expected ${expected}, got ${describeValue(value)}`);
+  const detail = `expected ${expected}, got ${describeValue(value)}`;
+  throw new FieldError(`${path === '' ? 'the value' : path}: ${detail}`, path, detail);
 }
 
 export const readString: Read<string> = (value, path) => (typeof value === 'string' ? value : rejectField(path, 'a string', value));

@@ -1,18 +1,18 @@
+import type { z } from 'zod';
 import { KvscopeError } from '../errors.js';
-import { RUN_ID_PATTERN } from '../record/run-record.js';
 import {
-  FieldError, arrayReader, describeValue, choiceReader, integerReader, nullableReader, readCount, readObject, readString, rejectField, withOptional,
+  FieldError, describeValue, choiceReader, integerReader, readCount, readObject, readString, withOptional,
   type ObjectFields, type Read,
 } from './field-readers.js';
+import { declaredMethod } from './api-method-index.js';
+import { RUN_EVENTS } from './api-events.js';
+import { modelSourceSchema, pathSchema, runIdSchema } from './api-methods.js';
+import { readWithSchema, schemaReader } from './protocol-schema.js';
 import {
   API_ERROR_CODES, type ApiErrorPayload, type ApiHostMessage, type ApiRequest,
 } from './api-messages.js';
-import { readRunErrorPayload } from './parse-message.js';
-import { readGenerationResult } from './read-generation-result.js';
-import { readQuantizedCacheSettings, readRunSettings } from './read-run-settings.js';
-import { readStepMetrics } from './read-step-metrics.js';
-import { RUN_EXPORT_FORMATS, type ModelSource, type WorkbenchCommand } from './workbench-api.js';
-import { isLabEventType, isLabRequestType, readLabApiEvent, readLabApiRequest } from '../lab/lab-api-messages.js';
+import type { ModelSource, WorkbenchCommand } from './workbench-api.js';
+import { isLabEventType, readLabApiEvent } from '../lab/lab-api-messages.js';
 
 /** A message that is not a member of the API protocol, or a member with a malformed field. */
 export class ApiProtocolError extends KvscopeError {
@@ -24,23 +24,9 @@ export class ApiProtocolError extends KvscopeError {
 
 const readRequestId = integerReader(1);
 
-/** A run id names a file in the run store, so it is held to the store's pattern here already. */
-export const readRunId: Read<string> = (value, path) => {
-  const id = readString(value, path);
-  return RUN_ID_PATTERN.test(id) ? id : rejectField(path, 'a run id (letters, digits, ".", "_" and "-")', value);
-};
-
-/** Paths are strings without NUL (which no file system accepts and some APIs truncate at). */
-const readPath: Read<string> = (value, path) => {
-  const text = readString(value, path);
-  return text.length > 0 && !text.includes('\0') ? text : rejectField(path, 'a non-empty path', value);
-};
-
-export const readModelSource: Read<ModelSource> = (value, path) => {
-  const fields = readObject(value, path);
-  const kind = fields.get('kind', choiceReader(['folder', 'synthetic', 'synthetic-hybrid'] as const));
-  return kind === 'folder' ? { kind, path: fields.get('path', readPath) } : { kind };
-};
+export const readRunId: Read<string> = schemaReader(runIdSchema);
+const readPath: Read<string> = schemaReader(pathSchema);
+export const readModelSource: Read<ModelSource> = schemaReader(modelSourceSchema);
 
 export const readWorkbenchCommand: Read<WorkbenchCommand> = (value, path) => {
   const fields = readObject(value, path);
@@ -67,48 +53,29 @@ export const readApiErrorPayload: Read<ApiErrorPayload> = (value, path) => {
 };
 
 /**
- * Checks a request field by field and returns a typed copy with only the known fields. Everything a
- * page sends is untrusted at the host: a stale page, a bug, or (in serve mode) anything that got
- * hold of the socket. Throws ApiProtocolError, carrying the request id when one could be read.
+ * Checks a request against its declaration (api-methods.ts) and returns a typed copy with only the
+ * declared fields. Everything a page sends is untrusted at the host: a stale page, a bug, or (in
+ * serve mode) anything that got hold of the socket. Throws ApiProtocolError, carrying the request id
+ * when one could be read.
  */
 export function parseApiRequest(value: unknown): ApiRequest {
   return parseWith(value, 'page', (fields, type) => {
     const id = fields.get('id', readRequestId);
-    switch (type) {
-      case 'environment':
-      case 'pick-model-folder':
-      case 'list-runs':
-      case 'recent-models':
-        return { type, id };
-      case 'open-model':
-        return { type, id, source: fields.get('source', readModelSource), ...withOptional('onnxFile', fields.optional('onnxFile', readPath)) };
-      case 'preflight':
-        return {
-          type, id,
-          model: fields.get('model', readModelSource),
-          settings: fields.get('settings', readQuantizedCacheSettings),
-          // Any integers: the preflight itself reports lengths below 1 as diagnostics.
-          ...withOptional('sequenceLengths', fields.optional('sequenceLengths', arrayReader(integerReader(Number.MIN_SAFE_INTEGER)))),
-        };
-      case 'start-run':
-      case 'check-run':
-        return { type, id, settings: fields.get('settings', readRunSettings) };
-      case 'list-folder':
-        return { type, id, path: fields.get('path', nullableReader(readPath)) };
-      case 'cancel-run':
-      case 'load-run':
-      case 'delete-run':
-        return { type, id, runId: fields.get('runId', readRunId) };
-      case 'export-run': {
-        const request: ApiRequest = { type, id, runId: fields.get('runId', readRunId), format: fields.get('format', choiceReader(RUN_EXPORT_FORMATS)) };
-        return request;
-      }
-      default:
-        // The Lab's requests (app/lab/lab-api-messages.ts; the host checks a sweep spec against eval's options).
-        if (isLabRequestType(type)) return readLabApiRequest(fields, type, id);
-        throw new ApiProtocolError(`Unsupported request type ${describeValue(type)}.`, id);
-    }
+    const declared = declaredMethod(type);
+    if (declared === undefined) throw new ApiProtocolError(`Unsupported request type ${describeValue(type)}.`, id);
+    const params = readWithSchema(declared.declaration.params, value, '');
+    return { type, id, ...params } as ApiRequest;
   });
+}
+
+/**
+ * A result as the client reads it: results cross JSON, where kvscope writes non-finite numbers as
+ * `"Infinity"` (json-numbers.ts), so one that may hold them is read back through its declared reader
+ * (which also checks it); the other results hold finite numbers only and are passed on.
+ */
+export function readApiResult(type: string, value: unknown): unknown {
+  const read = declaredMethod(type)?.declaration.readResult;
+  return read === undefined ? value : read(value);
 }
 
 /**
@@ -124,19 +91,10 @@ export function parseApiHostMessage(value: unknown): ApiHostMessage {
       case 'error':
         return { type, id: fields.get('id', readCount), error: fields.get('error', readApiErrorPayload) };
       case 'run-text':
-        return {
-          type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId),
-          delta: fields.get('delta', readString), tokenIds: fields.get('tokenIds', arrayReader(readCount)),
-        };
       case 'run-metrics':
-        return { type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId), steps: fields.get('steps', arrayReader(readStepMetrics)) };
       case 'run-done':
-        return {
-          type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId),
-          result: fields.get('result', readGenerationResult), savedRunId: fields.get('savedRunId', nullableReader(readRunId)),
-        };
       case 'run-error':
-        return { type, id: fields.get('id', readRequestId), runId: fields.get('runId', readRunId), error: fields.get('error', readRunErrorPayload) };
+        return { type, ...readWithSchema(RUN_EVENTS[type] as z.ZodType<object>, value, '') } as ApiHostMessage;
       case 'command':
         return { type, command: fields.get('command', readWorkbenchCommand) };
       default:

@@ -1,51 +1,23 @@
-import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { LayoutSummary } from '../model-layout/layout-summary.js';
 import type { ModelConfig } from '../config/model-config.js';
-import type { RunCheck } from '../preflight/check-run.js';
-import type { PreflightResult } from '../preflight/run-preflight.js';
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
 import type { DequantizePath, ExecutionProviderName, RunSettings, StepMetrics } from '../engine/types.js';
 import type { GenerationResult } from '../engine/generation-result.js';
-import type { RunRecord } from '../record/run-record.js';
 import type { RunErrorPayload } from './messages.js';
 import type { LabApi } from '../lab/lab-api.js';
+import type { ClientOf } from './api-declaration.js';
+import type { WORKBENCH_METHODS } from './api-methods.js';
 
 /**
- * Everything the renderer may ask of the engine. Two implementations: the Electron preload
- * (contextBridge, one function per capability) and the serve-mode WebSocket client. The renderer
- * depends on this interface only (STYLE.md §3). Every value crossing it is plain, structured-clone
- * and JSON safe; the host validates every request it receives.
+ * Everything the renderer may ask of the engine: one function per method declared in
+ * api-methods.ts (the documentation of each is there). Two implementations: the Electron preload
+ * (contextBridge, one function per capability) and the serve-mode WebSocket client, both built from
+ * the declaration. The renderer depends on this interface only (STYLE.md §3). Every value crossing it
+ * is plain, structured-clone and JSON safe; the host validates every request it receives.
  */
-export interface WorkbenchApi {
+export interface WorkbenchApi extends ClientOf<typeof WORKBENCH_METHODS> {
   /** which front end this is: features such as native dialogs differ */
   readonly host: 'electron' | 'browser';
-  environment(): Promise<WorkbenchEnvironment>;
-  /** Opens a model folder (or a config.json / .onnx inside one) or an embedded synthetic model. Never throws for a bad model: problems come back as diagnostics. */
-  openModel(source: ModelSource, onnxFile?: string): Promise<ModelSummary>;
-  /** Native folder picker (Electron); null when cancelled or unsupported (browser: the UI asks for a path instead). */
-  pickModelFolder(): Promise<string | null>;
-  /** transformers' verdict plus what it misses, for this model and these settings */
-  preflight(model: ModelSource, settings: QuantizedCacheSettings, options?: { sequenceLengths?: number[] }): Promise<PreflightResult>;
-  /**
-   * The verdict on a run before it starts, as the run panel shows it on every edit: the prompt
-   * tokenized as the run would (chat template, padding), the preflight on that length and the flushes
-   * the run reaches, and when refused the nearest settings that run. Never throws for a bad model or
-   * prompt: the refusal says why.
-   */
-  checkRun(settings: RunSettings): Promise<RunCheck>;
-  /** One folder of the host's file system for the model browser (null: start at home); folders and model files only. */
-  listFolder(path: string | null): Promise<FolderListing>;
-  /** Starts a run in the generation worker; events arrive through `handlers` until `done` or `error`. */
-  startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
-  cancelRun(runId: string): Promise<void>;
-  /** Saved runs, newest first, then the files of the runs folder that are not readable records (damaged). */
-  listRuns(): Promise<HistoryEntry[]>;
-  loadRun(runId: string): Promise<RunRecord>;
-  deleteRun(runId: string): Promise<void>;
-  /** The export's file name and content; Electron also offers a save dialog (`saved` is then the path written, or null when cancelled). */
-  /** `raw`: a damaged record's file as it is (a regular file within the cap only), to mend or report it. */
-  exportRun(runId: string, format: RunExportFormat): Promise<RunExport>;
-  recentModels(): Promise<ModelSource[]>;
   /** Application menu commands and dropped folders (Electron); a no-op subscription in the browser. Returns an unsubscribe function. */
   onCommand(listener: (command: WorkbenchCommand) => void): () => void;
   /** the Lab view's evaluations and sweeps (app/lab/lab-api.ts); absent on a host without them */

@@ -1,11 +1,15 @@
-import type { ApiEvent, ApiRequestBody, ApiRequestType } from '../../app/protocol/api-messages.js';
+import type { ApiEvent, ApiResponse, ApiRunEvent } from '../../app/protocol/api-messages.js';
 import { API_PROTOCOL_VERSION } from '../../app/protocol/api-messages.js';
-import type { BridgeReply, KvscopeBridge } from '../../app/protocol/kvscope-bridge.js';
+import { buildClient, type SendRequest } from '../../app/protocol/api-declaration.js';
+import { WORKBENCH_METHODS } from '../../app/protocol/api-methods.js';
+import { bridgeFunctionName, type KvscopeBridge } from '../../app/protocol/kvscope-bridge.js';
+import { LAB_METHODS } from '../../app/lab/lab-api-methods.js';
 import type { RunEventHandlers, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
 import { API_EVENT_CHANNEL, API_REQUEST_CHANNEL } from './ipc-channels.js';
 import type { LabSweepHandlers } from '../../app/lab/lab-api.js';
 import { isLabEventType, type LabApiEvent } from '../../app/lab/lab-api-messages.js';
 import { deliverLabEvent } from '../../app/lab/lab-client.js';
+import { deliverRunEvent } from '../../app/protocol/run-event-routing.js';
 
 /** The part of ipcRenderer the bridge uses; it never leaves this module (STYLE.md §3). */
 export interface BridgeIpc {
@@ -20,8 +24,8 @@ export interface BridgeParts {
 }
 
 /**
- * `window.kvscope`: one function per capability over two channels. Requests are numbered here; a
- * run's handlers are registered under its request id before the request leaves, and the events
+ * `window.kvscope`: one function per capability over two channels, one per declared method.
+ * Requests are numbered here; a run's handlers are registered under its request id before the request leaves, and the events
  * main sends for it (tagged with that id) go to them. Listeners get the message only, never the
  * IpcRendererEvent (Electron security checklist #20). Main is trusted, so its messages are not
  * re-validated here; main validates everything this sends.
@@ -40,70 +44,42 @@ export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
     const event = message as ApiEvent;
     if (event.type === 'command') return dispatchCommand(event.command);
     if (isLabEventType(event.type)) return deliverLabEvent(sweeps, event as LabApiEvent);
-    const handlers = runs.get(event.id);
-    if (handlers === undefined) return;
-    switch (event.type) {
-      case 'run-text':
-        return handlers.onText(event.delta, event.tokenIds);
-      case 'run-metrics':
-        return handlers.onMetrics(event.steps);
-      case 'run-done':
-        runs.delete(event.id);
-        return handlers.onDone(event.result, event.savedRunId);
-      case 'run-error':
-        runs.delete(event.id);
-        return handlers.onError(event.error);
-    }
+    return deliverRunEvent(runs, event as ApiRunEvent);
   });
 
-  function request<T extends ApiRequestType>(body: ApiRequestBody<T> & { readonly type: T }, handlers?: RunEventHandlers, sweep?: LabSweepHandlers): Promise<BridgeReply<T>> {
+  const send: SendRequest = (declaration, body, handlers) => {
     const id = nextId++;
-    if (handlers !== undefined) runs.set(id, handlers);
-    if (sweep !== undefined) sweeps.set(id, sweep);
+    if (handlers !== undefined && declaration.stream === 'run') runs.set(id, handlers as RunEventHandlers);
+    if (handlers !== undefined && declaration.stream === 'sweep') sweeps.set(id, handlers as LabSweepHandlers);
+    const forget = (): void => {
+      runs.delete(id);
+      sweeps.delete(id);
+    };
     return ipc.invoke(API_REQUEST_CHANNEL, { ...body, id }).then(
       (reply) => {
-        const answer = reply as BridgeReply<T>;
-        if (answer.type === 'error') {
-          runs.delete(id);
-          sweeps.delete(id);
-        }
-        return answer;
+        if ((reply as ApiResponse).type === 'error') forget();
+        return reply;
       },
       (error: unknown) => {
-        runs.delete(id);
-        sweeps.delete(id);
-        return { type: 'error', id, error: { code: 'internal', message: `The main process did not answer: ${(error as Error).message}` } } as const;
+        forget();
+        return { type: 'error', id, error: { code: 'internal', message: `The main process did not answer: ${(error as Error).message}` } } satisfies ApiResponse;
       },
     );
-  }
+  };
 
-  const bridge: KvscopeBridge = {
+  // One function per declared method (api-methods.ts, lab-api-methods.ts); each resolves with the reply envelope.
+  const functions: Record<string, unknown> = {};
+  for (const [group, table] of [['workbench', WORKBENCH_METHODS], ['lab', LAB_METHODS]] as const) {
+    for (const [name, call] of Object.entries(buildClient(table, send, { keepResult: true }))) functions[bridgeFunctionName(group, name)] = call;
+  }
+  const bridge = {
     host: 'electron',
     protocolVersion: API_PROTOCOL_VERSION,
-    environment: () => request({ type: 'environment' }),
-    openModel: (source, onnxFile) => request({ type: 'open-model', source, ...(onnxFile !== undefined ? { onnxFile } : {}) }),
-    pickModelFolder: () => request({ type: 'pick-model-folder' }),
-    preflight: (model, settings, options) =>
-      request({ type: 'preflight', model, settings, ...(options?.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {}) }),
-    checkRun: (settings) => request({ type: 'check-run', settings }),
-    listFolder: (path) => request({ type: 'list-folder', path }),
-    startRun: (settings, handlers) => request({ type: 'start-run', settings }, handlers),
-    cancelRun: (runId) => request({ type: 'cancel-run', runId }),
-    listRuns: () => request({ type: 'list-runs' }),
-    loadRun: (runId) => request({ type: 'load-run', runId }),
-    deleteRun: (runId) => request({ type: 'delete-run', runId }),
-    exportRun: (runId, format) => request({ type: 'export-run', runId, format }),
-    recentModels: () => request({ type: 'recent-models' }),
-    onCommand: (listener) => {
+    ...functions,
+    onCommand: (listener: (command: WorkbenchCommand) => void) => {
       commandListeners.add(listener);
       return () => void commandListeners.delete(listener);
     },
-    labStartSweep: (sweepRequest, handlers) => request({ type: 'lab-start-sweep', request: sweepRequest }, undefined, handlers),
-    labCancelSweep: (sweepId) => request({ type: 'lab-cancel-sweep', sweepId }),
-    labListSweeps: () => request({ type: 'lab-list-sweeps' }),
-    labLoadSweep: (sweepId) => request({ type: 'lab-load-sweep', sweepId }),
-    labLoadPoint: (sweepId, pointName) => request({ type: 'lab-load-point', sweepId, pointName }),
-    labExportSweep: (sweepId, format) => request({ type: 'lab-export-sweep', sweepId, format }),
-  };
+  } as unknown as KvscopeBridge;
   return { bridge, dispatchCommand };
 }

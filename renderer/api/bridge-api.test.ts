@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../app/protocol/api-error.js';
 import type { KvscopeBridge } from '../../app/protocol/kvscope-bridge.js';
+import { WORKBENCH_METHODS } from '../../app/protocol/api-methods.js';
 import { createBridgeApi } from './bridge-api.js';
 
 function fakeBridge(overrides: Partial<KvscopeBridge>): KvscopeBridge {
   const unused = async () => { throw new Error('not used'); };
-  return {
-    host: 'electron', protocolVersion: 1, environment: unused, openModel: unused, pickModelFolder: unused, preflight: unused, checkRun: unused, listFolder: unused, startRun: unused,
-    cancelRun: unused, listRuns: unused, loadRun: unused, deleteRun: unused, exportRun: unused, recentModels: unused, onCommand: () => () => undefined,
-    ...overrides,
-  };
+  const functions = Object.fromEntries(Object.keys(WORKBENCH_METHODS).map((name) => [name, unused]));
+  return { ...functions, host: 'electron', protocolVersion: 1, onCommand: () => () => undefined, ...overrides } as KvscopeBridge;
 }
 
 describe('the Electron API adapter', () => {

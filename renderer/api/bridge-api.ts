@@ -1,52 +1,47 @@
 import { ApiError } from '../../app/protocol/api-error.js';
-import type { ApiRequestType, ApiResults } from '../../app/protocol/api-messages.js';
+import { buildClient, type MethodTable } from '../../app/protocol/api-declaration.js';
+import { WORKBENCH_METHODS } from '../../app/protocol/api-methods.js';
 import type { BridgeReply, KvscopeBridge } from '../../app/protocol/kvscope-bridge.js';
+import { bridgeFunctionName } from '../../app/protocol/kvscope-bridge.js';
+import type { LabApi } from '../../app/lab/lab-api.js';
+import { LAB_METHODS } from '../../app/lab/lab-api-methods.js';
 import type { WorkbenchApi } from '../../app/protocol/workbench-api.js';
 
 /**
- * WorkbenchApi over the Electron preload's `window.kvscope`. The bridge resolves with reply
- * envelopes (an Error crossing contextBridge would lose `code` and `fix`); here an `error` reply
- * becomes a thrown ApiError again, so both hosts fail the same way.
+ * WorkbenchApi over the Electron preload's `window.kvscope`, one function per declared method. The
+ * bridge resolves with reply envelopes (an Error crossing contextBridge would lose `code` and `fix`);
+ * here an `error` reply becomes a thrown ApiError again, so both hosts fail the same way.
  */
 export function createBridgeApi(bridge: KvscopeBridge): WorkbenchApi {
+  const workbench = overBridge(bridge, WORKBENCH_METHODS, 'workbench') as unknown as Omit<WorkbenchApi, 'host' | 'onCommand' | 'lab'>;
   return {
     host: 'electron',
-    environment: () => unwrap(bridge.environment()),
-    openModel: (source, onnxFile) => unwrap(bridge.openModel(source, onnxFile)),
-    pickModelFolder: () => unwrap(bridge.pickModelFolder()),
-    preflight: (model, settings, options) => unwrap(bridge.preflight(model, settings, options)),
-    checkRun: (settings) => unwrap(bridge.checkRun(settings)),
-    listFolder: (path) => unwrap(bridge.listFolder(path)),
-    startRun: (settings, handlers) => unwrap(bridge.startRun(settings, handlers)),
-    cancelRun: async (runId) => void (await unwrap(bridge.cancelRun(runId))),
-    listRuns: () => unwrap(bridge.listRuns()),
-    loadRun: (runId) => unwrap(bridge.loadRun(runId)),
-    deleteRun: async (runId) => void (await unwrap(bridge.deleteRun(runId))),
-    exportRun: (runId, format) => unwrap(bridge.exportRun(runId, format)),
-    recentModels: () => unwrap(bridge.recentModels()),
+    ...workbench,
     onCommand: (listener) => bridge.onCommand(listener),
     ...labOverBridge(bridge),
   };
 }
 
-/** The Lab's functions, where the preload has them (it always does in this build). */
+/** The Lab's functions, where the preload has them all (it always does in this build). */
 function labOverBridge(bridge: KvscopeBridge): Pick<WorkbenchApi, 'lab'> {
-  const { labStartSweep, labCancelSweep, labListSweeps, labLoadSweep, labLoadPoint, labExportSweep } = bridge;
-  if (labStartSweep === undefined || labCancelSweep === undefined || labListSweeps === undefined || labLoadSweep === undefined
-    || labLoadPoint === undefined || labExportSweep === undefined) return {};
-  return {
-    lab: {
-      startSweep: (request, handlers) => unwrap(labStartSweep(request, handlers)),
-      cancelSweep: async (sweepId) => void (await unwrap(labCancelSweep(sweepId))),
-      listSweeps: () => unwrap(labListSweeps()),
-      loadSweep: (sweepId) => unwrap(labLoadSweep(sweepId)),
-      loadPoint: (sweepId, pointName) => unwrap(labLoadPoint(sweepId, pointName)),
-      exportSweep: (sweepId, format) => unwrap(labExportSweep(sweepId, format)),
-    },
-  };
+  const present = Object.keys(LAB_METHODS).every((name) => typeof functionsOf(bridge)[bridgeFunctionName('lab', name)] === 'function');
+  return present ? { lab: overBridge(bridge, LAB_METHODS, 'lab') as unknown as LabApi } : {};
 }
 
-async function unwrap<T extends ApiRequestType>(reply: Promise<BridgeReply<T>>): Promise<ApiResults[T]> {
+function overBridge(bridge: KvscopeBridge, table: MethodTable, group: 'workbench' | 'lab'): Record<string, (...args: unknown[]) => Promise<unknown>> {
+  const names = new Map(Object.entries(table).map(([name, declaration]) => [declaration.type, bridgeFunctionName(group, name)]));
+  // The bridge takes the call's own arguments (it builds the request itself, in the preload).
+  return buildClient(table, async (declaration, _body, _handlers, args) => {
+    const call = functionsOf(bridge)[names.get(declaration.type)!]!;
+    return unwrap(call(...args) as Promise<BridgeReply<never>>);
+  });
+}
+
+function functionsOf(bridge: KvscopeBridge): Readonly<Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>> {
+  return bridge as unknown as Readonly<Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>>;
+}
+
+async function unwrap(reply: Promise<BridgeReply<never>>): Promise<unknown> {
   const answer = await reply;
   if (answer.type === 'error') throw new ApiError(answer.error);
   return answer.value;

@@ -1,16 +1,16 @@
 import { ApiError } from '../../app/protocol/api-error.js';
-import type {
-  ApiErrorPayload, ApiHostMessage, ApiRequest, ApiRequestBody, ApiRequestType, ApiResults, ApiRunEvent,
-} from '../../app/protocol/api-messages.js';
+import type { ApiErrorPayload, ApiHostMessage } from '../../app/protocol/api-messages.js';
+import { deliverRunEvent } from '../../app/protocol/run-event-routing.js';
+import { buildClient, type MethodDeclaration, type SendRequest, type StreamHandlers } from '../../app/protocol/api-declaration.js';
+import { WORKBENCH_METHODS } from '../../app/protocol/api-methods.js';
 import { CLOSE_MESSAGE_TOO_BIG, MAX_API_MESSAGE_BYTES } from '../../app/protocol/api-limits.js';
 import { stringifyJson } from '../../app/protocol/json-numbers.js';
 import type { RunErrorPayload } from '../../app/protocol/messages.js';
-import { parseApiHostMessage } from '../../app/protocol/parse-api-message.js';
+import { parseApiHostMessage, readApiResult } from '../../app/protocol/parse-api-message.js';
 import type { RunEventHandlers, WorkbenchApi, WorkbenchCommand } from '../../app/protocol/workbench-api.js';
-import { readRunRecord } from '../../app/record/parse-run-record.js';
-import type { LabSweepHandlers } from '../../app/lab/lab-api.js';
-import { isLabRequestType } from '../../app/lab/lab-api-messages.js';
-import { deliverLabEvent, readLabResult } from '../../app/lab/lab-client.js';
+import type { LabApi, LabSweepHandlers } from '../../app/lab/lab-api.js';
+import { LAB_METHODS } from '../../app/lab/lab-api-methods.js';
+import { deliverLabEvent } from '../../app/lab/lab-client.js';
 
 /**
  * The part of the browser's WebSocket this client uses. Written out so that the client also runs
@@ -48,7 +48,7 @@ export function createWebSocketApi(url: string, token: string, options: WebSocke
 }
 
 interface Pending {
-  readonly type: ApiRequestType;
+  readonly type: string;
   resolve(value: unknown): void;
   reject(error: Error): void;
 }
@@ -64,47 +64,30 @@ class WebSocketClient {
 
   constructor(private readonly url: string, private readonly token: string, private readonly options: WebSocketApiOptions) {}
 
+  /** One function per declared method (api-methods.ts, lab-api-methods.ts), each a request over the socket. */
   api(): WebSocketWorkbenchApi {
+    const send: SendRequest = (declaration, body, handlers) => this.call(declaration, body, handlers);
+    const workbench = buildClient(WORKBENCH_METHODS, send) as unknown as Omit<WorkbenchApi, 'host' | 'onCommand' | 'lab'>;
     return {
       host: 'browser',
-      environment: () => this.call({ type: 'environment' }),
-      openModel: (source, onnxFile) => this.call({ type: 'open-model', source, ...(onnxFile !== undefined ? { onnxFile } : {}) }),
-      pickModelFolder: () => this.call({ type: 'pick-model-folder' }),
-      preflight: (model, settings, options) =>
-        this.call({ type: 'preflight', model, settings, ...(options?.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {}) }),
-      checkRun: (settings) => this.call({ type: 'check-run', settings }),
-      listFolder: (path) => this.call({ type: 'list-folder', path }),
-      startRun: (settings, handlers) => this.call({ type: 'start-run', settings }, handlers),
-      cancelRun: async (runId) => void (await this.call({ type: 'cancel-run', runId })),
-      listRuns: () => this.call({ type: 'list-runs' }),
-      loadRun: (runId) => this.call({ type: 'load-run', runId }),
-      deleteRun: async (runId) => void (await this.call({ type: 'delete-run', runId })),
-      exportRun: (runId, format) => this.call({ type: 'export-run', runId, format }),
-      recentModels: () => this.call({ type: 'recent-models' }),
+      ...workbench,
       onCommand: (listener) => {
         // The serve host has no menu; the subscription is kept so a host that sends commands works.
         this.commandListeners.add(listener);
         return () => void this.commandListeners.delete(listener);
       },
       close: () => void this.socket?.then((socket) => socket.close(1000, 'closed by the page'), () => undefined),
-      lab: {
-        startSweep: (request, handlers) => this.call({ type: 'lab-start-sweep', request }, undefined, handlers),
-        cancelSweep: async (sweepId) => void (await this.call({ type: 'lab-cancel-sweep', sweepId })),
-        listSweeps: () => this.call({ type: 'lab-list-sweeps' }),
-        loadSweep: (sweepId) => this.call({ type: 'lab-load-sweep', sweepId }),
-        loadPoint: (sweepId, pointName) => this.call({ type: 'lab-load-point', sweepId, pointName }),
-        exportSweep: (sweepId, format) => this.call({ type: 'lab-export-sweep', sweepId, format }),
-      },
+      lab: buildClient(LAB_METHODS, send) as unknown as LabApi,
     };
   }
 
-  private async call<T extends ApiRequestType>(body: ApiRequestBody<T> & { readonly type: T }, handlers?: RunEventHandlers, sweep?: LabSweepHandlers): Promise<ApiResults[T]> {
+  private async call(declaration: MethodDeclaration, body: { readonly type: string }, handlers: StreamHandlers[keyof StreamHandlers] | undefined): Promise<unknown> {
     const socket = await this.connect();
     const id = this.nextId++;
-    const request = { ...body, id } as ApiRequest;
+    const request = { ...body, id };
     // Registered before sending: a run's first event may follow its result immediately.
-    if (handlers !== undefined) this.runs.set(id, handlers);
-    if (sweep !== undefined) this.sweeps.set(id, sweep);
+    if (handlers !== undefined && declaration.stream === 'run') this.runs.set(id, handlers as RunEventHandlers);
+    if (handlers !== undefined && declaration.stream === 'sweep') this.sweeps.set(id, handlers as LabSweepHandlers);
     const text = stringifyJson(request);
     // Refused here with the reason, rather than sent and answered by the server closing the socket (1009).
     const bytes = text.length * 3 <= MAX_API_MESSAGE_BYTES ? text.length : new TextEncoder().encode(text).length;
@@ -117,8 +100,8 @@ class WebSocketClient {
         fix: 'Shorten the prompt (a model\'s context is far smaller than this anyway).',
       });
     }
-    return new Promise<ApiResults[T]>((resolve, reject) => {
-      this.pending.set(id, { type: body.type, resolve: resolve as (value: unknown) => void, reject });
+    return new Promise<unknown>((resolve, reject) => {
+      this.pending.set(id, { type: body.type, resolve, reject });
       socket.send(text);
     });
   }
@@ -182,7 +165,7 @@ class WebSocketClient {
       case 'run-metrics':
       case 'run-done':
       case 'run-error':
-        this.deliver(message);
+        deliverRunEvent(this.runs, message);
         return;
       case 'lab-sweep-progress':
       case 'lab-sweep-point':
@@ -208,34 +191,9 @@ class WebSocketClient {
       return;
     }
     try {
-      pending.resolve(readResult(pending.type, message.value));
+      pending.resolve(readApiResult(pending.type, message.value));
     } catch (error) {
       pending.reject(new ApiError({ code: 'internal', message: `The server's answer to ${pending.type} is malformed: ${(error as Error).message}` }));
-    }
-  }
-
-  private deliver(event: ApiRunEvent): void {
-    const handlers = this.runs.get(event.id);
-    if (handlers === undefined) return;
-    switch (event.type) {
-      case 'run-text':
-        handlers.onText(event.delta, event.tokenIds);
-        return;
-      case 'run-metrics':
-        handlers.onMetrics(event.steps);
-        return;
-      case 'run-done':
-        this.runs.delete(event.id);
-        handlers.onDone(event.result, event.savedRunId);
-        return;
-      case 'run-error':
-        this.runs.delete(event.id);
-        handlers.onError(event.error);
-        return;
-      default: {
-        const unknown: never = event;
-        throw new Error(`Unhandled run event ${JSON.stringify(unknown)}`);
-      }
     }
   }
 
@@ -251,15 +209,4 @@ class WebSocketClient {
     for (const handlers of runs) handlers.onError(runError);
     for (const handlers of sweeps) handlers.onError(runError);
   }
-}
-
-/**
- * Results cross JSON, where kvscope writes non-finite numbers as `"Infinity"` (json-numbers.ts). A
- * run record holds such numbers (an exact reconstruction has SNR = Infinity dB), so it is read back
- * through the record reader, which also checks it; the other results hold finite numbers only.
- */
-function readResult(type: ApiRequestType, value: unknown): unknown {
-  if (type === 'load-run') return readRunRecord(value, 'the run the server sent');
-  if (isLabRequestType(type)) return readLabResult(type, value);
-  return value;
 }

@@ -1,3 +1,6 @@
+import { ApiError } from '../../app/protocol/api-error.js';
+import type { ClientOf } from '../../app/protocol/api-declaration.js';
+import { WORKBENCH_METHODS } from '../../app/protocol/api-methods.js';
 import { PreflightRefusedError } from '../../app/engine/engine-errors.js';
 import type { ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import { EXECUTION_PROVIDERS, type RunSettings, type StepMetrics, type StopReason } from '../../app/engine/types.js';
@@ -101,6 +104,8 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
   };
 
   const api: FakeWorkbenchApi = {
+    // A method declared after this fake was written answers `unsupported` until the fake simulates it.
+    ...unsimulated(),
     host: options.host ?? 'browser',
     async environment() {
       return environment;
@@ -346,4 +351,15 @@ function describe(source: ModelSource): string {
 
 function tick(scheduler: FakeScheduler): Promise<void> {
   return new Promise((resolve) => scheduler.setTimeout(resolve, 0));
+}
+
+/** Every declared method as an `unsupported` answer, for the ones the fake does not simulate (yet). */
+function unsimulated(): ClientOf<typeof WORKBENCH_METHODS> {
+  const methods: Record<string, () => Promise<never>> = {};
+  for (const name of Object.keys(WORKBENCH_METHODS)) {
+    methods[name] = async () => {
+      throw new ApiError({ code: 'unsupported', message: `The fake workbench does not simulate ${name}.` });
+    };
+  }
+  return methods as unknown as ClientOf<typeof WORKBENCH_METHODS>;
 }

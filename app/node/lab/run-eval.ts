@@ -4,11 +4,11 @@ import { TokenizerError } from '../../engine/engine-errors.js';
 import { promptIdsProblem, tokenizerIdsProblem, vocabularySize, type EncodedSubject } from '../../engine/prompt-token-ids.js';
 import { EvalInputError } from '../../lab/lab-errors.js';
 import { encodeTextPrefix, tokensWindowsNeed, type TextTokens } from '../../lab/text-prefix.js';
-import { DEFAULT_DEQUANTIZE_PATH, type DequantizePath, type RunSettings } from '../../engine/types.js';
+import type { DequantizePath, RunSettings } from '../../engine/types.js';
 import { evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
 import { checkTargetLayers, IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
 import { isAllTargets, targetedQuantization } from '../../lab/lab-targets.js';
-import { GenerationError } from '../../engine/engine-errors.js';
+import { chooseDequantizePath } from '../../engine/dequantize-path.js';
 import type { RunCachePlan } from '../../engine/plan-run-cache.js';
 import { freeArrayBuffer } from '../free-array-buffer.js';
 import { openInGraphModel, type InGraphOpenedModel } from '../model/open-in-graph-model.js';
@@ -128,28 +128,21 @@ interface EvalPath {
 }
 
 /**
- * Where the evaluated cache is dequantized, as `kvscope run` decides it (run-generation.ts): the
- * default and an explicit `graph` open the rewritten graph; where the rewrite cannot express the
- * settings, the layout or the lab's targets, an explicit `graph` is refused with the reason and the
- * default runs `host` and records why.
+ * Where the evaluated cache is dequantized: the one decision `kvscope run` makes too
+ * (app/engine/dequantize-path.ts), with the lab's targets as one more thing the rewrite cannot express.
  */
 async function openEvalPath(
   files: ModelFiles, settings: EvalSettings, cachePlan: RunCachePlan, options: RunEvalOptions, releaseSource: () => Promise<void>,
 ): Promise<EvalPath> {
   if (cachePlan.plan === null) return { dequantize: undefined, opened: undefined, reason: undefined };
-  const wanted = settings.dequantize ?? DEFAULT_DEQUANTIZE_PATH;
-  if (wanted === 'host') return { dequantize: 'host', opened: undefined, reason: undefined };
-  const opened = isAllTargets(settings.targets)
-    ? await openInGraphModel(files, { executionProvider: settings.executionProvider, quantization: settings.quantization, reference: false }, cachePlan.plan, {
+  const choice = await chooseDequantizePath<InGraphOpenedModel>(settings.dequantize, async () => (isAllTargets(settings.targets)
+    ? openInGraphModel(files, { executionProvider: settings.executionProvider, quantization: settings.quantization, reference: false }, cachePlan.plan!, {
       beforeSession: releaseSource, ...(options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads }),
     })
-    : { reason: IN_GRAPH_TARGETS_REASON };
-  if (!('reason' in opened)) return { dequantize: 'graph', opened, reason: undefined };
-  if (settings.dequantize === 'graph') {
-    throw new GenerationError(`--dequantize graph cannot evaluate these settings: ${opened.reason}.`,
-      'Evaluate with --dequantize host (the same logits, dequantized in JavaScript), or change the settings.');
-  }
-  return { dequantize: 'host', opened: undefined, reason: opened.reason };
+    : { reason: IN_GRAPH_TARGETS_REASON }), 'evaluate');
+  return choice.path === 'graph'
+    ? { dequantize: 'graph', opened: choice.opened, reason: undefined }
+    : { dequantize: 'host', opened: undefined, reason: choice.reason };
 }
 
 /** Makes sure the reference of these settings' model, text and windows is stored (a sweep does this once, first). */

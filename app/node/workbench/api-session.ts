@@ -1,10 +1,14 @@
 import { ApiError, toApiErrorPayload } from '../../protocol/api-error.js';
 import type { ApiEvent, ApiRequest, ApiResponse, ApiResults } from '../../protocol/api-messages.js';
+import { paramsToArgs, type HandlersOf } from '../../protocol/api-declaration.js';
+import { declaredMethod } from '../../protocol/api-method-index.js';
+import type { WORKBENCH_METHODS } from '../../protocol/api-methods.js';
+import type { LAB_METHODS } from '../../lab/lab-api-methods.js';
 import { NO_REQUEST } from '../../protocol/messages.js';
 import { ApiProtocolError, parseApiRequest } from '../../protocol/parse-api-message.js';
 import type { RunEventHandlers, RunExport } from '../../protocol/workbench-api.js';
 import type { WorkbenchBackend } from './workbench-backend.js';
-import { dispatchLab } from '../lab/lab-dispatch.js';
+import { startLabSweep } from '../lab/lab-dispatch.js';
 
 /** What only a host can do: Electron has native dialogs; the serve host answers without them. */
 export interface HostCapabilities {
@@ -27,7 +31,7 @@ export interface ApiSession {
 
 /**
  * The host side of the API transport, the same for the Electron IPC handler and the WebSocket
- * server: validate (parse-api-message.ts), dispatch to the backend, answer with `result` or
+ * server: validate (parse-api-message.ts), dispatch to the backend by the declaration, answer with `result` or
  * `error`, and stream run events through `emit` tagged with the `start-run` request's id.
  */
 export function createApiSession(backend: WorkbenchBackend, host: HostCapabilities, emit: (event: ApiEvent) => void): ApiSession {
@@ -57,53 +61,35 @@ export function createApiSession(backend: WorkbenchBackend, host: HostCapabiliti
     },
   });
 
-  async function dispatch(request: ApiRequest): Promise<ApiResults[ApiRequest['type']]> {
-    switch (request.type) {
-      case 'environment':
-        return backend.environment();
-      case 'open-model':
-        return backend.openModel(request.source, request.onnxFile);
-      case 'pick-model-folder':
-        return host.pickModelFolder();
-      case 'preflight':
-        return backend.preflight(request.model, request.settings, request.sequenceLengths !== undefined ? { sequenceLengths: [...request.sequenceLengths] } : {});
-      case 'check-run':
-        return backend.checkRun(request.settings);
-      case 'list-folder':
-        return backend.listFolder(request.path);
-      case 'start-run': {
-        const ticket = backend.beginRun(request.settings, (runId) => runHandlers(request.id, runId));
-        runs.add(ticket.runId);
-        return ticket;
-      }
-      case 'cancel-run':
-        await backend.cancelRun(request.runId);
-        return null;
-      case 'list-runs':
-        return backend.listRuns();
-      case 'load-run':
-        return backend.loadRun(request.runId);
-      case 'delete-run':
-        await backend.deleteRun(request.runId);
-        return null;
-      case 'export-run': {
-        const exported = await backend.exportRun(request.runId, request.format);
-        return host.saveExport === undefined ? exported : { ...exported, saved: await host.saveExport(exported) };
-      }
-      case 'recent-models':
-        return backend.recentModels();
-      case 'lab-start-sweep':
-      case 'lab-cancel-sweep':
-      case 'lab-list-sweeps':
-      case 'lab-load-sweep':
-      case 'lab-load-point':
-      case 'lab-export-sweep':
-        return dispatchLab(backend.lab, request, send, sweeps);
-      default: {
-        const unknown: never = request;
-        throw new ApiError({ code: 'invalid-request', message: `Unhandled request ${JSON.stringify(unknown)}` });
-      }
-    }
+  // Each declared method goes to the backend's (or the Lab's) function of the same name, with the
+  // request's fields as its arguments (api-declaration.ts); these are the methods the host answers
+  // itself or whose events it routes. Both assignments are compile-time checks that the backends
+  // implement every other declared method.
+  const workbenchHandlers: Omit<HandlersOf<typeof WORKBENCH_METHODS>, 'pickModelFolder' | 'startRun'> = backend;
+  const labHandlers: Omit<HandlersOf<typeof LAB_METHODS>, 'startSweep'> = backend.lab;
+  const ownHandlers: Readonly<Partial<Record<ApiRequest['type'], (request: never) => Promise<unknown>>>> = {
+    'pick-model-folder': () => host.pickModelFolder(),
+    'start-run': async (request: Extract<ApiRequest, { type: 'start-run' }>) => {
+      const ticket = backend.beginRun(request.settings, (runId) => runHandlers(request.id, runId));
+      runs.add(ticket.runId);
+      return ticket;
+    },
+    'export-run': async (request: Extract<ApiRequest, { type: 'export-run' }>) => {
+      const exported = await backend.exportRun(request.runId, request.format);
+      return host.saveExport === undefined ? exported : { ...exported, saved: await host.saveExport(exported) };
+    },
+    'lab-start-sweep': (request: Extract<ApiRequest, { type: 'lab-start-sweep' }>) => startLabSweep(backend.lab, request.id, request.request, send, sweeps),
+  };
+
+  async function dispatch(request: ApiRequest): Promise<unknown> {
+    const own = ownHandlers[request.type];
+    if (own !== undefined) return own(request as never);
+    const declared = declaredMethod(request.type);
+    if (declared === undefined) throw new ApiError({ code: 'invalid-request', message: `Unhandled request ${JSON.stringify(request)}` });
+    const target = (declared.group === 'lab' ? labHandlers : workbenchHandlers) as unknown as Readonly<Record<string, (...args: unknown[]) => Promise<unknown>>>;
+    const value = await target[declared.name]!(...paramsToArgs(declared.declaration, request));
+    // A void method's result travels as null.
+    return value === undefined ? null : value;
   }
 
   return {
@@ -117,7 +103,7 @@ export function createApiSession(backend: WorkbenchBackend, host: HostCapabiliti
       }
       if (disposed) return { type: 'error', id: request.id, error: { code: 'internal', message: 'This workbench session has closed.' } };
       try {
-        return { type: 'result', id: request.id, value: await dispatch(request) };
+        return { type: 'result', id: request.id, value: await dispatch(request) as ApiResults[ApiRequest['type']] };
       } catch (error) {
         return { type: 'error', id: request.id, error: toApiErrorPayload(error) };
       }

@@ -6,6 +6,7 @@ import { parseWorkerMessage } from '../../protocol/parse-message.js';
 import { RunError } from '../../protocol/run-error.js';
 import type { RunHandle, RunHandlers } from '../../protocol/run-handle.js';
 import { DEFAULT_CANCEL_TIMEOUT_MS, trackGenerationWorker } from './worker-client.js';
+import { CancelDeadline } from './cancel-deadline.js';
 import { launchGenerationWorker, type WorkerLaunchOptions } from './worker-launch.js';
 
 export interface WarmWorkerOptions extends WorkerLaunchOptions {
@@ -186,6 +187,7 @@ class WarmRun implements RunHandle {
   readonly done: Promise<GenerationResult>;
   #settled = false;
   #cancelTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #deadline = new CancelDeadline();
   #resolve!: (result: GenerationResult) => void;
   #reject!: (error: RunError) => void;
 
@@ -201,12 +203,9 @@ class WarmRun implements RunHandle {
     if (this.#settled) return;
     this.hooks.cancel();
     if (this.cancelTimeoutMs === null) return;
-    const timeoutMs = this.cancelTimeoutMs;
+    const timeoutMs = this.#deadline.timeoutMs(this.cancelTimeoutMs);
     this.#cancelTimer ??= setTimeout(() => {
-      this.fail({
-        code: 'cancel-timeout',
-        message: `The generation worker did not stop within ${timeoutMs / 1000} s of the cancel (a step stuck in native code?), so it was terminated. Metrics and text up to its last report were delivered.`,
-      });
+      this.fail({ code: 'cancel-timeout', message: this.#deadline.message(timeoutMs) });
       this.hooks.stuck();
     }, timeoutMs);
   }
@@ -215,7 +214,7 @@ class WarmRun implements RunHandle {
   dispose(): void {
     if (this.#settled) return;
     this.hooks.cancel();
-    if (this.cancelTimeoutMs !== null) this.hooks.windDown(this.cancelTimeoutMs);
+    if (this.cancelTimeoutMs !== null) this.hooks.windDown(this.#deadline.timeoutMs(this.cancelTimeoutMs));
     this.fail({ code: 'cancelled', message: 'The run was disposed before it finished.' });
   }
 
@@ -226,6 +225,7 @@ class WarmRun implements RunHandle {
         this.#safely(() => this.handlers.onText?.(message.delta, message.tokenIds));
         return;
       case 'metrics':
+        this.#deadline.observe(message.steps);
         this.#safely(() => this.handlers.onMetrics?.(message.steps));
         return;
       case 'done':

@@ -5,6 +5,7 @@ import { PROTOCOL_VERSION, type HostMessage, type RequestId, type RunErrorPayloa
 import { parseWorkerMessage } from '../../protocol/parse-message.js';
 import { RunError } from '../../protocol/run-error.js';
 import type { RunHandle, RunHandlers } from '../../protocol/run-handle.js';
+import { CancelDeadline } from './cancel-deadline.js';
 import { webgpuGate, type ExclusiveGate } from './exclusive-gate.js';
 import { launchGenerationWorker, type WorkerLaunchOptions } from './worker-launch.js';
 
@@ -21,7 +22,8 @@ export interface StartRunOptions extends WorkerLaunchOptions {
 
 /**
  * A step of a big model on the CPU can take seconds; a cancel is honoured at the next step, so the
- * timeout allows for a few slow steps before assuming the worker is stuck in native code.
+ * timeout allows for a few slow steps before assuming the worker is stuck in native code. It is the
+ * floor: a run whose steps are slower gets four of its slowest steps (cancel-deadline.ts).
  */
 export const DEFAULT_CANCEL_TIMEOUT_MS = 10_000;
 
@@ -55,6 +57,7 @@ class WorkerRun implements RunHandle {
   private state: RunState = 'queued';
   private worker: Worker | undefined;
   private cancelTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly deadline = new CancelDeadline();
   private resolve!: (result: GenerationResult) => void;
   private reject!: (error: RunError) => void;
 
@@ -82,13 +85,8 @@ class WorkerRun implements RunHandle {
     }
     this.send({ type: 'cancel', id: this.id });
     if (this.options.cancelTimeoutMs === null) return;
-    this.cancelTimer ??= setTimeout(() => {
-      const seconds = (this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS) / 1000;
-      this.fail({
-        code: 'cancel-timeout',
-        message: `The generation worker did not stop within ${seconds} s of the cancel (a step stuck in native code?), so it was terminated. Metrics and text up to its last report were delivered.`,
-      });
-    }, this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS);
+    const timeoutMs = this.deadline.timeoutMs(this.options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS);
+    this.cancelTimer ??= setTimeout(() => this.fail({ code: 'cancel-timeout', message: this.deadline.message(timeoutMs) }), timeoutMs);
   }
 
   dispose(): void {
@@ -158,6 +156,7 @@ class WorkerRun implements RunHandle {
         this.safely(() => this.handlers.onText?.(message.delta, message.tokenIds));
         return;
       case 'metrics':
+        this.deadline.observe(message.steps);
         this.safely(() => this.handlers.onMetrics?.(message.steps));
         return;
       case 'done':
