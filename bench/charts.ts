@@ -7,7 +7,8 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH, PROJECT_ROOT } from '../e2e/environment.j
  * Chart speed (issue 25, point 9): the live dashboard while a run of 10,000 steps × 32 layers with
  * the reference lane streams in, in Debian Chromium, from the fake-engine test build (`vite build
  * --mode fake`: the synthetic stream of a 32-layer model, 40 steps every 16 ms, so 4 s of data).
- * Every animation frame's length is recorded in the page from Run to the end of the run.
+ * Every animation frame's length is recorded in the page from Run to the end of the run, in two windows
+ * (VIEWPORTS); the targets are checked where most charts are in view.
  * Targets (a quiet machine): fps median ≥ 55, no frame over 50 ms, and the page takes the stream in
  * about as fast as it is sent (≤ 1.25 × its 4 s).
  * KVSCOPE_BENCH_SKIP_BUILD=1 reuses out/renderer-fake.
@@ -28,7 +29,18 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-async function measureOnce(page: Page, url: string): Promise<Measured> {
+/**
+ * Two windows: a laptop's at the top of the dashboard (the tiles and the memory chart in view; charts
+ * out of view skip their redraws), and a 1920×1080 screen scrolled to the charts' grid (six charts in
+ * view: per-layer memory and error, both heatmaps, speed). A window tall enough to hold all nine at
+ * once measures the software compositor of a GPU-less Chromium more than the workbench.
+ */
+const VIEWPORTS = [
+  { width: 1440, height: 900, scrollTo: null },
+  { width: 1920, height: 1080, scrollTo: 'chart-panel-kv-layers' },
+] as const;
+
+async function measureOnce(page: Page, url: string, scrollTo: string | null): Promise<Measured> {
   await page.goto(url);
   await page.getByTestId('model-path-input').fill('/fake/models/mistral-7b-v0.3');
   await page.getByTestId('model-path-open').click();
@@ -50,11 +62,17 @@ async function measureOnce(page: Page, url: string): Promise<Measured> {
   })()`);
   const started = Date.now();
   await run.click();
+  if (scrollTo !== null) {
+    const panel = page.getByTestId(scrollTo);
+    await panel.waitFor();
+    await panel.evaluate('(element) => element.scrollIntoView({ block: "start" })');
+  }
   await page.getByTestId('live-status').filter({ hasText: /^(Done|Cancelled|Failed)$/ }).waitFor({ timeout: 300_000 });
-  const takeInS = (Date.now() - started) / 1000;
   const status = await page.getByTestId('live-status').textContent();
-  const steps = await page.getByTestId('stat-steps').textContent();
-  if (status !== 'Done' || steps !== String(STEPS)) throw new Error(`the run ended ${status} at ${steps} steps, not Done at ${STEPS}`);
+  if (status !== 'Done') throw new Error(`the run ended ${status}, not Done`);
+  // taken in: the page shows every step (the tiles update on the frame after the last batch)
+  await page.getByTestId('stat-steps').filter({ hasText: new RegExp(`^${STEPS}$`) }).waitFor({ timeout: 30_000 });
+  const takeInS = (Date.now() - started) / 1000;
   const intervals = await page.evaluate<number[]>('(globalThis.__frames.running = false, globalThis.__frames.intervals.slice(1))');
   const sorted = [...intervals].sort((a, b) => a - b);
   const total = intervals.reduce((sum, value) => sum + value, 0);
@@ -89,21 +107,29 @@ export async function benchCharts(): Promise<{ lines: string[]; misses: string[]
   try {
     const base = `http://127.0.0.1:${PORT}/`;
     await waitForServer(base, server, 60_000);
-    const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
     const url = `${base}?fake&interval=${INTERVAL_MS}&batch=${BATCH}`;
-    const runs: Measured[] = [];
-    for (let i = 0; i < REPEATS; i++) runs.push(await measureOnce(page, url));
     const lines = [
-      `| chart speed (fake engine, ${STEPS.toLocaleString('en')} steps × 32 layers, reference lane, ${STREAM_S} s of stream, 1440×900) | fps median | fps mean | p95 frame ms | longest frame ms | frames > 50 ms | take in s |`,
+      `| chart speed (fake engine, ${STEPS.toLocaleString('en')} steps × 32 layers, reference lane, ${STREAM_S} s of stream) | fps median | fps mean | p95 frame ms | longest frame ms | frames > 50 ms | take in s |`,
       '|---|---:|---:|---:|---:|---:|---:|',
-      ...runs.map((m, i) => `| run ${i + 1} | ${m.fpsMedian.toFixed(1)} | ${m.fpsMean.toFixed(1)} | ${m.p95Ms.toFixed(1)} | ${m.longestMs.toFixed(0)} | ${m.over50} | ${m.takeInS.toFixed(1)} |`),
     ];
-    const best = runs.reduce((a, b) => (b.fpsMedian > a.fpsMedian ? b : a));
+    const runs: Measured[] = [];
+    for (const viewport of VIEWPORTS) {
+      const context = await browser.newContext({ viewport: { width: viewport.width, height: viewport.height } });
+      const page = await context.newPage();
+      for (let i = 0; i < REPEATS; i++) {
+        const m = await measureOnce(page, url, viewport.scrollTo);
+        runs.push(m);
+        lines.push(`| ${viewport.width}×${viewport.height}${viewport.scrollTo === null ? '' : ' (charts grid)'}, run ${i + 1} | ${m.fpsMedian.toFixed(1)} | ${m.fpsMean.toFixed(1)} | ${m.p95Ms.toFixed(1)} | ${m.longestMs.toFixed(0)} | ${m.over50} | ${m.takeInS.toFixed(1)} |`);
+      }
+      await context.close();
+    }
+    // the verdict on the better run where most charts are in view
+    const best = runs.slice(-REPEATS).reduce((a, b) => (b.fpsMedian > a.fpsMedian ? b : a));
     const misses: string[] = [];
     if (best.fpsMedian < TARGET_FPS) misses.push(`charts: fps median ${best.fpsMedian.toFixed(1)} < ${TARGET_FPS}`);
     if (best.longestMs > TARGET_LONGEST_MS) misses.push(`charts: longest frame ${best.longestMs.toFixed(0)} ms > ${TARGET_LONGEST_MS} ms`);
     if (best.takeInS > TARGET_TAKE_IN * STREAM_S) misses.push(`charts: took ${best.takeInS.toFixed(1)} s to take in ${STREAM_S} s of stream (> ${TARGET_TAKE_IN}×)`);
-    lines.push(`| targets (best run; a loaded machine misses what a quiet one meets) | ≥ ${TARGET_FPS} | | | ≤ ${TARGET_LONGEST_MS} | 0 | ≤ ${(TARGET_TAKE_IN * STREAM_S).toFixed(1)} |`);
+    lines.push(`| targets (charts grid, better run; a loaded machine misses what a quiet one meets) | ≥ ${TARGET_FPS} | | | ≤ ${TARGET_LONGEST_MS} | 0 | ≤ ${(TARGET_TAKE_IN * STREAM_S).toFixed(1)} |`);
     return { lines, misses };
   } finally {
     await browser.close();
