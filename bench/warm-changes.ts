@@ -21,8 +21,8 @@ const TARGET_MS = 1000;
 
 function settings(model: string, quantization: Partial<QuantizedCacheSettings> = {}): RunSettings {
   return {
-    model, executionProvider: 'cpu', cacheMode: 'quantized', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 32, residualLength: 16, ...quantization },
-    prompt: 'Once upon a time', maxNewTokens: 8, sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 }, reference: true,
+    model, executionProvider: 'cpu', cacheMode: 'quantized', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 32, residualLength: 32, ...quantization },
+    prompt: 'Once upon a time', maxNewTokens: 128, sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 }, reference: true,
   };
 }
 
