@@ -46,7 +46,9 @@ export function ParetoPanel(): ReactNode {
       <LabChart
         option={option} points={points} testId="lab-pareto" label={`${Y_LABELS[chart.y]} against ${X_LABELS[chart.x]}`}
         onItemClick={(data) => {
-          const name = Array.isArray(data) ? data[2] : undefined;
+          // a dot is a data item `{ value: [x, y, name, …] }` (lab-charts.ts labelSides)
+          const value = typeof data === 'object' && data !== null && 'value' in data ? (data as { value: unknown }).value : data;
+          const name = Array.isArray(value) ? value[2] : undefined;
           if (typeof name === 'string') void lab.openPoint(name);
         }}
         onChart={(chart) => { instance.current = chart; }}

@@ -25,7 +25,8 @@ function axisStyle(theme: ChartTheme): Record<string, unknown> {
 export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, theme: ChartTheme): { option: ChartOption; points: number } {
   const measured = rows.filter(isMeasured).filter((row) => (!choice.logX || xOf(row, choice.x) > 0) && (!choice.logY || yOf(row, choice.y) > 0));
   const frontier = paretoFrontier(measured, (r) => xOf(r, choice.x), (r) => yOf(r, choice.y));
-  const dot = (row: (typeof measured)[number]): ParetoDot => [xOf(row, choice.x), yOf(row, choice.y), row.name, pointLabel(row), shortPointLabel(row)];
+  const varying = varyingOptions(rows);
+  const dot = (row: (typeof measured)[number]): ParetoDot => [xOf(row, choice.x), yOf(row, choice.y), row.name, pointLabel(row), shortPointLabel(row, varying)];
   const label = {
     position: 'top', color: theme.text, fontSize: 11, backgroundColor: theme.background, padding: [2, 4], borderRadius: 3,
   } as const;
@@ -40,8 +41,8 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
       grid: { left: 84, right: choice.labels ? 48 : 24, top: choice.labels ? 40 : 24, bottom: 48 },
       tooltip: {
         trigger: 'item',
-        formatter: (params: { data: ParetoDot }) => {
-          const [x, y, , long] = params.data;
+        formatter: (params: { value: ParetoDot }) => {
+          const [x, y, , long] = params.value;
           return `${escapeHtml(long)}<br/>${X_LABELS[choice.x]}: ${formatNumber(x)}<br/>${Y_LABELS[choice.y]}: ${formatNumber(y)}`;
         },
       },
@@ -52,16 +53,17 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
       },
       yAxis: {
         type: choice.logY ? 'log' : 'value', name: Y_LABELS[choice.y], nameLocation: 'middle', nameGap: 62, nameRotate: 90, scale: true,
-        ...(choice.logY ? {} : { boundaryGap: ['6%', '10%'] }), ...axisStyle(theme),
+        ...axisStyle(theme),
       },
       series: [
         {
-          id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: measured.map(dot),
-          // always on (the toggle): what varies between points, kept apart where labels collide;
-          // hovering a dot names its whole settings beside it (the tooltip adds its figures)
-          label: { ...label, show: choice.labels, formatter: (params: { data: ParetoDot }) => params.data[4] },
+          id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: labelSides(measured.map(dot)),
+          // always on (the toggle): what differs between points, below the dot where a neighbour's is
+          // above it, kept apart where they still collide; hovering a dot names its whole settings
+          // beside it (the tooltip adds its figures)
+          label: { ...label, show: choice.labels, formatter: (params: { value: ParetoDot }) => params.value[4] },
           labelLayout: { moveOverlap: 'shiftY' },
-          emphasis: { scale: 1.6, label: { ...label, show: true, formatter: (params: { data: ParetoDot }) => params.data[3] } },
+          emphasis: { scale: 1.6, label: { ...label, show: true, formatter: (params: { value: ParetoDot }) => params.value[3] } },
         },
         { id: 'frontier', name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', lineStyle: { color: theme.kl, width: 2, type: 'dashed' }, data: frontier.map(dot), z: 1 },
       ],
@@ -69,13 +71,46 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
   };
 }
 
+/**
+ * The dots as ECharts data items, each label above its dot, or below it where the dot's nearest
+ * neighbour (within a twentieth of both axes' spans) already has its label above: two points of nearly
+ * the same cost and loss (quanto and HQQ at 4 bits) are then both named.
+ */
+function labelSides(dots: readonly ParetoDot[]): { value: ParetoDot; label?: { position: 'bottom' } }[] {
+  const span = (axis: 0 | 1): number => {
+    const values = dots.map((d) => d[axis]);
+    return Math.max(...values) - Math.min(...values) || 1;
+  };
+  const [spanX, spanY] = [span(0), span(1)];
+  const below = new Set<number>();
+  dots.forEach((dot, i) => {
+    const crowded = dots.some((other, j) => j < i && !below.has(j) && Math.abs(other[0] - dot[0]) < spanX / 20 && Math.abs(other[1] - dot[1]) < spanY / 20);
+    if (crowded) below.add(i);
+  });
+  return dots.map((value, i) => (below.has(i) ? { value, label: { position: 'bottom' } } : { value }));
+}
+
 /** One Pareto dot: x, y, the point's name (for clicks), its whole settings (hover), what varies in the sweep (always-on label). */
 type ParetoDot = [number, number, string, string, string];
 
-/** What sets a point apart in its sweep (its varied options), shorter than its whole settings. */
-function shortPointLabel(row: SweepRow): string {
+/** What sets a point apart in its sweep (the options whose values differ between points), shorter than its whole settings. */
+function shortPointLabel(row: SweepRow, varying: ReadonlySet<string>): string {
   if (row.settings?.cacheMode === 'dynamic') return 'dynamic';
-  return optionsLabel(row.options) || pointLabel(row);
+  const own = Object.fromEntries(Object.entries(row.options).filter(([key]) => varying.has(key)));
+  return optionsLabel(own) || pointLabel(row);
+}
+
+/** The option names whose values are not the same at every point of the sweep. */
+function varyingOptions(rows: readonly SweepRow[]): ReadonlySet<string> {
+  const values = new Map<string, Set<string>>();
+  for (const row of rows) {
+    for (const [key, value] of Object.entries(row.options)) {
+      const seen = values.get(key) ?? new Set<string>();
+      seen.add(String(value));
+      values.set(key, seen);
+    }
+  }
+  return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
 }
 
 /** The layer × K/V heatmap: mean KLD of quantizing one layer's keys, values or both (log colour scale). */
