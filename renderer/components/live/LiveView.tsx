@@ -42,6 +42,8 @@ export function LiveView(): ReactNode {
             <span data-testid="live-status">{runStatusLabel(run)}</span>
             {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
           </h2>
+          {/* the run's own model: after opening another one, the run still on screen is not mistaken for it */}
+          {buffers !== null && <p className="run-model" data-testid="live-model">{buffers.modelLabel}</p>}
           <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.promptFormat === 'chat' ? 'chat turn · ' : ''}{settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
           <p className="muted run-prompt" data-testid="live-prompt">Prompt: {describePrompt(settings)}{run.result !== null ? ` (${run.result.promptTokenIds.length} tokens as encoded)` : ''}</p>
           <ExtensionsBadge extensions={extensions} testId="live-extensions" />
