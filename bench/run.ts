@@ -5,6 +5,8 @@ import { benchEval } from './eval.js';
 import { benchStartLatency } from './start-latency.js';
 import { benchInGraphMemory } from './in-graph-memory.js';
 import { benchScale } from './scale.js';
+import { benchCharts } from './charts.js';
+import { benchWarmChanges } from './warm-changes.js';
 import type { BenchRow } from './types.js';
 
 /**
@@ -28,7 +30,11 @@ import type { BenchRow } from './types.js';
  * onnxruntime-node loop's, eval at 6 windows ≤ 1.10× at 2, a cached-reference eval ≤ the loop + 1.5 GiB,
  * a 2,048-token prefill ≤ the 16-token run + 1.5 GiB, the reference ≤ ¼ of llama.cpp's bytes per token.
  * Start latency (bench/start-latency.ts): Run to the first streamed step on stories260k with the warm
- * worker that opening the model loaded, < 1 s, next to a worker started for the run.
+ * worker that opening the model loaded, < 1 s, next to a worker started for the run; `warm`
+ * (bench/warm-changes.ts): the same after changing bits, backend or model and back, each < 1 s.
+ * Chart speed (bench/charts.ts, `npm run bench -- charts`): the live dashboard in Chromium while
+ * 10,000 steps × 32 layers with the reference lane stream in: fps median ≥ 55, no frame over 50 ms,
+ * the stream taken in within 1.25× its length.
  */
 interface Target { readonly label: string; readonly applies: (backend: string, row: BenchRow) => boolean; readonly check: (row: BenchRow) => number; readonly min: number }
 
@@ -65,7 +71,7 @@ function table(backend: string, rows: readonly BenchRow[]): { lines: string[]; m
  * Parts to run (`npm run bench -- generation eval`); all of them without arguments. The in-graph
  * part takes hours on a 2-core machine, so a shorter run names the others.
  */
-const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'eval', 'scale'] as const;
+const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'warm', 'eval', 'scale', 'charts'] as const;
 type Part = (typeof PARTS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((part) => !(PARTS as readonly string[]).includes(part));
@@ -91,8 +97,10 @@ const REPORTS: readonly (readonly [Part, string | null, () => Promise<{ readonly
   ['generation', 'generation bench: a few minutes; progress below', benchGeneration],
   ['in-graph', 'in-graph dequantization bench: hours on a 2-core machine (parts: npx tsx bench/in-graph-memory.ts layers|speed|prefill|decode)', () => benchInGraphMemory()],
   ['start', null, benchStartLatency],
+  ['warm', null, benchWarmChanges],
   ['eval', 'eval bench: a few minutes; progress below', benchEval],
   ['scale', 'scale bench (synthetic-qwen2.5-0.5b, 2 GB of weights): a quarter of an hour on 2 cores; progress below', benchScale],
+  ['charts', 'chart speed bench: builds the fake-engine UI, then two runs in Chromium (about a minute)', benchCharts],
 ];
 for (const [part, progress, run] of REPORTS) {
   if (!runs(part)) continue;

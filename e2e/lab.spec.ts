@@ -91,6 +91,17 @@ test.describe('the Lab (real engine)', () => {
     expect(svg).toContain('stories260k');
     expect(svg).toContain('varied:');
     expect(svg.match(/KV bits per value/g)!.length).toBeGreaterThanOrEqual(2); // the title and the x axis's name, drawn by the SVG renderer
+    // points are named on hover only, until the labels toggle names every one (in the export too)
+    expect(svg).not.toContain('backend quanto · nbits 2');
+    await lab.root.getByTestId('lab-pareto-labels').check();
+    const labelledDownload = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-svg-lab-pareto').click();
+    const labelled = readFileSync(await (await labelledDownload).path(), 'utf8');
+    // what differs between the points (backend and bits; the group size and residual are the same at every point)
+    for (const name of ['backend quanto · nbits 2', 'backend quanto · nbits 4', 'backend hqq · nbits 2', 'backend hqq · nbits 4', '>dynamic<']) expect(labelled).toContain(name);
+    expect(labelled).not.toContain('group-size 32');
+    await workbench.screenshot('lab-pareto-labelled');
+    await lab.root.getByTestId('lab-pareto-labels').uncheck();
     const pdfDownload = workbench.page.waitForEvent('download');
     await lab.root.getByTestId('export-pdf-lab-pareto').click();
     const pdf = readFileSync(await (await pdfDownload).path());

@@ -83,6 +83,11 @@ export interface GenerationTimings {
    * for the same settings whether the cache was cold or warm.
    */
   readonly rewriteMs?: number;
+  /**
+   * whether the run's session came warm from the host's session cache (a rerun, or settings run
+   * recently); false: created for this run, within loadMs. Absent in records from before it was kept.
+   */
+  readonly sessionReused?: boolean;
   /** step 0: the whole prompt in one run */
   readonly prefillMs: number;
   /** steps 1…n together */

@@ -81,7 +81,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       model: model.identity,
       executionProvider: model.session.executionProvider,
       ortVersion: ortVersion(),
-      timings: { loadMs, ...(rewriteMs === undefined ? {} : { rewriteMs }), ...outcome.timings },
+      timings: { loadMs, ...(rewriteMs === undefined ? {} : { rewriteMs }), sessionReused: model.sessionReused, ...outcome.timings },
       diagnostics,
       ...(cachePlan.preflight === null ? {} : { preflightDiagnostics: cachePlan.preflight.diagnostics }),
       ...(dequantize === undefined ? {} : { dequantize }),

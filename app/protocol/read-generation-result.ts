@@ -2,7 +2,7 @@ import type { GenerationResult, GenerationTimings, LayerQuantizeError, ModelIden
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
 import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS, type ReferenceSummary } from '../engine/types.js';
 import {
-  arrayReader, choiceReader, nullableReader, readCount, readNumber, readObject, readString, rejectField, withOptional, type Read,
+  arrayReader, choiceReader, nullableReader, readBoolean, readCount, readNumber, readObject, readString, rejectField, withOptional, type Read,
 } from './field-readers.js';
 import { readDiagnostic } from './read-diagnostic.js';
 import { readRunSettings } from './read-run-settings.js';
@@ -80,6 +80,7 @@ export const readGenerationTimings: Read<GenerationTimings> = (value, path) => {
   return {
     loadMs: fields.get('loadMs', readNumber),
     ...withOptional('rewriteMs', fields.optional('rewriteMs', readNumber)),
+    ...withOptional('sessionReused', fields.optional('sessionReused', readBoolean)),
     prefillMs: fields.get('prefillMs', readNumber),
     decodeMs: fields.get('decodeMs', readNumber),
     decodeTokens: fields.get('decodeTokens', readCount),

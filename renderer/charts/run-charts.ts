@@ -240,12 +240,14 @@ function heatmapChart(side: 'key' | 'value'): ChartSpec {
       let columns = -1;
       let bandsKey = '';
       let scaleWords = '';
+      let drawnHeatmapVersion = -1;
       return countingDrawer({
         describe: () => scaleWords,
         setup(context) {
           const { theme, buffers } = context;
           columns = -1;
           bandsKey = '';
+          drawnHeatmapVersion = -1;
           const m = buffers.metrics;
           const kinds = buffers.layerKinds;
           return {
@@ -272,7 +274,9 @@ function heatmapChart(side: 'key' | 'value'): ChartSpec {
         },
         update(context) {
           const m = context.buffers.metrics;
-          if (m.heatmapColumns === 0) return null;
+          // 3,072 cells rebuilt for nothing cost a frame: steps without a quantize event change no cell
+          if (m.heatmapColumns === 0 || m.heatmapVersion === drawnHeatmapVersion) return null;
+          drawnHeatmapVersion = m.heatmapVersion;
           const option: Record<string, unknown> = {};
           columns = m.heatmapColumns;
           option['xAxis'] = { data: Array.from({ length: columns }, (_, c) => heatColumnLabel(m, c).axis) };

@@ -59,6 +59,8 @@ export class RunMetrics {
   readonly steps: RingColumns<StepColumn>;
   /** bumped by every append; readers compare it with the version they drew */
   version = 0;
+  /** bumped whenever a heatmap cell changes (a quantize event): the heatmaps redraw only then */
+  heatmapVersion = 0;
   /** per step (index = step), the text its token completed, when the run streamed it (StepMetrics.text) */
   readonly stepTexts: (string | undefined)[] = [];
   hasStepText = false;
@@ -290,6 +292,7 @@ export class RunMetrics {
     const ordinal = this.#eventOrdinal[layer]!;
     this.#eventOrdinal[layer] = ordinal + 1;
     if (this.heatmapColumns === 0) return;
+    this.heatmapVersion++;
     const column = Math.min(this.heatmapColumns - 1, Math.floor((ordinal * this.heatmapColumns) / this.heatmapEvents));
     // every quantized layer quantizes at the same steps, so a column's steps are the same for all
     if (this.heatmapFirstStep[column] === -1 || step < this.heatmapFirstStep[column]!) this.heatmapFirstStep[column] = step;

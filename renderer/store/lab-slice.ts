@@ -36,6 +36,8 @@ export interface LabChartChoice {
   readonly y: ParetoY;
   readonly logX: boolean;
   readonly logY: boolean;
+  /** every point named beside its dot (off: named on hover only) */
+  readonly labels: boolean;
 }
 
 export type LabRunStatus = 'idle' | 'starting' | 'running' | 'stopping' | 'done' | 'error';
@@ -113,7 +115,7 @@ export const createLabSlice: StateCreator<WorkbenchState, [], [], LabSlice> = (s
   return {
     lab: {
       setup: DEFAULT_LAB_SETUP,
-      chart: { x: 'bits', y: 'kld', logX: false, logY: true },
+      chart: { x: 'bits', y: 'kld', logX: false, logY: true, labels: false },
       sweep: IDLE_SWEEP,
       history: { status: 'idle', sweeps: [], error: null },
       compared: [],

@@ -69,6 +69,8 @@ export async function openInGraphModel(
     const lease = await leaseDecoderSession(rewrite.path, {
       ...sessionOptions, displayName: `${layout.graph} (rewritten for in-graph dequantization)`, disabledOptimizers: IN_GRAPH_DISABLED_OPTIMIZERS,
       externalDataFolder: rewrite.externalDataFolder,
+      // the rewrite reads the source's weights: the session holds about what the source's would
+      residentBytes: files.analysis.externalData.totalBytes,
     });
     leases.push(lease);
     if (specialTokens.eosTokenIds.length === 0) {
@@ -86,7 +88,7 @@ export async function openInGraphModel(
       kvDtype: io.kvDtype ?? 'float32',
     };
     return {
-      folder, layout, config, session: lease.session, io, tokenizer, specialTokens, identity, diagnostics,
+      folder, layout, config, session: lease.session, io, tokenizer, specialTokens, identity, diagnostics, sessionReused: lease.reused,
       inGraph: { kv: rewrite.io },
       rewrite,
       dispose: releaseAll,

@@ -34,7 +34,9 @@ export interface OpenedModel {
   readonly identity: ModelIdentity;
   /** warnings and notes of the checks (errors were thrown) */
   readonly diagnostics: readonly ModelDiagnostic[];
-  /** hands the session back (app/node/ort/session-cache.ts keeps the last one warm for the next run) */
+  /** whether the session came warm from app/node/ort/session-cache.ts (false: created for this run) */
+  readonly sessionReused: boolean;
+  /** hands the session back (app/node/ort/session-cache.ts keeps recent ones warm for the next runs) */
   dispose(): Promise<void>;
 }
 
@@ -103,6 +105,8 @@ export async function openModelSession(
   const lease = await leaseDecoderSessions(graphs.map((file) => ({ path: sessionPath(file), displayName: file })), {
     executionProvider, ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
     ...(options.graphPath === undefined || options.externalDataFolder === undefined ? {} : { externalDataFolder: options.externalDataFolder }),
+    // what the session(s) hold: the graph and its external data (a legacy pair: about twice that)
+    residentBytes: files.analysis.externalData.totalBytes * graphs.length,
   });
   try {
     const decode = lease.sessions[lease.sessions.length - 1]!;
@@ -131,7 +135,7 @@ export async function openModelSession(
       layerKinds: [...config.layers.actualKinds],
     };
     // The pair's session releases both; a single session is the lease's own.
-    return { folder, layout, config, session, io, tokenizer, specialTokens, identity, diagnostics, dispose: () => lease.release() };
+    return { folder, layout, config, session, io, tokenizer, specialTokens, identity, diagnostics, sessionReused: lease.reused, dispose: () => lease.release() };
   } catch (error) {
     await lease.release();
     throw error;

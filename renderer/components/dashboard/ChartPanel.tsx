@@ -23,6 +23,9 @@ interface ChartPanelProps {
   readonly tall?: boolean;
 }
 
+/** A redraw that took d ms is followed by at least 20·d ms without one (ChartPanel's frame task). */
+const REDRAW_COST_FACTOR = 20;
+
 /**
  * One ECharts chart bound to a run's buffers. React renders the frame once; after that the chart
  * pulls data on animation frames through the shared FrameLoop whenever the buffers' version moved,
@@ -56,10 +59,17 @@ export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null
       let instance: ChartInstance | null = null;
       let drawnVersion = -1;
       let lastDrawMs = -Infinity;
+      /** the wait before the next redraw: the spec's, or longer when a redraw costs much (see below) */
+      let intervalMs = spec.minIntervalMs;
       const draw = (chart: ChartInstance): void => {
         drawnVersion = buffers.metrics.version;
+        const started = performance.now();
         const option = drawer.update(context);
         if (option !== null) chart.setOption(option);
+        // A chart whose redraw is slow (a loaded machine, a large run) waits longer before the next, so
+        // that no chart takes more than a twentieth of the main thread while a run streams: the nine
+        // charts together leave at least half of it to the stream, the tiles and the text.
+        intervalMs = Math.max(spec.minIntervalMs, REDRAW_COST_FACTOR * (performance.now() - started));
         target.dataset['points'] = String(drawer.points());
         const words = drawer.describe?.();
         if (words !== undefined && words !== target.dataset['legend']) {
@@ -86,7 +96,7 @@ export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null
             draw(instance);
             return true;
           }
-          if (!visible || buffers.metrics.version === drawnVersion || now - lastDrawMs < spec.minIntervalMs) return false;
+          if (!visible || buffers.metrics.version === drawnVersion || now - lastDrawMs < intervalMs) return false;
           lastDrawMs = now;
           draw(instance);
           return true;

@@ -36,6 +36,9 @@ export function ParetoPanel(): ReactNode {
           </label>
           <label className="checkbox"><input type="checkbox" checked={chart.logX} onChange={(e) => update({ logX: e.target.checked })} data-testid="lab-pareto-logx" />log x</label>
           <label className="checkbox"><input type="checkbox" checked={chart.logY} onChange={(e) => update({ logY: e.target.checked })} data-testid="lab-pareto-logy" />log y</label>
+          <label className="checkbox" title="Name every point beside its dot (off: hover a dot to name it)">
+            <input type="checkbox" checked={chart.labels} onChange={(e) => update({ labels: e.target.checked })} data-testid="lab-pareto-labels" />labels
+          </label>
           <FigureExports chart={() => instance.current} title={`${Y_LABELS[chart.y]} against ${X_LABELS[chart.x]}`} identity={sweepIdentity(sweepId, name, spec)}
             fileStem={`kvscope-sweep-${sweepId ?? 'lab'}-pareto`} disabled={sweepId === null} testId="lab-pareto" />
         </div>
@@ -43,7 +46,9 @@ export function ParetoPanel(): ReactNode {
       <LabChart
         option={option} points={points} testId="lab-pareto" label={`${Y_LABELS[chart.y]} against ${X_LABELS[chart.x]}`}
         onItemClick={(data) => {
-          const name = Array.isArray(data) ? data[2] : undefined;
+          // a dot is a data item `{ value: [x, y, name, …] }` (lab-charts.ts labelSides)
+          const value = typeof data === 'object' && data !== null && 'value' in data ? (data as { value: unknown }).value : data;
+          const name = Array.isArray(value) ? value[2] : undefined;
           if (typeof name === 'string') void lab.openPoint(name);
         }}
         onChart={(chart) => { instance.current = chart; }}

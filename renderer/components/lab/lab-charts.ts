@@ -3,7 +3,7 @@ import type { SweepRow } from '../../../app/lab/sweep-results.js';
 import type { ChartTheme } from '../../charts/chart-theme.js';
 import type { ChartOption } from '../../charts/echarts-core.js';
 import type { LabChartChoice } from '../../store/lab-slice.js';
-import { isMeasured, paretoFrontier, pointLabel, X_LABELS, xOf, Y_LABELS, yOf, type HeatmapCell } from './lab-metrics.js';
+import { isMeasured, optionsLabel, paretoFrontier, pointLabel, X_LABELS, xOf, Y_LABELS, yOf, type HeatmapCell } from './lab-metrics.js';
 
 /** Series colours for points and compared points (the theme's, then a fixed palette). */
 const PALETTE = ['#1c7ed6', '#e8590c', '#2b8a3e', '#ae3ec9', '#f08c00', '#0c8599', '#c2255c', '#5f3dc4', '#66a80f', '#495057'];
@@ -25,34 +25,92 @@ function axisStyle(theme: ChartTheme): Record<string, unknown> {
 export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, theme: ChartTheme): { option: ChartOption; points: number } {
   const measured = rows.filter(isMeasured).filter((row) => (!choice.logX || xOf(row, choice.x) > 0) && (!choice.logY || yOf(row, choice.y) > 0));
   const frontier = paretoFrontier(measured, (r) => xOf(r, choice.x), (r) => yOf(r, choice.y));
-  const dot = (row: (typeof measured)[number]): [number, number, string, string] => [xOf(row, choice.x), yOf(row, choice.y), row.name, pointLabel(row)];
+  const varying = varyingOptions(rows);
+  const dot = (row: (typeof measured)[number]): ParetoDot => [xOf(row, choice.x), yOf(row, choice.y), row.name, pointLabel(row), shortPointLabel(row, varying)];
+  const label = {
+    position: 'top', color: theme.text, fontSize: 11, backgroundColor: theme.background, padding: [2, 4], borderRadius: 3,
+  } as const;
   return {
     points: measured.length,
     option: {
       backgroundColor: 'transparent',
       animation: false,
       textStyle: { fontFamily: theme.fontFamily, color: theme.text },
-      // the y name runs along the axis (not above it, where a long name was clipped)
-      grid: { left: 84, right: 24, top: 24, bottom: 48 },
+      // the y name runs along the axis (not above it, where a long name was clipped); labels shown
+      // always get room above the highest dot
+      grid: { left: 84, right: choice.labels ? 48 : 24, top: choice.labels ? 40 : 24, bottom: 48 },
       tooltip: {
         trigger: 'item',
-        formatter: (params: { data: [number, number, string, string] }) => {
-          const [x, y, , label] = params.data;
-          return `${escapeHtml(label)}<br/>${X_LABELS[choice.x]}: ${formatNumber(x)}<br/>${Y_LABELS[choice.y]}: ${formatNumber(y)}`;
+        formatter: (params: { value: ParetoDot }) => {
+          const [x, y, , long] = params.value;
+          return `${escapeHtml(long)}<br/>${X_LABELS[choice.x]}: ${formatNumber(x)}<br/>${Y_LABELS[choice.y]}: ${formatNumber(y)}`;
         },
       },
-      xAxis: { type: choice.logX ? 'log' : 'value', name: X_LABELS[choice.x], nameLocation: 'middle', nameGap: 28, scale: true, ...axisStyle(theme) },
-      yAxis: { type: choice.logY ? 'log' : 'value', name: Y_LABELS[choice.y], nameLocation: 'middle', nameGap: 62, nameRotate: 90, scale: true, ...axisStyle(theme) },
+      // a margin inside each end, so a label centred on the first or last dot is not cut at the edge
+      xAxis: {
+        type: choice.logX ? 'log' : 'value', name: X_LABELS[choice.x], nameLocation: 'middle', nameGap: 28, scale: true,
+        ...(choice.logX ? {} : { boundaryGap: ['12%', '12%'] }), ...axisStyle(theme),
+      },
+      yAxis: {
+        type: choice.logY ? 'log' : 'value', name: Y_LABELS[choice.y], nameLocation: 'middle', nameGap: 62, nameRotate: 90, scale: true,
+        ...axisStyle(theme),
+      },
       series: [
         {
-          id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: measured.map(dot),
-          // hovering a dot names its settings beside it (the tooltip adds its figures)
-          emphasis: { scale: 1.6, label: { show: true, position: 'top', formatter: (params: { data: [number, number, string, string] }) => params.data[3], color: theme.text, fontSize: 11, backgroundColor: theme.background, padding: [2, 4], borderRadius: 3 } },
+          id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: labelSides(measured.map(dot)),
+          // always on (the toggle): what differs between points, below the dot where a neighbour's is
+          // above it, kept apart where they still collide; hovering a dot names its whole settings
+          // beside it (the tooltip adds its figures)
+          label: { ...label, show: choice.labels, formatter: (params: { value: ParetoDot }) => params.value[4] },
+          labelLayout: { moveOverlap: 'shiftY' },
+          emphasis: { scale: 1.6, label: { ...label, show: true, formatter: (params: { value: ParetoDot }) => params.value[3] } },
         },
         { id: 'frontier', name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', lineStyle: { color: theme.kl, width: 2, type: 'dashed' }, data: frontier.map(dot), z: 1 },
       ],
     },
   };
+}
+
+/**
+ * The dots as ECharts data items, each label above its dot, or below it where the dot's nearest
+ * neighbour (within a twentieth of both axes' spans) already has its label above: two points of nearly
+ * the same cost and loss (quanto and HQQ at 4 bits) are then both named.
+ */
+function labelSides(dots: readonly ParetoDot[]): { value: ParetoDot; label?: { position: 'bottom' } }[] {
+  const span = (axis: 0 | 1): number => {
+    const values = dots.map((d) => d[axis]);
+    return Math.max(...values) - Math.min(...values) || 1;
+  };
+  const [spanX, spanY] = [span(0), span(1)];
+  const below = new Set<number>();
+  dots.forEach((dot, i) => {
+    const crowded = dots.some((other, j) => j < i && !below.has(j) && Math.abs(other[0] - dot[0]) < spanX / 20 && Math.abs(other[1] - dot[1]) < spanY / 20);
+    if (crowded) below.add(i);
+  });
+  return dots.map((value, i) => (below.has(i) ? { value, label: { position: 'bottom' } } : { value }));
+}
+
+/** One Pareto dot: x, y, the point's name (for clicks), its whole settings (hover), what varies in the sweep (always-on label). */
+type ParetoDot = [number, number, string, string, string];
+
+/** What sets a point apart in its sweep (the options whose values differ between points), shorter than its whole settings. */
+function shortPointLabel(row: SweepRow, varying: ReadonlySet<string>): string {
+  if (row.settings?.cacheMode === 'dynamic') return 'dynamic';
+  const own = Object.fromEntries(Object.entries(row.options).filter(([key]) => varying.has(key)));
+  return optionsLabel(own) || pointLabel(row);
+}
+
+/** The option names whose values are not the same at every point of the sweep. */
+function varyingOptions(rows: readonly SweepRow[]): ReadonlySet<string> {
+  const values = new Map<string, Set<string>>();
+  for (const row of rows) {
+    for (const [key, value] of Object.entries(row.options)) {
+      const seen = values.get(key) ?? new Set<string>();
+      seen.add(String(value));
+      values.set(key, seen);
+    }
+  }
+  return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
 }
 
 /** The layer × K/V heatmap: mean KLD of quantizing one layer's keys, values or both (log colour scale). */

@@ -42,6 +42,8 @@ export function LiveView(): ReactNode {
             <span data-testid="live-status">{runStatusLabel(run)}</span>
             {run.runId !== null && <span className="muted run-id"> · {run.runId}</span>}
           </h2>
+          {/* the run's own model: after opening another one, the run still on screen is not mistaken for it */}
+          {buffers !== null && <p className="run-model" data-testid="live-model">{buffers.modelLabel}</p>}
           <p className="muted" data-testid="live-settings">{describeSettings(settings)} · {describeSampling(settings)} · {settings.promptFormat === 'chat' ? 'chat turn · ' : ''}{settings.maxNewTokens} new tokens{settings.reference ? ' · reference lane' : ''}</p>
           <p className="muted run-prompt" data-testid="live-prompt">Prompt: {describePrompt(settings)}{run.result !== null ? ` (${run.result.promptTokenIds.length} tokens as encoded)` : ''}</p>
           <ExtensionsBadge extensions={extensions} testId="live-extensions" />
@@ -117,6 +119,12 @@ function ResultSummary({ result, savedRunId, exportId }: { result: GenerationRes
         <div className="fact"><dt>Layers with flushes</dt><dd>{compactList(result.flushCounts.flatMap((count, layer) => (count !== null && count > 0 ? [layer] : []))) || '—'}</dd></div>
         <div className="fact"><dt>KV stored</dt><dd data-testid="result-kv">{formatBytes(total.totalBytes)}: {storedVsBaselines(total, result.model.kvDtype)}</dd></div>
         <div className="fact"><dt>Decode</dt><dd>{formatTokensPerSecond(result.timings.decodeTokensPerSecond)} on {result.executionProvider}</dd></div>
+        {result.timings.sessionReused !== undefined && (
+          <div className="fact"><dt>Session</dt><dd data-testid="result-session" data-reused={String(result.timings.sessionReused)}
+            title="The host keeps the sessions of recent settings warm: a rerun, or settings run a moment ago, starts without loading the graph again">
+            {result.timings.sessionReused ? 'warm (kept from a recent run)' : 'opened for this run'}, {Math.round(result.timings.loadMs)} ms to load
+          </dd></div>
+        )}
         {path !== null && <div className="fact"><dt>Dequantized</dt><dd data-testid="result-path" data-path={path.path} title={path.why}>{path.short}</dd></div>}
         {result.reference !== null && (
           <div className="fact"><dt>Reference</dt><dd>mean KL {formatError(result.reference.meanKl)} nats · top-1 {formatPercent(result.reference.top1Agreement)}</dd></div>
