@@ -2,6 +2,7 @@
 import { act, cleanup, fireEvent, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { renderWorkbench } from './test-support/render-workbench.js';
+import { FAKE_HUGE_FOLDER } from './test-support/fake-workbench-api.js';
 
 vi.mock('./charts/echarts-core.js', async () => {
   const { recordingChart } = await import('./test-support/chart-mock.js');
@@ -114,6 +115,25 @@ describe('the workbench window', () => {
     await view.settle();
     fireEvent.keyDown(screen.getByTestId('folder-browser'), { key: 'Escape' });
     expect(screen.queryByTestId('folder-browser')).toBeNull();
+  });
+
+  it('lists a huge folder a page at a time, saying how far it got (issue 24: 10,000 graphs in a folder)', async () => {
+    const view = await renderWorkbench();
+    fireEvent.click(screen.getByTestId('pick-folder'));
+    await view.settle();
+    await act(async () => view.controller.browseFolder(FAKE_HUGE_FOLDER));
+    await view.settle();
+    expect(screen.getAllByTestId('folder-entry')).toHaveLength(2000);
+    expect(screen.getByTestId('folder-progress').textContent).toBe('Listed 2,000 of 2,500 entries. List more');
+    fireEvent.click(screen.getByTestId('folder-more'));
+    await view.settle();
+    const names = screen.getAllByTestId('folder-entry').map((entry) => entry.dataset['name']);
+    expect(names).toHaveLength(2500);
+    expect(names.at(-1)).toBe('model_2500.onnx');
+    expect(new Set(names).size).toBe(2500);
+    // all listed: no progress line, nothing more to ask for
+    expect(screen.queryByTestId('folder-progress')).toBeNull();
+    expect(screen.queryByTestId('folder-more')).toBeNull();
   });
 
   it('estimates the cache at a chosen context length', async () => {

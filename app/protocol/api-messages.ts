@@ -37,7 +37,7 @@ export type ApiRequest =
     readonly sequenceLengths?: readonly number[];
   }
   | { readonly type: 'check-run'; readonly id: RequestId; readonly settings: RunSettings }
-  | { readonly type: 'list-folder'; readonly id: RequestId; readonly path: string | null }
+  | { readonly type: 'list-folder'; readonly id: RequestId; readonly path: string | null; readonly offset?: number }
   | { readonly type: 'start-run'; readonly id: RequestId; readonly settings: RunSettings }
   /** the explicit cancel variant: stops run `runId` at its next step (its events end with `run-done`, stopReason `cancelled`) */
   | { readonly type: 'cancel-run'; readonly id: RequestId; readonly runId: string }

@@ -18,7 +18,7 @@ export interface KvscopeBridge {
   pickModelFolder(): Promise<BridgeReply<'pick-model-folder'>>;
   preflight(model: ModelSource, settings: QuantizedCacheSettings, options?: { sequenceLengths?: number[] }): Promise<BridgeReply<'preflight'>>;
   checkRun(settings: RunSettings): Promise<BridgeReply<'check-run'>>;
-  listFolder(path: string | null): Promise<BridgeReply<'list-folder'>>;
+  listFolder(path: string | null, offset?: number): Promise<BridgeReply<'list-folder'>>;
   /** The handlers are registered before the request goes out, so no event can arrive unrouted. */
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<BridgeReply<'start-run'>>;
   cancelRun(runId: string): Promise<BridgeReply<'cancel-run'>>;

@@ -94,7 +94,7 @@ export function parseApiRequest(value: unknown): ApiRequest {
       case 'check-run':
         return { type, id, settings: fields.get('settings', readRunSettings) };
       case 'list-folder':
-        return { type, id, path: fields.get('path', nullableReader(readPath)) };
+        return { type, id, path: fields.get('path', nullableReader(readPath)), ...withOptional('offset', fields.optional('offset', readCount)) };
       case 'cancel-run':
       case 'load-run':
       case 'delete-run':

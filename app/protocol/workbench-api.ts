@@ -33,8 +33,11 @@ export interface WorkbenchApi {
    * prompt: the refusal says why.
    */
   checkRun(settings: RunSettings): Promise<RunCheck>;
-  /** One folder of the host's file system for the model browser (null: start at home); folders and model files only. */
-  listFolder(path: string | null): Promise<FolderListing>;
+  /**
+   * One folder of the host's file system for the model browser (null: start at home); folders and
+   * model files only, a page of them from `offset` (default 0: the first page).
+   */
+  listFolder(path: string | null, offset?: number): Promise<FolderListing>;
   /** Starts a run in the generation worker; events arrive through `handlers` until `done` or `error`. */
   startRun(settings: RunSettings, handlers: RunEventHandlers): Promise<RunTicket>;
   cancelRun(runId: string): Promise<void>;
@@ -80,8 +83,12 @@ export interface FolderListing {
   readonly entries: readonly FolderEntry[];
   /** where to start: home, then the folders of recent models */
   readonly places: readonly { readonly label: string; readonly path: string }[];
-  /** set when only part of the folder could be read (too many entries) */
+  /** set when entries follow this page (a huge folder): ask again with `offset + entries.length` */
   readonly truncated: boolean;
+  /** where `entries` start among all the folder's listed entries, in this order */
+  readonly offset: number;
+  /** entries the folder holds that the browser lists (every page together) */
+  readonly total: number;
 }
 
 export interface FolderEntry {

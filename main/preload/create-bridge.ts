@@ -86,7 +86,7 @@ export function createKvscopeBridge(ipc: BridgeIpc): BridgeParts {
     preflight: (model, settings, options) =>
       request({ type: 'preflight', model, settings, ...(options?.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {}) }),
     checkRun: (settings) => request({ type: 'check-run', settings }),
-    listFolder: (path) => request({ type: 'list-folder', path }),
+    listFolder: (path, offset) => request({ type: 'list-folder', path, ...(offset !== undefined ? { offset } : {}) }),
     startRun: (settings, handlers) => request({ type: 'start-run', settings }, handlers),
     cancelRun: (runId) => request({ type: 'cancel-run', runId }),
     listRuns: () => request({ type: 'list-runs' }),

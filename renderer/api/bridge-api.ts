@@ -16,7 +16,7 @@ export function createBridgeApi(bridge: KvscopeBridge): WorkbenchApi {
     pickModelFolder: () => unwrap(bridge.pickModelFolder()),
     preflight: (model, settings, options) => unwrap(bridge.preflight(model, settings, options)),
     checkRun: (settings) => unwrap(bridge.checkRun(settings)),
-    listFolder: (path) => unwrap(bridge.listFolder(path)),
+    listFolder: (path, offset) => unwrap(bridge.listFolder(path, offset)),
     startRun: (settings, handlers) => unwrap(bridge.startRun(settings, handlers)),
     cancelRun: async (runId) => void (await unwrap(bridge.cancelRun(runId))),
     listRuns: () => unwrap(bridge.listRuns()),

@@ -73,7 +73,7 @@ class WebSocketClient {
       preflight: (model, settings, options) =>
         this.call({ type: 'preflight', model, settings, ...(options?.sequenceLengths !== undefined ? { sequenceLengths: options.sequenceLengths } : {}) }),
       checkRun: (settings) => this.call({ type: 'check-run', settings }),
-      listFolder: (path) => this.call({ type: 'list-folder', path }),
+      listFolder: (path, offset) => this.call({ type: 'list-folder', path, ...(offset !== undefined ? { offset } : {}) }),
       startRun: (settings, handlers) => this.call({ type: 'start-run', settings }, handlers),
       cancelRun: async (runId) => void (await this.call({ type: 'cancel-run', runId })),
       listRuns: () => this.call({ type: 'list-runs' }),

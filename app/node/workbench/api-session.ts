@@ -70,7 +70,7 @@ export function createApiSession(backend: WorkbenchBackend, host: HostCapabiliti
       case 'check-run':
         return backend.checkRun(request.settings);
       case 'list-folder':
-        return backend.listFolder(request.path);
+        return backend.listFolder(request.path, request.offset);
       case 'start-run': {
         const ticket = backend.beginRun(request.settings, (runId) => runHandlers(request.id, runId));
         runs.add(ticket.runId);
