@@ -140,7 +140,7 @@ describe('the workbench window', () => {
     const view = await renderWorkbench();
     fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '1024' } });
     await view.settle();
-    // 8 layers × 493,568 B (see estimate/memory-what-if.test.ts) against 8 MiB of fp16
+    // 8 layers × 493,568 B (see app/accounting/memory-what-if.test.ts) against 8 MiB of fp16
     expect(screen.getByTestId('whatif-total').textContent).toBe('3.77 MiB');
     expect(screen.getByTestId('whatif-baseline').textContent).toBe('8.00 MiB');
     expect(screen.getByTestId('whatif-baseline-dtype').textContent).toBe('16.0 MiB');
