@@ -11,6 +11,7 @@ import type { PeakWhatIf } from '../app/accounting/peak-what-if.js';
 import { runChildJson, type ChildConditions } from './child-json.js';
 import type { GenerationJob, GenerationSample } from './generation-job.js';
 import type { CachePath, Checkpoint, MemoryJob, MemorySample, StepSample } from './in-graph-memory-job.js';
+import { median } from './statistics.js';
 
 /**
  * `npm run bench` rows for in-graph dequantization (issue: memory that is real), on synthetic-8b-kv
@@ -183,12 +184,6 @@ interface Baseline {
   readonly maxBytes: number;
   readonly transientBytes: number;
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Each path's baseline, measured once per bench run: the prefill and decode parts share it. */
 const baselines = new Map<CachePath, Promise<Baseline>>();

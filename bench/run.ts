@@ -5,6 +5,7 @@ import { benchEval } from './eval.js';
 import { benchStartLatency } from './start-latency.js';
 import { benchInGraphMemory } from './in-graph-memory.js';
 import { benchScale } from './scale.js';
+import { benchAccounting } from './accounting.js';
 import type { BenchRow } from './types.js';
 
 /**
@@ -29,6 +30,7 @@ import type { BenchRow } from './types.js';
  * a 2,048-token prefill ≤ the 16-token run + 1.5 GiB, the reference ≤ ¼ of llama.cpp's bytes per token.
  * Start latency (bench/start-latency.ts): Run to the first streamed step on stories260k with the warm
  * worker that opening the model loaded, < 1 s, next to a worker started for the run.
+ * Accounting (bench/accounting.ts): the memory what-if per edit at a 1M-token context < 5 ms.
  */
 interface Target { readonly label: string; readonly applies: (backend: string, row: BenchRow) => boolean; readonly check: (row: BenchRow) => number; readonly min: number }
 
@@ -65,7 +67,7 @@ function table(backend: string, rows: readonly BenchRow[]): { lines: string[]; m
  * Parts to run (`npm run bench -- generation eval`); all of them without arguments. The in-graph
  * part takes hours on a 2-core machine, so a shorter run names the others.
  */
-const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'eval', 'scale'] as const;
+const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'eval', 'scale', 'accounting'] as const;
 type Part = (typeof PARTS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((part) => !(PARTS as readonly string[]).includes(part));
@@ -93,6 +95,7 @@ const REPORTS: readonly (readonly [Part, string | null, () => Promise<{ readonly
   ['start', null, benchStartLatency],
   ['eval', 'eval bench: a few minutes; progress below', benchEval],
   ['scale', 'scale bench (synthetic-qwen2.5-0.5b, 2 GB of weights): a quarter of an hour on 2 cores; progress below', benchScale],
+  ['accounting', null, benchAccounting],
 ];
 for (const [part, progress, run] of REPORTS) {
   if (!runs(part)) continue;
