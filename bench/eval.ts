@@ -11,6 +11,7 @@ import { runEval } from '../app/node/lab/run-eval.js';
 import { ReferenceStore } from '../app/node/lab/reference-store.js';
 import { releaseCachedSessions } from '../app/node/ort/session-cache.js';
 import { ensureSyntheticModel } from '../app/node/synthetic/ensure-synthetic-model.js';
+import { median } from './statistics.js';
 
 /**
  * `kvscope eval` speed (issue 12's targets), measured in this process with the same warm session:
@@ -41,12 +42,6 @@ function settingsFor(model: string, quantization: QuantizedCacheSettings, maxWin
     text: { name: DEFAULT_TEXT_NAME, content: defaultEvalText() }, windows: { ...defaultWindowSettings(), maxWindows },
   };
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 const relative = (a: number, b: number): number => (a === b ? 0 : Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b)));
 

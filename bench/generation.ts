@@ -7,6 +7,7 @@ import { sharedDir } from '../app/node/golden.js';
 import { ensureSyntheticModel } from '../app/node/synthetic/ensure-synthetic-model.js';
 import { runChildJson } from './child-json.js';
 import type { GenerationJob, GenerationSample } from './generation-job.js';
+import { median } from './statistics.js';
 
 /**
  * Generation speed and memory, measured like ../shared/reference/generation-speed.md measures its
@@ -103,12 +104,6 @@ function quantizedCase(synthetic: string, context: number): Case {
       { name: 'hqq int4 axis 1/1 g64 R128', job: { ...job, engine: 'kvscope-quantized', quantization: HQQ_AXIS1 } },
     ],
   };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Runs every case: variants alternate process by process, round after round. Progress on stderr. */

@@ -9,6 +9,7 @@ import { normalSamples } from '../app/quant/hqq/normal-samples.js';
 import { kvTensor } from '../app/tensor/kv-tensor.js';
 import type { KvShape } from '../app/tensor/kv-tensor.js';
 import type { BenchRow } from './types.js';
+import { median } from './statistics.js';
 
 /**
  * Throughput of the HQQ port on the reference workload of ../shared/golden/throughput.json: a
@@ -63,12 +64,6 @@ function referenceFigures(): Map<string, { quantize: number; dequantize: number 
     });
   }
   return figures;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function seconds(run: () => unknown): number {

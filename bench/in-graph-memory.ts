@@ -6,11 +6,12 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../app/cache/cache-config.js';
 import { GRAPH_LAYERS_IN_FLIGHT } from '../app/cache/kv-peak.js';
 import { readModelFiles } from '../app/node/model/open-model.js';
 import { resolveModelPath } from '../app/node/run-generation.js';
-import { estimateKvPeaks } from '../renderer/estimate/peak-what-if.js';
-import type { PeakWhatIf } from '../renderer/estimate/peak-what-if.js';
+import { estimateKvPeaks } from '../app/accounting/peak-what-if.js';
+import type { PeakWhatIf } from '../app/accounting/peak-what-if.js';
 import { runChildJson, type ChildConditions } from './child-json.js';
 import type { GenerationJob, GenerationSample } from './generation-job.js';
 import type { CachePath, Checkpoint, MemoryJob, MemorySample, StepSample } from './in-graph-memory-job.js';
+import { median } from './statistics.js';
 
 /**
  * `npm run bench` rows for in-graph dequantization (issue: memory that is real), on synthetic-8b-kv
@@ -27,7 +28,7 @@ import type { CachePath, Checkpoint, MemoryJob, MemorySample, StepSample } from 
  *   4,096 tokens (host: 2,048), the peak recorded as the context passes 1,024, 2,048 and 4,096 (the peak of a run
  *   that stopped there: the same steps), minus the same command's peak after 16 new tokens: the
  *   KV-attributable peak. Next to it the cache's own accounting and the what-if's prediction
- *   (renderer/estimate/peak-what-if.ts). Targets: graph ≥ 4× lower than dynamic at 2k and 4k; the
+ *   (app/accounting/peak-what-if.ts). Targets: graph ≥ 4× lower than dynamic at 2k and 4k; the
  *   prediction, less the baseline's load transient, within 10% of the measurement. The same runs give, for a memory cap, the longest context
  *   each path reaches under it (ru_maxrss recorded every 32 steps). Long: 54 minutes for all three with
  *   `--concurrent` on an idle 2-core machine, hours under other load.
@@ -183,12 +184,6 @@ interface Baseline {
   readonly maxBytes: number;
   readonly transientBytes: number;
 }
-
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Each path's baseline, measured once per bench run: the prefill and decode parts share it. */
 const baselines = new Map<CachePath, Promise<Baseline>>();

@@ -5,6 +5,7 @@ import { quantoQuantizer } from '../app/quant/quanto/quanto.js';
 import { normalTensor } from '../app/quant/quanto/test-support/random.js';
 import { kvTensor, type KvShape } from '../app/tensor/kv-tensor.js';
 import type { BenchRow } from './types.js';
+import { median } from './statistics.js';
 
 /**
  * Throughput of the quanto port on the reference workload of ../shared/golden/throughput.json:
@@ -51,12 +52,6 @@ function referenceFigures(): Map<string, { quantize: number; dequantize: number 
 
 function configName(nbits: number, axis: number, groupSize: number): string {
   return `quanto int${nbits} axis ${axis} g${groupSize}`;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 export async function benchQuanto(): Promise<BenchRow[]> {

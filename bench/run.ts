@@ -7,6 +7,7 @@ import { benchInGraphMemory } from './in-graph-memory.js';
 import { benchScale } from './scale.js';
 import { benchCharts } from './charts.js';
 import { benchWarmChanges } from './warm-changes.js';
+import { benchAccounting } from './accounting.js';
 import type { BenchRow } from './types.js';
 
 /**
@@ -35,6 +36,7 @@ import type { BenchRow } from './types.js';
  * Chart speed (bench/charts.ts, `npm run bench -- charts`): the live dashboard in Chromium while
  * 10,000 steps × 32 layers with the reference lane stream in: fps median ≥ 55, no frame over 50 ms,
  * the stream taken in within 1.25× its length.
+ * Accounting (bench/accounting.ts): the memory what-if per edit at a 1M-token context < 5 ms.
  */
 interface Target { readonly label: string; readonly applies: (backend: string, row: BenchRow) => boolean; readonly check: (row: BenchRow) => number; readonly min: number }
 
@@ -71,7 +73,7 @@ function table(backend: string, rows: readonly BenchRow[]): { lines: string[]; m
  * Parts to run (`npm run bench -- generation eval`); all of them without arguments. The in-graph
  * part takes hours on a 2-core machine, so a shorter run names the others.
  */
-const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'warm', 'eval', 'scale', 'charts'] as const;
+const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'warm', 'eval', 'scale', 'charts', 'accounting'] as const;
 type Part = (typeof PARTS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((part) => !(PARTS as readonly string[]).includes(part));
@@ -101,6 +103,7 @@ const REPORTS: readonly (readonly [Part, string | null, () => Promise<{ readonly
   ['eval', 'eval bench: a few minutes; progress below', benchEval],
   ['scale', 'scale bench (synthetic-qwen2.5-0.5b, 2 GB of weights): a quarter of an hour on 2 cores; progress below', benchScale],
   ['charts', 'chart speed bench: builds the fake-engine UI, then two runs in Chromium (about a minute)', benchCharts],
+  ['accounting', null, benchAccounting],
 ];
 for (const [part, progress, run] of REPORTS) {
   if (!runs(part)) continue;

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../app/cache/cache-config.js';
 import type { RunSettings } from '../app/engine/types.js';
 import { createWorkbenchBackend, type WorkbenchBackend } from '../app/node/workbench/workbench-backend.js';
+import { median } from './statistics.js';
 
 /**
  * Start latency: from Run to the first streamed step (what turns the workbench's "Starting…" into
@@ -35,11 +36,6 @@ function firstStepMs(backend: WorkbenchBackend): Promise<number> {
       onError: (error) => fail(new Error(`${error.code}: ${error.message}`)),
     });
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 export async function benchStartLatency(): Promise<{ lines: string[]; misses: string[] }> {

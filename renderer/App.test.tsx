@@ -2,6 +2,7 @@
 import { act, cleanup, fireEvent, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { renderWorkbench } from './test-support/render-workbench.js';
+import { FAKE_HUGE_FOLDER } from './test-support/fake-workbench-api.js';
 
 vi.mock('./charts/echarts-core.js', async () => {
   const { recordingChart } = await import('./test-support/chart-mock.js');
@@ -116,11 +117,30 @@ describe('the workbench window', () => {
     expect(screen.queryByTestId('folder-browser')).toBeNull();
   });
 
+  it('lists a huge folder a page at a time, saying how far it got (issue 24: 10,000 graphs in a folder)', async () => {
+    const view = await renderWorkbench();
+    fireEvent.click(screen.getByTestId('pick-folder'));
+    await view.settle();
+    await act(async () => view.controller.browseFolder(FAKE_HUGE_FOLDER));
+    await view.settle();
+    expect(screen.getAllByTestId('folder-entry')).toHaveLength(2000);
+    expect(screen.getByTestId('folder-progress').textContent).toBe('Listed 2,000 of 2,500 entries. List more');
+    fireEvent.click(screen.getByTestId('folder-more'));
+    await view.settle();
+    const names = screen.getAllByTestId('folder-entry').map((entry) => entry.dataset['name']);
+    expect(names).toHaveLength(2500);
+    expect(names.at(-1)).toBe('model_2500.onnx');
+    expect(new Set(names).size).toBe(2500);
+    // all listed: no progress line, nothing more to ask for
+    expect(screen.queryByTestId('folder-progress')).toBeNull();
+    expect(screen.queryByTestId('folder-more')).toBeNull();
+  });
+
   it('estimates the cache at a chosen context length', async () => {
     const view = await renderWorkbench();
     fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '1024' } });
     await view.settle();
-    // 8 layers × 493,568 B (see estimate/memory-what-if.test.ts) against 8 MiB of fp16
+    // 8 layers × 493,568 B (see app/accounting/memory-what-if.test.ts) against 8 MiB of fp16
     expect(screen.getByTestId('whatif-total').textContent).toBe('3.77 MiB');
     expect(screen.getByTestId('whatif-baseline').textContent).toBe('8.00 MiB');
     expect(screen.getByTestId('whatif-baseline-dtype').textContent).toBe('16.0 MiB');

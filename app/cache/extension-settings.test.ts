@@ -73,4 +73,14 @@ describe('layer maps in KVTuner\'s preset format', () => {
     expect(() => parseLayerMap('0: {nbits_key: 4, nbits_value: 4, group: 2}\n', 'a.yaml')).toThrow(/a.yaml, layer 0: unknown field "group"/);
     expect(() => parseLayerMap('0: half\n', 'a.yaml')).toThrow(/expected \{nbits_key: N, nbits_value: N\} or full, got "half"/);
   });
+
+  it('refuses a map nested deeper than 64 flow collections before the YAML parser (issue 24), counting no bracket in quotes or comments', () => {
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    expect(() => parseLayerMap(deep, 'deep.yaml')).toThrow(/^deep\.yaml is not valid YAML or JSON: it nests deeper than any layer map does\./);
+    expect(() => parseLayerMap(`${'['.repeat(65)}${']'.repeat(65)}`, 'd.yaml')).toThrow(/nests deeper than any layer map does/);
+    // brackets in a comment or a quoted key are no nesting: the map is read as written
+    const brackets = '['.repeat(100);
+    expect(parseLayerMap(`# ${brackets}\n"0": {nbits_key: 4, nbits_value: 2} # ${brackets}\n'1': full\n`, 'c.yaml'))
+      .toEqual(parseLayerMap('0: {nbits_key: 4, nbits_value: 2}\n1: full\n', 'plain.yaml'));
+  });
 });

@@ -1,7 +1,7 @@
 import { quantizedByteSize, type QuantizedTensor } from '../quant/types.js';
 import { bytesPerElement } from '../tensor/kv-tensor.js';
 import { slabCount, type KvPairGeometry } from './kv-geometry.js';
-import { layerMemory, type LayerMemory } from './layer-memory.js';
+import { layerMemory, type LayerMemory, type StoreBytes } from './layer-memory.js';
 import type { SideCodec } from './side-codec.js';
 
 /**
@@ -24,8 +24,8 @@ export interface OneSideMemoryParts {
   readonly geometry: KvPairGeometry;
   /** the quantized side */
   readonly quantized: 'key' | 'value';
-  /** its store (null before a quantize call) */
-  readonly store: QuantizedTensor | null;
+  /** its store's bytes (null before a quantize call): `storeBytesOf` a real store, or the what-if's arithmetic */
+  readonly store: StoreBytes | null;
   /** tokens its store covers, and its residual */
   readonly quantizedTokens: number;
   readonly residualTokens: number;
@@ -36,13 +36,18 @@ export interface OneSideMemoryParts {
  * A layer with one side quantized and the other in full precision: the quantized side's codes and
  * scale/zero, its residual in T, and the other side's whole history in T (B·H·tokens·D·bytes(T)).
  */
+/** A real store's bytes, as layerMemory counts them. */
+export function storeBytesOf(store: QuantizedTensor): StoreBytes {
+  return { codeBytes: store.packed.byteLength, metadataBytes: quantizedByteSize(store) - store.packed.byteLength };
+}
+
 export function oneSideMemory(parts: OneSideMemoryParts): LayerMemory {
   const { geometry, store, quantizedTokens, residualTokens } = parts;
   const tokens = quantizedTokens + residualTokens;
   const quantizedWidth = geometry[parts.quantized].headDim;
   const exactWidth = geometry[parts.quantized === 'key' ? 'value' : 'key'].headDim;
-  const storeBytes = store === null ? 0 : quantizedByteSize(store);
-  const codeBytes = store === null ? 0 : store.packed.byteLength;
+  const codeBytes = store?.codeBytes ?? 0;
+  const storeBytes = codeBytes + (store?.metadataBytes ?? 0);
   const fullPrecisionBytes = slabCount(geometry.key) * (quantizedWidth * residualTokens + exactWidth * tokens) * bytesPerElement(geometry.key.dtype);
   const counts = layerMemory({ geometry, quantizedTokens, fullPrecisionTokens: residualTokens, stores: [], workingBytes: parts.workingBytes });
   return { ...counts, codeBytes, metadataBytes: storeBytes - codeBytes, fullPrecisionBytes, totalBytes: storeBytes + fullPrecisionBytes };

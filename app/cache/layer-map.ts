@@ -30,6 +30,31 @@ export function parseLayerMap(text: string, sourceName: string): LayerMap {
   return entries.sort((a, b) => a.layer - b.layer);
 }
 
+/** Flow collections (`[`, `{`) a layer map nests: two (`{0: {nbits_key: 4}}`); anything near this is no layer map. */
+const MAX_FLOW_DEPTH = 64;
+
+/**
+ * Whether `[`/`{` nest deeper than `limit`, in one pass: brackets inside quoted scalars and comments
+ * do not count.
+ */
+function flowDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") {
+      // a double-quoted scalar escapes with a backslash, a single-quoted one by doubling the quote
+      for (i++; i < text.length && text[i] !== c; i++) if (c === '"' && text[i] === '\\') i++;
+    } else if (c === '#' && (i === 0 || /\s/.test(text[i - 1]!))) {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '[' || c === '{') {
+      if (++depth > limit) return true;
+    } else if ((c === ']' || c === '}') && depth > 0) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 /**
  * The file's value. The `yaml` package would print a YAMLWarning on the terminal for a tag it does not
  * know (`!!js/function`, `!!python/object`: PyYAML's and js-yaml's unsafe types) and read the text as a
@@ -37,6 +62,8 @@ export function parseLayerMap(text: string, sourceName: string): LayerMap {
  */
 function readDocument(text: string, sourceName: string): unknown {
   const what = 'A layer map maps layer indices to {nbits_key, nbits_value} or full.';
+  // Refused before the parser: it takes seconds (and its stack) on a map nested 200,000 deep.
+  if (flowDepthExceeds(text, MAX_FLOW_DEPTH)) throw new LayerMapError(`${sourceName} is not valid YAML or JSON: it nests deeper than any layer map does. ${what}`);
   let parsed;
   try {
     parsed = parseDocument(text, { logLevel: 'silent' });

@@ -84,12 +84,22 @@ export const EMPTY_LAYER_MEMORY: LayerMemory = {
   fullPrecisionBytes: 0, totalBytes: 0, fp16BaselineBytes: 0, fp32BaselineBytes: 0, workingBytes: 0,
 };
 
+/** One quantized store's bytes, counted without the store (app/accounting/store-bytes.ts computes them by arithmetic). */
+export interface StoreBytes {
+  /** the packed codes */
+  readonly codeBytes: number;
+  /** scale and zero (quanto: scale, shift) of every group, each in the model dtype T */
+  readonly metadataBytes: number;
+}
+
 export interface LayerMemoryParts {
   readonly geometry: KvPairGeometry;
   readonly quantizedTokens: number;
   readonly fullPrecisionTokens: number;
   /** the key and value stores, absent for a dynamic layer */
   readonly stores: readonly QuantizedTensor[];
+  /** stores given by their bytes alone (the what-if's arithmetic), counted as `stores` are */
+  readonly storeBytes?: readonly StoreBytes[];
   readonly workingBytes: number;
   /** the extensions' sink rows (per side) and outliers; sink tokens join fullPrecisionTokens */
   readonly extensions?: ExtensionMemory;
@@ -107,6 +117,10 @@ export function layerMemory(parts: LayerMemoryParts): LayerMemory {
   for (const store of parts.stores) {
     codeBytes += store.packed.byteLength;
     metadataBytes += quantizedByteSize(store) - store.packed.byteLength;
+  }
+  for (const store of parts.storeBytes ?? []) {
+    codeBytes += store.codeBytes;
+    metadataBytes += store.metadataBytes;
   }
   const fullPrecisionBytes = valuesPerToken * fullPrecisionTokens * bytesPerElement(key.dtype) + (extensions?.outlierValueBytes ?? 0);
   const valueCount = valuesPerToken * tokens;

@@ -6,7 +6,7 @@ import type { CacheLayer, KvConcatenation, KvPair } from './cache-layer.js';
 import { shouldFlush } from './flush-schedule.js';
 import { checkUpdate, geometryOf, type KvPairGeometry } from './kv-geometry.js';
 import { extensionMemory } from './extension-memory.js';
-import { oneSideMemory } from './full-precision-side.js';
+import { oneSideMemory, storeBytesOf } from './full-precision-side.js';
 import { EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from './layer-memory.js';
 import { QuantizedHistory } from './quantized-history.js';
 import { sideCodec, type LayerQuantization } from './quantization-plan.js';
@@ -137,7 +137,7 @@ export class QuantizedLayer implements CacheLayer {
       // One side in full precision (the cache plan's `full` side): its rows are not sink rows of an extension.
       const quantized = fullKey ? state.values : state.keys;
       return oneSideMemory({
-        geometry: state.geometry, quantized: fullKey ? 'value' : 'key', store: quantized.store,
+        geometry: state.geometry, quantized: fullKey ? 'value' : 'key', store: quantized.store === null ? null : storeBytesOf(quantized.store),
         quantizedTokens: quantized.storeTokens, residualTokens: this.#residualTokens,
         workingBytes: state.keys.workingBytes + state.values.workingBytes,
       });

@@ -11,6 +11,9 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type LayerPolicy, type QuantizedCache
 import { activeExtensions, EXTENSIONS_HEADING } from '../cache/active-extensions.js';
 import { formatLayerMap, layerMapFormatOf, resolvedLayerMap } from '../cache/layer-map.js';
 import { encodeUtf8 } from '../record/utf8.js';
+import { formatWhatIfTable, whatIfLines, type WhatIfLine } from '../accounting/what-if-table.js';
+import { MAX_WHAT_IF_CONTEXT } from '../accounting/memory-what-if.js';
+import type { KvDtype } from '../tensor/kv-tensor.js';
 import { formatBytes } from './byte-size.js';
 import { targetsFromOptions } from './eval-options.js';
 import { extensionsFromOptions } from './extension-options.js';
@@ -67,9 +70,10 @@ export async function runPreflightCommand(options: RawOptions, io: CliIo, runtim
   const layerMapOut = optionalString(options, 'write-layer-map');
   if (layerMapOut !== undefined) writeLayerMap(io, layerMapOut, config, settings);
   const modelDiagnostics = check?.diagnostics ?? [];
+  const whatIf = whatIfOption(options, config, settings);
   io.stdout(options['json'] === true
-    ? JSON.stringify(preflightJson(result, check ?? undefined)) + '\n'
-    : formatPreflight(config, settings, result, check));
+    ? JSON.stringify({ ...preflightJson(result, check ?? undefined), ...(whatIf !== null ? { whatIf: whatIf.lines.map((line) => ({ ...line, kvDtype: whatIf.kvDtype })) } : {}) }) + '\n'
+    : formatPreflight(config, settings, result, check) + (whatIf !== null ? ['', ...formatWhatIfTable(whatIf.lines, whatIf.kvDtype, formatBytes)].join('\n') + '\n' : ''));
   const modelErrors = modelDiagnostics.filter((d) => d.severity === 'error');
   if (!result.ok || modelErrors.some((d) => !INPUT_PROBLEMS.has(d.code))) return ExitCode.refused;
   return modelErrors.length > 0 ? ExitCode.badInput : ExitCode.ok;
@@ -159,6 +163,32 @@ function writeLayerMap(io: CliIo, path: string, config: ModelConfig, settings: Q
   const withCache = new Set(config.layers.layers.flatMap((layer, index) => (layer.hasKvCache ? [index] : [])));
   const map = resolvedLayerMap(settings, config.geometry.numLayers).filter((entry) => withCache.has(entry.layer));
   io.writeFileAtomic(path, encodeUtf8(formatLayerMap(map, layerMapFormatOf(path))));
+}
+
+const KV_DTYPES: readonly KvDtype[] = ['float16', 'float32'];
+
+/**
+ * `--context N[,N…]` (with `--prompt-tokens`, `--kv-dtype`): the memory what-if at each length, from
+ * app/accounting (the run panel's arithmetic). Null without --context; the other two alone are refused.
+ */
+function whatIfOption(options: RawOptions, config: ModelConfig, settings: QuantizedCacheSettings): { lines: WhatIfLine[]; kvDtype: KvDtype } | null {
+  const text = optionalString(options, 'context');
+  if (text === undefined) {
+    const stray = ['prompt-tokens', 'kv-dtype'].find((name) => options[name] !== undefined);
+    if (stray !== undefined) throw new UsageError(`--${stray} sets the memory what-if, which --context asks for; add --context N[,N…] (tokens).`);
+    return null;
+  }
+  const parts = text.split(',').map((s) => s.trim());
+  if (parts.some((p) => !/^\d+$/.test(p) || Number(p) < 1 || Number(p) > MAX_WHAT_IF_CONTEXT)) {
+    throw new UsageError(`--context must be context lengths in tokens from 1 to ${MAX_WHAT_IF_CONTEXT} (1M), separated by commas; got ${JSON.stringify(text.slice(0, 200))}.`);
+  }
+  const contexts = parts.map(Number);
+  const promptTokens = integerOption(options, 'prompt-tokens', Math.min(...contexts));
+  if (promptTokens < 1 || promptTokens > Math.min(...contexts)) {
+    throw new UsageError(`--prompt-tokens must be from 1 to the shortest --context (${Math.min(...contexts)}); got ${promptTokens}.`);
+  }
+  const kvDtype = choiceOption(options, 'kv-dtype', KV_DTYPES, 'float16');
+  return { lines: whatIfLines(config, settings, kvDtype, promptTokens, contexts), kvDtype };
 }
 
 function sequenceLengthsOption(text: string | undefined): number[] | undefined {

@@ -1,5 +1,5 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { flushSchedule } from '../cache/flush-schedule.js';
+import { flushState } from '../accounting/flush-state.js';
 import type { ModelConfig } from '../config/model-config.js';
 import { inGraphSettingsReason } from '../engine/in-graph-run.js';
 import type { CacheMode, DequantizePath } from '../engine/types.js';
@@ -86,7 +86,8 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
   const writeOnce = usesRuntimeFormat(run.quantization);
   const failure = writeOnce ? null : firstFailingQuantizeInRun(config.geometry, run.quantization, promptTokens, decodeSteps, 1, quantizedLayers(preflight));
   const period = writeOnce ? null : flushPeriod(run.quantization.residualLength);
-  const flushes = period === null ? 0 : flushSchedule(promptTokens, run.quantization.residualLength, decodeSteps, 1).flushSteps.length;
+  // closed form: the step-by-step schedule built a row per decode step (a million at a 1M-token what-if)
+  const flushes = period === null ? 0 : flushState(promptTokens, run.quantization.residualLength, decodeSteps).flushes;
   const firstError = preflight.diagnostics.find((d) => d.severity === 'error');
   const refusal = firstError !== undefined ? refusalOf(firstError) : failure !== null ? flushRefusal(failure, run.maxNewTokens) : graphRefusal(config, run, preflight);
   return {

@@ -63,8 +63,13 @@ export const WORKBENCH_METHODS = {
    * prompt: the refusal says why.
    */
   checkRun: method({ type: 'check-run', params: objectSchema({ settings: runSettingsSchema }), args: ['settings'], returns: returns<RunCheck>() }),
-  /** One folder of the host's file system for the model browser (null: start at home); folders and model files only. */
-  listFolder: method({ type: 'list-folder', params: objectSchema({ path: pathSchema.nullable() }), args: ['path'], returns: returns<FolderListing>() }),
+  /**
+   * One folder of the host's file system for the model browser (null: start at home); folders and
+   * model files only, a page of them from `offset` (default 0: the first page).
+   */
+  listFolder: method({
+    type: 'list-folder', params: objectSchema({ path: pathSchema.nullable(), offset: integerSchema(0).optional() }), args: ['path', 'offset?'], returns: returns<FolderListing>(),
+  }),
   /** Starts a run in the generation worker; events arrive through `handlers` until `done` or `error`. */
   startRun: method({ type: 'start-run', params: objectSchema({ settings: runSettingsSchema }), args: ['settings'], returns: returns<RunTicket>(), stream: 'run' }),
   /** the explicit cancel: stops the run at its next step (its events end with `run-done`, stopReason `cancelled`) */

@@ -10,6 +10,8 @@ describe('parseApiRequest', () => {
       .toMatchObject({ type: 'preflight', sequenceLengths: [0, 7] });
     expect(parseApiRequest({ type: 'list-folder', id: 2, path: null })).toEqual({ type: 'list-folder', id: 2, path: null });
     expect(parseApiRequest({ type: 'list-folder', id: 2, path: '/home' })).toEqual({ type: 'list-folder', id: 2, path: '/home' });
+    // the next page of a huge folder
+    expect(parseApiRequest({ type: 'list-folder', id: 2, path: '/home', offset: 2000 })).toEqual({ type: 'list-folder', id: 2, path: '/home', offset: 2000 });
     const settings = {
       model: 'synthetic', executionProvider: 'cpu', cacheMode: 'quantized', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS, prompt: 'p', padPromptTo: 8,
       maxNewTokens: 4, sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 }, reference: false,
@@ -26,6 +28,8 @@ describe('parseApiRequest', () => {
       [{ type: 'export-run', id: 5, runId: 'a', format: 'xlsx' }, 5, /format: expected one of json, csv, raw/],
       [{ type: 'eval', id: 6 }, 6, /Unsupported request type "eval"/],
       [{ type: 'list-folder', id: 7, path: '' }, 7, /path: expected a non-empty path/],
+      [{ type: 'list-folder', id: 8, path: '/home', offset: -1 }, 8, /offset/],
+      [{ type: 'list-folder', id: 9, path: '/home', offset: 1.5 }, 9, /offset/],
     ];
     for (const [value, id, message] of cases) {
       const error = (() => {

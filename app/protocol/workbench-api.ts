@@ -52,8 +52,12 @@ export interface FolderListing {
   readonly entries: readonly FolderEntry[];
   /** where to start: home, then the folders of recent models */
   readonly places: readonly { readonly label: string; readonly path: string }[];
-  /** set when only part of the folder could be read (too many entries) */
+  /** set when entries follow this page (a huge folder): ask again with `offset + entries.length` */
   readonly truncated: boolean;
+  /** where `entries` start among all the folder's listed entries, in this order */
+  readonly offset: number;
+  /** entries the folder holds that the browser lists (every page together) */
+  readonly total: number;
 }
 
 export interface FolderEntry {

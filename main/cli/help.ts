@@ -262,9 +262,15 @@ Options (defaults are transformers' QuantizedCache defaults):
   --batch N                    batch size for those checks (default 1)
   --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
   --quantize-layers L,L|all    the lab's targets, as eval takes them (kvscope extension): the plan
-  --quantize-parts key|value|both  they make (other layers and sides full) is checked and written
+  --quantize-parts key|value|both  they make (other layers and sides full) is checked, and
+                               --write-layer-map writes it
+  --context N[,N...]           the memory what-if: the KV bytes the quantized cache would hold at each
+                               context length (up to 1048576), next to a full-precision cache, with
+                               bits/value and flushes (the workbench's arithmetic, app/accounting)
+  --prompt-tokens N            the what-if's prompt, quantized at prefill (default: the shortest --context)
+  --kv-dtype float16|float32   the what-if's K/V dtype, the graph's (default float16)
   --json                       print {"ok", "layerTypes", "diagnostics": [{"code", "severity", "message", "layers"}]},
-                               plus "layout" for a folder or graph
+                               plus "layout" for a folder or graph, and "whatIf" with --context
 
 ${EXTENSION_OPTIONS}
 Exit codes: 0 a run could start, 2 refused (by transformers' verdict or the graph checks), 1 bad input.

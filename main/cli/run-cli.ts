@@ -56,6 +56,9 @@ const COMMANDS: Record<string, {
       'quantize-layers': { type: 'string' },
       'quantize-parts': { type: 'string' },
       'pad-prompt-to': { type: 'string' },
+      context: { type: 'string' },
+      'prompt-tokens': { type: 'string' },
+      'kv-dtype': { type: 'string' },
       json: { type: 'boolean' },
     },
     // The model checks read a folder's graph header through app/node (imported on demand, like serve).

@@ -145,6 +145,18 @@ export class WorkbenchController {
     }
   }
 
+  /** The next page of a huge folder (the host lists 2,000 entries a page), added below those shown. */
+  async browseMoreOfFolder(): Promise<void> {
+    const listing = this.store.getState().folderBrowser.listing;
+    if (listing === null || !listing.truncated) return;
+    this.store.getState().folderBrowserLoading();
+    try {
+      this.store.getState().folderListed(await this.api.listFolder(listing.path, listing.offset + listing.entries.length));
+    } catch (error) {
+      this.store.getState().folderListingFailed(fromThrown(error, 'invalid-input', 'Choose another folder.'));
+    }
+  }
+
   closeFolderBrowser(): void {
     this.store.getState().folderBrowserClosed();
   }

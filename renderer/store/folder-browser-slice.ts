@@ -28,7 +28,13 @@ export const createFolderBrowserSlice: StateCreator<WorkbenchState, [], [], Fold
   folderBrowser: INITIAL_FOLDER_BROWSER,
   folderBrowserOpened: () => set((state) => ({ folderBrowser: { ...state.folderBrowser, open: true, error: null } })),
   folderBrowserLoading: () => set((state) => ({ folderBrowser: { ...state.folderBrowser, loading: true } })),
-  folderListed: (listing) => set((state) => ({ folderBrowser: { ...state.folderBrowser, loading: false, listing, error: null } })),
+  folderListed: (listing) => set((state) => ({ folderBrowser: { ...state.folderBrowser, loading: false, listing: merged(state.folderBrowser.listing, listing), error: null } })),
   folderListingFailed: (error) => set((state) => ({ folderBrowser: { ...state.folderBrowser, loading: false, error } })),
   folderBrowserClosed: () => set((state) => ({ folderBrowser: { ...state.folderBrowser, open: false, loading: false } })),
 });
+
+/** A later page of the folder on screen joins the entries already listed; any other listing replaces them. */
+function merged(shown: FolderListing | null, page: FolderListing): FolderListing {
+  if (shown === null || page.offset === 0 || shown.path !== page.path || shown.offset + shown.entries.length !== page.offset) return page;
+  return { ...page, offset: shown.offset, entries: [...shown.entries, ...page.entries] };
+}

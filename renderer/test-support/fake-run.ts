@@ -1,6 +1,6 @@
 import { inGraphSettingsReason } from '../../app/engine/in-graph-run.js';
 import { shouldFlush } from '../../app/cache/flush-schedule.js';
-import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
+import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory, type StoreBytes } from '../../app/cache/layer-memory.js';
 import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
 import { slidingWindowMemory, slidingWindows } from '../../app/cache/sliding-window-layer.js';
 import type { ModelConfig } from '../../app/config/model-config.js';
@@ -9,9 +9,8 @@ import { createPrng, type Prng } from '../../app/engine/prng.js';
 import type { DequantizePath, FlushMetrics, ReferenceStepMetrics, RunSettings, StepMetrics, StopReason } from '../../app/engine/types.js';
 import { modelInfo, type ModelDiagnostic } from '../../app/engine/model-diagnostic.js';
 import type { ErrorStats } from '../../app/quant/error-stats.js';
-import type { QuantizedTensor } from '../../app/quant/types.js';
 import type { KvDtype } from '../../app/tensor/kv-tensor.js';
-import { pairGeometry, storesOfShape } from '../estimate/memory-what-if.js';
+import { pairGeometry, storeBytesOfShape } from '../../app/accounting/memory-what-if.js';
 
 /** Words the fake "model" writes; one token each. */
 const WORDS = [
@@ -44,7 +43,7 @@ export class FakeRunSimulation {
   #storeTokens = 0;
   #residualTokens = 0;
   #residualIs4d = false;
-  #stores: { tokens: number; stores: QuantizedTensor[] } = { tokens: -1, stores: [] };
+  #stores: { tokens: number; stores: StoreBytes[] } = { tokens: -1, stores: [] };
   #eventsPerLayer: number[];
   readonly #flushCounts: number[];
   readonly #lastErrors: (LayerQuantizeError | null)[];
@@ -216,11 +215,11 @@ export class FakeRunSimulation {
   #layerMemory(): { quantized: LayerMemory; dynamic: LayerMemory } {
     const quantization = this.settings.quantization;
     if (this.#stores.tokens !== this.#storeTokens && this.#quantizedLayerCount > 0 && this.settings.cacheMode === 'quantized') {
-      this.#stores = { tokens: this.#storeTokens, stores: storesOfShape(quantization, this.#geometry, this.#storeTokens) };
+      this.#stores = { tokens: this.#storeTokens, stores: storeBytesOfShape(quantization, this.#geometry, this.#storeTokens) };
     }
     const workingBytes = this.#cumulative * this.#geometry.key.kvHeads * (this.#geometry.key.headDim + this.#geometry.value.headDim) * 4;
     return {
-      quantized: layerMemory({ geometry: this.#geometry, quantizedTokens: this.#storeTokens, fullPrecisionTokens: this.#residualTokens, stores: this.#stores.stores, workingBytes }),
+      quantized: layerMemory({ geometry: this.#geometry, quantizedTokens: this.#storeTokens, fullPrecisionTokens: this.#residualTokens, stores: [], storeBytes: this.#stores.stores, workingBytes }),
       dynamic: layerMemory({ geometry: this.#geometry, quantizedTokens: 0, fullPrecisionTokens: this.#cumulative, stores: [], workingBytes }),
     };
   }

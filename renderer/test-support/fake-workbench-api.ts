@@ -138,8 +138,8 @@ export function createFakeWorkbenchApi(options: FakeApiOptions = {}): FakeWorkbe
       const why = unavailable[settings.executionProvider];
       return why === undefined || !check.ok ? check : { ...check, ok: false, refusal: { message: why.reason, fix: why.fix ?? why.reason }, fixes: [] };
     },
-    async listFolder(path) {
-      return fakeFolder(path, recent);
+    async listFolder(path, offset) {
+      return fakeFolder(path, recent, offset);
     },
     async startRun(settings, handlers): Promise<RunTicket> {
       const runId = `fake-live-${++runCounter}`;
@@ -319,9 +319,10 @@ function sourceOf(model: string): ModelSource {
 }
 
 /** The fake host's file system: a home folder, and /fake/models holding the fake model folders. */
-function fakeFolder(path: string | null, recent: readonly ModelSource[]): FolderListing {
+function fakeFolder(path: string | null, recent: readonly ModelSource[], offset = 0): FolderListing {
   const home = '/home/researcher';
   const folder = (path ?? home).replace(/\/+$/, '') || '/';
+  if (folder === FAKE_HUGE_FOLDER) return fakeHugeFolder(offset, home);
   const tree: Readonly<Record<string, readonly string[]>> = {
     '/': ['fake', 'home'], '/home': ['researcher'], '/home/researcher': [], '/fake': ['models'], [FAKE_MODELS_ROOT]: FAKE_FOLDER_MODEL_NAMES,
   };
@@ -329,7 +330,7 @@ function fakeFolder(path: string | null, recent: readonly ModelSource[]): Folder
   const model = fakeModel({ kind: 'folder', path: folder });
   if (model !== null) {
     return {
-      path: folder, parent: FAKE_MODELS_ROOT, isModel: true, places, truncated: false,
+      path: folder, parent: FAKE_MODELS_ROOT, isModel: true, places, truncated: false, offset: 0, total: 1 + model.onnxFiles.length,
       entries: [{ name: 'config.json', path: `${folder}/config.json`, kind: 'config' }, ...model.onnxFiles.map((file) => ({ name: file, path: `${folder}/${file}`, kind: 'onnx' as const }))],
     };
   }
@@ -337,7 +338,7 @@ function fakeFolder(path: string | null, recent: readonly ModelSource[]): Folder
   if (children === undefined) throw Object.assign(new Error(`${folder} does not exist on the host.`), { code: 'invalid-input', fix: 'Go back up and choose a folder that exists.' });
   const parent = folder === '/' ? null : folder.slice(0, folder.lastIndexOf('/')) || '/';
   return {
-    path: folder, parent, isModel: false, places, truncated: false,
+    path: folder, parent, isModel: false, places, truncated: false, offset: 0, total: children.length,
     entries: children.map((name) => {
       const child = `${folder === '/' ? '' : folder}/${name}`;
       return { name, path: child, kind: folder === FAKE_MODELS_ROOT ? 'model' as const : 'folder' as const };
@@ -362,4 +363,22 @@ function unsimulated(): ClientOf<typeof WORKBENCH_METHODS> {
     };
   }
   return methods as unknown as ClientOf<typeof WORKBENCH_METHODS>;
+}
+
+/** A folder of 2,500 graphs, reachable by its path only: listed in pages of 2,000 as the host lists a huge folder (folder-listing.ts). */
+export const FAKE_HUGE_FOLDER = '/fake/huge-folder';
+const FAKE_HUGE_ENTRIES = 2500;
+const FAKE_PAGE_ENTRIES = 2000;
+
+function fakeHugeFolder(offset: number, home: string): FolderListing {
+  const start = Math.min(offset, FAKE_HUGE_ENTRIES);
+  const end = Math.min(start + FAKE_PAGE_ENTRIES, FAKE_HUGE_ENTRIES);
+  const entries = Array.from({ length: end - start }, (_, i) => {
+    const name = `model_${start + i + 1}.onnx`;
+    return { name, path: `${FAKE_HUGE_FOLDER}/${name}`, kind: 'onnx' as const };
+  });
+  return {
+    path: FAKE_HUGE_FOLDER, parent: '/fake', isModel: false, places: [{ label: 'Home', path: home }, { label: 'File system root', path: '/' }],
+    entries, truncated: end < FAKE_HUGE_ENTRIES, offset: start, total: FAKE_HUGE_ENTRIES,
+  };
 }

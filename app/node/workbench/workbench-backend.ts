@@ -153,8 +153,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     return this.checker.check(settings);
   }
 
-  async listFolder(path: string | null): Promise<FolderListing> {
-    return listFolder(path, this.recent.list(), this.options.homeDir);
+  async listFolder(path: string | null, offset?: number): Promise<FolderListing> {
+    return listFolder(path, this.recent.list(), this.options.homeDir, offset);
   }
 
   async openModel(given: ModelSource, onnxFile?: string): Promise<ModelSummary> {

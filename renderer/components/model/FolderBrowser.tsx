@@ -64,7 +64,12 @@ export function FolderBrowser(): ReactNode {
                 )}
               </li>
             ))}
-            {listing.truncated && <li className="muted">…more entries than can be listed; type the path into the Model folder field instead.</li>}
+            {listing.total > listing.entries.length && (
+              <li className="muted" data-testid="folder-progress">
+                Listed {(listing.offset + listing.entries.length).toLocaleString('en-US')} of {listing.total.toLocaleString('en-US')} entries.{' '}
+                {listing.truncated && <button type="button" className="link-button" disabled={loading} onClick={() => void controller.browseMoreOfFolder()} data-testid="folder-more">List more</button>}
+              </li>
+            )}
           </ul>
         )}
         <footer className="modal-footer">

@@ -2,7 +2,7 @@ import { useMemo, type ReactNode } from 'react';
 import type { QuantizedCacheSettings } from '../../../app/cache/cache-config.js';
 import type { ModelConfig } from '../../../app/config/model-config.js';
 import type { KvDtype } from '../../../app/tensor/kv-tensor.js';
-import { estimateKvPeaks } from '../../estimate/peak-what-if.js';
+import { estimateKvPeaks } from '../../../app/accounting/peak-what-if.js';
 import { formatBytes } from '../../format/units.js';
 
 interface PeakWhatIfProps {

@@ -1,7 +1,7 @@
 import { useDeferredValue, useMemo, useState, type CSSProperties, type ReactNode } from 'react';
 import { bitsPerValue } from '../../../app/cache/layer-memory.js';
-import { estimateKvMemory, type WhatIfResult } from '../../estimate/memory-what-if.js';
-import { whatIfVerdict, type WhatIfVerdict } from '../../estimate/what-if-verdict.js';
+import { estimateKvMemory, type WhatIfResult } from '../../../app/accounting/memory-what-if.js';
+import { whatIfVerdict, type WhatIfVerdict } from '../../../app/accounting/what-if-verdict.js';
 import { layerKindStyle } from '../../format/layer-kinds.js';
 import { compareToBaseline, formatBytes, significant } from '../../format/units.js';
 import { useServices, useWorkbench } from '../../services.js';
@@ -13,7 +13,7 @@ const PLAN_LABEL = { quantized: 'quantized', dynamic: 'full precision', none: 'n
 
 /**
  * The memory what-if: the cache's bytes at a chosen context length, per layer type, before running.
- * Same formulas as a run's figures (estimate/memory-what-if.ts reuses app/cache/layer-memory.ts).
+ * Same formulas as a run's figures (app/accounting/memory-what-if.ts reuses app/cache/layer-memory.ts).
  */
 export function WhatIfPanel(): ReactNode {
   const { store } = useServices();

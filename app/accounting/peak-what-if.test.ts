@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
-import { GRAPH_DECODE_ARENA_LAYERS, residualBufferRows } from '../../app/cache/kv-peak.js';
-import { fakeModel } from '../test-support/fake-models.js';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../cache/cache-config.js';
+import { GRAPH_DECODE_ARENA_LAYERS, residualBufferRows } from '../cache/kv-peak.js';
+import { fakeModel } from '../../renderer/test-support/fake-models.js';
 import { estimateKvPeaks } from './peak-what-if.js';
 
 const synthetic = fakeModel({ kind: 'synthetic' })!.config; // 8 layers, 4 KV heads × head_dim 64, float32

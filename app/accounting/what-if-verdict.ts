@@ -1,7 +1,7 @@
-import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import type { ModelConfig } from '../../app/config/model-config.js';
-import type { CacheMode } from '../../app/engine/types.js';
-import { checkRun } from '../../app/preflight/check-run.js';
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { ModelConfig } from '../config/model-config.js';
+import type { CacheMode } from '../engine/types.js';
+import { checkRun } from '../preflight/check-run.js';
 import { MAX_WHAT_IF_CONTEXT } from './memory-what-if.js';
 
 export interface WhatIfQuestion {

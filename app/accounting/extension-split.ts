@@ -1,9 +1,9 @@
-import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
-import { slabCount } from '../../app/cache/kv-geometry.js';
-import type { ExtensionMemory } from '../../app/cache/layer-memory.js';
-import { outlierBytes, outlierCount } from '../../app/quant/outliers.js';
-import { bytesPerElement } from '../../app/tensor/kv-tensor.js';
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import type { KvPairGeometry } from '../cache/kv-geometry.js';
+import { slabCount } from '../cache/kv-geometry.js';
+import type { ExtensionMemory } from '../cache/layer-memory.js';
+import { outlierBytes, outlierCount } from '../quant/outliers.js';
+import { bytesPerElement } from '../tensor/kv-tensor.js';
 
 /** How a quantized layer's last quantize call splits under the kvscope extensions' sink and outliers. */
 export interface ExtensionSplit {

@@ -1,5 +1,5 @@
-import { predictKvPeak, residualBufferRows, type KvPeak } from '../../app/cache/kv-peak.js';
-import { bytesPerElement } from '../../app/tensor/kv-tensor.js';
+import { predictKvPeak, residualBufferRows, type KvPeak } from '../cache/kv-peak.js';
+import { bytesPerElement } from '../tensor/kv-tensor.js';
 import { estimateKvMemory, type WhatIfInput } from './memory-what-if.js';
 
 /** The predicted KV-attributable peak of each way of running the cache (app/cache/kv-peak.ts). */

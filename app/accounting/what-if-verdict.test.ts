@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../app/cache/cache-config.js';
-import { fakeModel } from '../test-support/fake-models.js';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../cache/cache-config.js';
+import { fakeModel } from '../../renderer/test-support/fake-models.js';
 import { whatIfVerdict } from './what-if-verdict.js';
 
 const stories = fakeModel({ kind: 'folder', path: '/fake/models/stories260k' })!.config; // 512 positions, 4 KV heads × 8

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import { QuantizedLayer } from '../../app/cache/quantized-layer.js';
-import { quantizerFor } from '../../app/quant/registry.js';
-import { kvTensor } from '../../app/tensor/kv-tensor.js';
-import { fakeModel } from '../test-support/fake-models.js';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../cache/cache-config.js';
+import { QuantizedLayer } from '../cache/quantized-layer.js';
+import { quantizerFor } from '../quant/registry.js';
+import { kvTensor } from '../tensor/kv-tensor.js';
+import { fakeModel } from '../../renderer/test-support/fake-models.js';
 import { estimateKvMemory } from './memory-what-if.js';
 
 const synthetic = fakeModel({ kind: 'synthetic' })!.config; // 8 layers, 4 KV heads × head_dim 64, float32

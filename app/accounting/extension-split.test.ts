@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import { planLayerQuantization } from '../../app/cache/quantization-plan.js';
-import { QuantizedLayer } from '../../app/cache/quantized-layer.js';
-import { parseModelConfig } from '../../app/config/parse-model-config.js';
-import { quantizerFor } from '../../app/quant/registry.js';
-import { kvTensor } from '../../app/tensor/kv-tensor.js';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../cache/cache-config.js';
+import { planLayerQuantization } from '../cache/quantization-plan.js';
+import { QuantizedLayer } from '../cache/quantized-layer.js';
+import { parseModelConfig } from '../config/parse-model-config.js';
+import { quantizerFor } from '../quant/registry.js';
+import { kvTensor } from '../tensor/kv-tensor.js';
 import { estimateKvMemory } from './memory-what-if.js';
 
 /** The synthetic model's geometry: 8 layers, 4 KV heads, head_dim 64. */

@@ -1,30 +1,26 @@
-import type { QuantizedCacheSettings } from '../../app/cache/cache-config.js';
-import { layerBits } from '../../app/cache/cache-extensions.js';
-import { oneSideMemory } from '../../app/cache/full-precision-side.js';
-import { extensionSplit } from './extension-estimate.js';
-import { flushSchedule } from '../../app/cache/flush-schedule.js';
-import type { KvPairGeometry } from '../../app/cache/kv-geometry.js';
-import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory } from '../../app/cache/layer-memory.js';
-import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../../app/cache/layer-plan.js';
-import { slidingWindowMemory, slidingWindows } from '../../app/cache/sliding-window-layer.js';
-import type { ModelConfig } from '../../app/config/model-config.js';
-import type { CacheMode } from '../../app/engine/types.js';
-import { packedByteLength } from '../../app/quant/hqq/bitpack.js';
-import { paramShape } from '../../app/quant/hqq/grid.js';
-import { validateHqqParams } from '../../app/quant/hqq/validate.js';
-import { groupLayout, paramCount } from '../../app/quant/quanto/grouping.js';
-import { packedRowCount } from '../../app/quant/quanto/packing.js';
-import { validateQuantoParams } from '../../app/quant/quanto/params.js';
-import type { QuantParams, QuantizedTensor } from '../../app/quant/types.js';
-import type { KvDtype, KvShape } from '../../app/tensor/kv-tensor.js';
+import type { QuantizedCacheSettings } from '../cache/cache-config.js';
+import { layerBits, usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { oneSideMemory } from '../cache/full-precision-side.js';
+import type { KvPairGeometry } from '../cache/kv-geometry.js';
+import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory, type StoreBytes } from '../cache/layer-memory.js';
+import { planCacheLayers, planDynamicLayers, type CacheLayerPlan } from '../cache/layer-plan.js';
+import { slidingWindowMemory, slidingWindows } from '../cache/sliding-window-layer.js';
+import type { ModelConfig } from '../config/model-config.js';
+import type { CacheMode } from '../engine/types.js';
+import type { KvDtype } from '../tensor/kv-tensor.js';
+import { extensionSplit } from './extension-split.js';
+import { flushState } from './flush-state.js';
+import { runtimeFormatLayerMemory } from './runtime-format-bytes.js';
+import { storeBytes } from './store-bytes.js';
 
 /**
  * The memory what-if: what the cache would store at a chosen context length, per layer type, before
- * any run. Bytes come from app/cache/layer-memory.ts's `layerMemory` (the formula the engine reports
- * with), fed with stores whose code and scale/zero arrays have the sizes the backends' own layout
- * functions give (quanto `groupLayout` + `packedRowCount`, HQQ `validateHqqParams` + `packedByteLength`),
- * and with the store/residual split that app/cache/flush-schedule.ts predicts. No formula is repeated
- * here, so the estimate and a run's figures agree by construction.
+ * any run, by arithmetic alone (nothing allocated: a 1M-token context costs what a 1k one does).
+ * Bytes come from app/cache/layer-memory.ts's `layerMemory` (the formula the engine reports with),
+ * fed with each store's bytes from the backends' own layout functions (store-bytes.ts), the
+ * store/residual split of the §1.3 state machine (flush-state.ts), the extensions' share
+ * (extension-split.ts) and the runtime formats' rows (runtime-format-bytes.ts). The tests fill real
+ * caches to N tokens and compare byte for byte.
  */
 export interface WhatIfInput {
   readonly config: ModelConfig;
@@ -67,15 +63,21 @@ export interface WhatIfResult {
   readonly flushes: number;
 }
 
-/** Context lengths above this are refused: the what-if allocates the stores' (lazily zeroed) arrays. */
+/**
+ * Context lengths above this are refused: the longest context the what-if is asked about (1M tokens,
+ * where bench `accounting` times it); the arithmetic itself would hold far beyond.
+ */
 export const MAX_WHAT_IF_CONTEXT = 1 << 20;
 
 export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   const { config, settings } = input;
   const contextLength = clampInteger(input.contextLength, 1, MAX_WHAT_IF_CONTEXT);
   const promptTokens = clampInteger(input.promptTokens, 1, contextLength);
-  const schedule = flushSchedule(promptTokens, settings.residualLength, contextLength - promptTokens, 1);
-  const last = schedule.rows[schedule.rows.length - 1]!;
+  // A runtime's write-once format keeps every token in its bytes: no residual, no flush (write-once-layer.ts).
+  const runtimeFormat = usesRuntimeFormat(settings);
+  const last = runtimeFormat
+    ? { storeTokens: contextLength, residualTokens: 0, flushes: 0 }
+    : flushState(promptTokens, settings.residualLength, contextLength - promptTokens);
   const plans = layerPlans(config, input.cacheMode, settings);
   const geometry = pairGeometry(config, input.kvDtype);
 
@@ -128,7 +130,7 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
     fedBytes,
     quantizedTokens: quantizing ? last.storeTokens : 0,
     residualTokens: quantizing ? last.residualTokens : contextLength,
-    flushes: quantizing ? schedule.flushSteps.length : 0,
+    flushes: quantizing ? last.flushes : 0,
   };
 }
 
@@ -163,6 +165,10 @@ function planMemory(
     return { memory: layerMemory({ geometry, quantizedTokens: 0, fullPrecisionTokens: contextLength, stores: [], workingBytes: 0 }), error: null };
   }
   try {
+    const ext = settings.extensions;
+    if (ext?.kvFormatKey !== undefined && ext.kvFormatValue !== undefined) {
+      return { memory: runtimeFormatLayerMemory(ext.kvFormatKey, ext.kvFormatValue, geometry, storeTokens), error: null };
+    }
     const { denseTokens, extensions } = extensionSplit(settings, geometry, storeTokens);
     const { key, value } = bits;
     if (key === 'full' || value === 'full') {
@@ -170,12 +176,14 @@ function planMemory(
       const nbits = key === 'full' ? value : key;
       if (nbits === 'full') return planMemory('dynamic', geometry, settings, storeTokens, residualTokens, contextLength, bits);
       const quantized = key === 'full' ? 'value' : 'key';
-      const [store] = storesOfShape(settings, geometry, storeTokens, { key: nbits, value: nbits }).slice(quantized === 'key' ? 0 : 1);
+      const [store] = storeBytesOfShape(settings, geometry, storeTokens, { key: nbits, value: nbits }).slice(quantized === 'key' ? 0 : 1);
       return { memory: oneSideMemory({ geometry, quantized, store: store ?? null, quantizedTokens: storeTokens, residualTokens, workingBytes: 0 }), error: null };
     }
-    const stores = storesOfShape(settings, geometry, denseTokens, { key, value });
     return {
-      memory: layerMemory({ geometry, quantizedTokens: denseTokens, fullPrecisionTokens: residualTokens, stores, workingBytes: 0, ...(extensions !== undefined ? { extensions } : {}) }),
+      memory: layerMemory({
+        geometry, quantizedTokens: denseTokens, fullPrecisionTokens: residualTokens, stores: [], storeBytes: storeBytesOfShape(settings, geometry, denseTokens, { key, value }),
+        workingBytes: 0, ...(extensions !== undefined ? { extensions } : {}),
+      }),
       error: null,
     };
   } catch (error) {
@@ -183,50 +191,14 @@ function planMemory(
   }
 }
 
-/** The key and value stores a quantized layer holds for `tokens` quantized tokens (none for 0); `bits`: K and V bits (default nbits). */
-export function storesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number, bits?: { readonly key: number; readonly value: number }): QuantizedTensor[] {
+/** The key and value stores' bytes a quantized layer holds for `tokens` quantized tokens (none for 0); `bits`: K and V bits (default nbits). */
+export function storeBytesOfShape(settings: QuantizedCacheSettings, geometry: KvPairGeometry, tokens: number, bits?: { readonly key: number; readonly value: number }): StoreBytes[] {
   if (tokens === 0) return [];
-  const keyBits = bits?.key ?? settings.nbits;
-  const valueBits = bits?.value ?? settings.nbits;
+  const { key, value } = geometry;
   return [
-    storeOfShape({ ...settings, nbits: keyBits }, settings.axisKey, geometry.key.kvHeads, tokens, geometry.key.headDim, geometry.key.dtype),
-    storeOfShape({ ...settings, nbits: valueBits }, settings.axisValue, geometry.value.kvHeads, tokens, geometry.value.headDim, geometry.value.dtype),
+    storeBytes({ ...settings, nbits: bits?.key ?? settings.nbits }, settings.axisKey, key.kvHeads, tokens, key.headDim, key.dtype),
+    storeBytes({ ...settings, nbits: bits?.value ?? settings.nbits }, settings.axisValue, value.kvHeads, tokens, value.headDim, value.dtype),
   ];
-}
-
-/**
- * A store with the byte layout the backend would produce for a `[1, kvHeads, tokens, headDim]`
- * tensor: packed codes and scale/zero arrays of the library's sizes (their contents are not read).
- */
-function storeOfShape(settings: QuantizedCacheSettings, axis: number, kvHeads: number, tokens: number, headDim: number, dtype: KvDtype): QuantizedTensor {
-  const shape: KvShape = [1, kvHeads, tokens, headDim];
-  const params: QuantParams = { nbits: settings.nbits, axis, groupSize: settings.groupSize };
-  if (settings.backend === 'quanto') {
-    const checked = validateQuantoParams(params);
-    const layout = groupLayout(shape, checked.axis, checked.groupSize);
-    const groups = paramCount(layout);
-    return {
-      backend: 'quanto', params: checked, shape, dtype,
-      gridShape: [layout.rows, layout.cols],
-      // [ceil(rows / (8 / bits)), cols] bytes (quanto packing.ts)
-      packed: new Uint8Array(packedRowCount(layout.rows, checked.nbits) * layout.cols),
-      paramShape: layout.paramShape,
-      scale: new Float32Array(groups),
-      zero: new Float32Array(groups),
-    };
-  }
-  if (settings.backend === 'hqq') {
-    const grid = validateHqqParams(shape, params);
-    return {
-      backend: 'hqq', params, shape, dtype,
-      gridShape: [grid.rows, grid.cols],
-      packed: new Uint8Array(packedByteLength(grid.rows, grid.cols, params.nbits)),
-      paramShape: paramShape(grid),
-      scale: new Float32Array(grid.groups),
-      zero: new Float32Array(grid.groups),
-    };
-  }
-  throw new Error(`Unknown backend ${JSON.stringify(settings.backend)}: choose quanto or hqq.`);
 }
 
 function clampInteger(value: number, min: number, max: number): number {
