@@ -5,7 +5,7 @@ import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { KvRows } from '../cache/stored-parts.js';
 import { StoredQuantizedLayer } from '../cache/stored-quantized-layer.js';
-import { emptyStoreShapes, type InGraphKvIo, type InGraphSideIo } from '../onnx/rewrite/in-graph-spec.js';
+import { emptyStoreShapes, zeroInputOf, type InGraphKvIo, type InGraphSideIo } from '../onnx/rewrite/in-graph-spec.js';
 import type { QuantBackend, QuantParams, QuantizedTensor, Quantizer } from '../quant/types.js';
 import { float32ToHalfBitsInto } from '../tensor/float16-bits.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
@@ -253,7 +253,7 @@ export class GraphKvLane implements KvLane {
       : floatTensor(this.#dtype, [1, kvHeads, stored.residualTokens, headDim], stored.residual);
     feeds[s.io.codes] = codes;
     feeds[s.io.scale] = scale;
-    feeds[s.io.zero] = zero;
+    feeds[zeroInputOf(s.io)] = zero;
     feeds[s.io.residual] = residual;
     return codes.data.byteLength + scale.data.byteLength + zero.data.byteLength + residual.data.byteLength;
   }

@@ -3,6 +3,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '.
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import { planInGraph, unpackStrategyFor } from './in-graph-run.js';
+import { storeSideOf } from '../onnx/rewrite/in-graph-spec.js';
 
 function layer(i: number, kvHeads: number | string = 4): KvLayerIo {
   return {
@@ -44,7 +45,7 @@ describe('planInGraph: the rewrite\'s spec for a run, or why the graph path cann
     }, ['quantized', 'quantized', 'quantized', 'dynamic']);
     expect(planned.ok).toBe(true);
     if (!planned.ok) return;
-    expect(planned.spec.layers.map((l) => [l.layer, l.key.nbits, l.key.axis, l.value.nbits, l.value.axis])).toEqual([
+    expect(planned.spec.layers.map((l) => [l.layer, storeSideOf(l.key).nbits, storeSideOf(l.key).axis, storeSideOf(l.value).nbits, storeSideOf(l.value).axis])).toEqual([
       [0, 8, 1, 2, 0], [1, 8, 1, 2, 0], [2, 4, 1, 4, 0],
     ]);
   });

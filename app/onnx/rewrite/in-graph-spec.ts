@@ -33,11 +33,27 @@ export interface InGraphLayerSpec {
   readonly presentValue: string;
   /** T: the graph's KV dtype, which is also the dtype of stored scales and zeros (spec §3.4) */
   readonly dtype: KvDtype;
-  readonly key: InGraphSideSpec;
-  readonly value: InGraphSideSpec;
+  readonly key: InGraphLayerSide;
+  readonly value: InGraphLayerSide;
 }
 
-/** One stored tensor's quantization (keys or values of a layer), as `QuantParams` plus its fixed dims. */
+/** One stored tensor (keys or values of a layer): a transformers store, or a runtime's write-once rows. */
+export type InGraphLayerSide = InGraphSideSpec | InGraphFormatSideSpec;
+
+/**
+ * A runtime's write-once rows (issue 27, app/cache/write-once-layer.ts; a kvscope extension): the
+ * runtime's bytes cross as they are stored, uint8 `[tokens·kvHeads, rowBytes]`, with the per-tensor
+ * fp32 scale, and are dequantized in the graph (dequantize-format-side.ts).
+ */
+export interface InGraphFormatSideSpec {
+  readonly backend: 'runtime-format';
+  /** a name from app/quant/runtime-formats/registry.ts that the graph path takes (GRAPH_FORMATS) */
+  readonly format: string;
+  readonly kvHeads: number;
+  readonly headDim: number;
+}
+
+/** A transformers store's quantization, as `QuantParams` plus its fixed dims. */
 export interface InGraphSideSpec {
   readonly backend: QuantBackend;
   readonly nbits: number;
@@ -52,10 +68,10 @@ export interface InGraphSideSpec {
 export interface InGraphSideIo {
   /** uint8, the packed codes exactly as the store holds them: `[packedRows, cols]` */
   readonly codes: string;
-  /** T, the store's scale in its `paramShape` (`[groups, 1]` or `[1, groups]`) */
+  /** T, the store's scale in its `paramShape` (`[groups, 1]` or `[1, groups]`); runtime formats: float32 `[1]`, the per-tensor scale */
   readonly scale: string;
-  /** T, quanto's shift or HQQ's zero, same shape as scale */
-  readonly zero: string;
+  /** T, quanto's shift or HQQ's zero, same shape as scale; null for runtime formats (they have none) */
+  readonly zero: string | null;
   /** T, the full-precision residual rows `[1, kvHeads, residual, headDim]` */
   readonly residual: string;
   /** output, T: only this run's new rows `[1, kvHeads, new, headDim]` */
@@ -120,4 +136,16 @@ export function emptyStoreShapes(side: Pick<InGraphSideSpec, 'backend' | 'nbits'
   if (rowsAreGroups) return { codes: [0, side.groupSize], params: [0, 1] };
   const perByte = 8 / side.nbits;
   return { codes: [Math.ceil(side.groupSize / perByte), 0], params: [1, 0] };
+}
+
+/** A layer side that must be a transformers store (the store lanes and their tests); throws on a runtime format. */
+export function storeSideOf(side: InGraphLayerSide): InGraphSideSpec {
+  if (side.backend === 'runtime-format') throw new Error(`a runtime format (${side.format}) is not a transformers store: feed it through the format lane.`);
+  return side;
+}
+
+/** A store side's zero input; throws for a runtime format's side, which has none. */
+export function zeroInputOf(io: InGraphSideIo): string {
+  if (io.zero === null) throw new Error('this side is a runtime format\'s rows and has no zero input.');
+  return io.zero;
 }
