@@ -80,7 +80,7 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     expect(json.kvBytes.codeBytes).toBe(tokens * 5 * 4 * 2 * (4 + 8));
   });
 
-  it('runs llama.cpp q8_0 on the synthetic model (head_dim 64), K/V apart, and refuses --dequantize graph with the reason', async () => {
+  it('runs llama.cpp q8_0 on the synthetic model (head_dim 64), K/V apart; --dequantize graph runs q8_0 and refuses +rot with the reason', async () => {
     const q8 = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', ...PROMPT_IDS, '--max-new-tokens', '4', '--reference', '--json']);
     expect(q8.err).toBe('');
     expect(q8.code).toBe(0);
@@ -97,9 +97,14 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     expect(apartJson.kvBytes).toMatchObject({ codeBytes: tokens * 8 * 4 * (64 + 68), metadataBytes: 8 * 4 });
     expect(apartJson.extensions[0]!.detail).toMatch(/^K vllm:fp8_e4m3, V llama.cpp:q8_0/);
 
-    const graph = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', '--dequantize', 'graph', ...PROMPT_IDS, '--max-new-tokens', '2']);
-    expect(graph.code).toBe(1);
-    expect(graph.err).toContain('--dequantize graph cannot run these settings: runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only');
+    const graph = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', '--dequantize', 'graph', ...PROMPT_IDS, '--max-new-tokens', '4', '--json']);
+    expect(graph.code).toBe(0);
+    const graphJson = JSON.parse(graph.out) as RunJsonShape;
+    expect(graphJson.tokens).toEqual(json.tokens);
+    expect(graphJson.kvBytes.codeBytes).toBe(json.kvBytes.codeBytes);
+    const rotated = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0+rot', '--dequantize', 'graph', ...PROMPT_IDS, '--max-new-tokens', '2']);
+    expect(rotated.code).toBe(1);
+    expect(rotated.err).toContain('--dequantize graph cannot run these settings: llama.cpp:q8_0+rot: llama.cpp\'s inverse Hadamard rotation');
   });
 
   it('refuses a format beside the backend\'s arguments, and one side alone', async () => {
