@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { storeSideOf, zeroInputOf, type InGraphDequantizeSpec, type InGraphSideIo, type InGraphSideSpec, type UnpackStrategy } from '../../onnx/rewrite/in-graph-spec.js';
+import { int32View } from '../../engine/graph-kv-lane.js';
 import { quantizerFor } from '../../quant/registry.js';
 import type { QuantizedTensor } from '../../quant/types.js';
 import { float32ToHalfBitsInto, halfBitsToFloat32Into } from '../../tensor/float16-bits.js';
@@ -124,7 +125,9 @@ function tokenFeeds(ids: readonly number[], past: number): Record<string, ort.Te
 function storeFeeds(io: InGraphSideIo, store: QuantizedTensor, dtype: KvDtype): Record<string, ort.Tensor> {
   const cols = store.gridShape[1];
   return {
-    [io.codes]: new ort.Tensor('uint8', store.packed, [store.packed.length / cols, cols]),
+    [io.codes]: store.backend === 'hqq' && store.params.nbits === 3
+      ? new ort.Tensor('int32', int32View(store.packed), [store.packed.length / 4 / cols, cols])
+      : new ort.Tensor('uint8', store.packed, [store.packed.length / cols, cols]),
     [io.scale]: kvFeed(dtype, [...store.paramShape], store.scale),
     [zeroInputOf(io)]: kvFeed(dtype, [...store.paramShape], store.zero),
   };

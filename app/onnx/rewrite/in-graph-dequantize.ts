@@ -8,7 +8,7 @@ import { dequantizeFormatSide, graphFormatReason } from './dequantize-format-sid
 import { dequantizeSide } from './dequantize-side.js';
 import { GraphEditor } from './graph-editor.js';
 import {
-  IN_GRAPH_REWRITE_VERSION, inGraphUnsupportedReason,
+  IN_GRAPH_REWRITE_VERSION, codesAreInt32Words, inGraphUnsupportedReason,
   type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerIo, type InGraphLayerSide, type InGraphLayerSpec, type InGraphSideIo,
   type UnpackStrategy,
 } from './in-graph-spec.js';
@@ -93,7 +93,7 @@ function rewriteSide(
   const format = side.backend === 'runtime-format';
   // A runtime format's rows `[tokens·kvHeads, rowBytes]` and its per-tensor fp32 scale; a store's codes, scale and zero.
   const io: InGraphSideIo = {
-    codes: editor.addInput(editor.freshValueName(`${past}.codes`), DataType.UINT8, [`${past}.codes_rows`, `${past}.codes_cols`]),
+    codes: editor.addInput(editor.freshValueName(`${past}.codes`), !format && codesAreInt32Words(side) ? DataType.INT32 : DataType.UINT8, [`${past}.codes_rows`, `${past}.codes_cols`]),
     scale: format
       ? editor.addInput(editor.freshValueName(`${past}.scale`), DataType.FLOAT, [1])
       : editor.addInput(editor.freshValueName(`${past}.scale`), elemType, [`${past}.groups_rows`, `${past}.groups_cols`]),

@@ -107,7 +107,8 @@ export const IN_GRAPH_REWRITE_VERSION = 3;
 
 /**
  * Why a stored tensor cannot be dequantized inside the graph, or null when it can. Everything else
- * the quantizers store is expressible: quanto 2/4 bits on both axes, HQQ 1/2/4/8 bits on both axes.
+ * the quantizers store is expressible: quanto 2/4 bits on both axes, HQQ 1/2/3/4/8 bits on both axes
+ * (3 bits: the int32 words cross as an int32 tensor, as they are; codesAreInt32Words).
  */
 export function inGraphUnsupportedReason(side: Pick<InGraphSideSpec, 'backend' | 'nbits' | 'axis'>): string | null {
   if (side.backend === 'quanto') {
@@ -116,10 +117,7 @@ export function inGraphUnsupportedReason(side: Pick<InGraphSideSpec, 'backend' |
     return null;
   }
   if (side.backend === 'hqq') {
-    if (side.nbits === 3) {
-      return 'HQQ packs 3-bit codes ten to an int32 word, which the rewrite does not unpack (ONNX has no bit reinterpretation of uint8 bytes as int32)';
-    }
-    if (![1, 2, 4, 8].includes(side.nbits)) return `HQQ stores no ${side.nbits}-bit codes`;
+    if (![1, 2, 3, 4, 8].includes(side.nbits)) return `HQQ stores no ${side.nbits}-bit codes`;
     if (side.axis !== 0 && side.axis !== 1) return `HQQ has no axis ${side.axis}`;
     return null;
   }
@@ -134,8 +132,18 @@ export function inGraphUnsupportedReason(side: Pick<InGraphSideSpec, 'backend' |
 export function emptyStoreShapes(side: Pick<InGraphSideSpec, 'backend' | 'nbits' | 'axis' | 'groupSize'>): { codes: [number, number]; params: [number, number] } {
   const rowsAreGroups = side.backend === 'quanto' ? side.axis === 0 : side.axis === 1;
   if (rowsAreGroups) return { codes: [0, side.groupSize], params: [0, 1] };
+  if (codesAreInt32Words(side)) return { codes: [Math.ceil(side.groupSize / 10), 0], params: [1, 0] };
   const perByte = 8 / side.nbits;
   return { codes: [Math.ceil(side.groupSize / perByte), 0], params: [1, 0] };
+}
+
+/**
+ * HQQ's 3-bit store: ten codes per little-endian int32 word (app/quant/hqq/bitpack.ts), `[ceil(rows / 10),
+ * cols]` words. They cross into the graph as an int32 tensor over the same bytes (a typed-array view, no
+ * copy and no reinterpretation inside ONNX), unpacked there by integer division (unpack-codes.ts).
+ */
+export function codesAreInt32Words(side: Pick<InGraphSideSpec, 'backend' | 'nbits'>): boolean {
+  return side.backend === 'hqq' && side.nbits === 3;
 }
 
 /** A layer side that must be a transformers store (the store lanes and their tests); throws on a runtime format. */
