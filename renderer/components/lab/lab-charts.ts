@@ -26,6 +26,8 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
   const measured = rows.filter(isMeasured).filter((row) => (!choice.logX || xOf(row, choice.x) > 0) && (!choice.logY || yOf(row, choice.y) > 0));
   const frontier = paretoFrontier(measured, (r) => xOf(r, choice.x), (r) => yOf(r, choice.y));
   const dot = (row: (typeof measured)[number]): [number, number, string, string] => [xOf(row, choice.x), yOf(row, choice.y), row.name, pointLabel(row)];
+  const families = paretoFamilies(measured);
+  const emphasis = { scale: 1.6, label: { show: true, position: 'top', formatter: (params: { data: [number, number, string, string] }) => params.data[3], color: theme.text, fontSize: 11, backgroundColor: theme.background, padding: [2, 4], borderRadius: 3 } };
   return {
     points: measured.length,
     option: {
@@ -43,16 +45,36 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
       },
       xAxis: { type: choice.logX ? 'log' : 'value', name: X_LABELS[choice.x], nameLocation: 'middle', nameGap: 28, scale: true, ...axisStyle(theme) },
       yAxis: { type: choice.logY ? 'log' : 'value', name: Y_LABELS[choice.y], nameLocation: 'middle', nameGap: 62, nameRotate: 90, scale: true, ...axisStyle(theme) },
+      // one family (transformers' cache alone): no legend, as before; runtime formats add one, naming each runtime
+      ...(families.length > 1 ? { legend: { top: 0, textStyle: { color: theme.text }, data: families.map((f) => f.name) } } : {}),
       series: [
-        {
-          id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: measured.map(dot),
-          // hovering a dot names its settings beside it (the tooltip adds its figures)
-          emphasis: { scale: 1.6, label: { show: true, position: 'top', formatter: (params: { data: [number, number, string, string] }) => params.data[3], color: theme.text, fontSize: 11, backgroundColor: theme.background, padding: [2, 4], borderRadius: 3 } },
-        },
+        // hovering a dot names its settings beside it (the tooltip adds its figures)
+        ...families.map((family, index) => ({
+          id: index === 0 ? 'points' : `points-${family.name}`, name: family.name, type: 'scatter', symbol: family.symbol, symbolSize: 10,
+          itemStyle: { color: index === 0 ? theme.codes : PALETTE[index % PALETTE.length] }, data: family.rows.map(dot), emphasis,
+        })),
         { id: 'frontier', name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', lineStyle: { color: theme.kl, width: 2, type: 'dashed' }, data: frontier.map(dot), z: 1 },
       ],
     },
   };
+}
+
+/** Marks for the families after the first (transformers' circles): one shape per runtime. */
+const FAMILY_SYMBOLS = ['diamond', 'triangle', 'rect', 'pin', 'roundRect', 'arrow'];
+
+/**
+ * The points by family (issue 27): transformers' cache (its dynamic cache included) first, then each
+ * runtime whose write-once format a point ran, in order of first appearance, each with its own mark.
+ */
+export function paretoFamilies<R extends SweepRow>(rows: readonly R[]): { name: string; symbol: string; rows: R[] }[] {
+  const byName = new Map<string, R[]>();
+  for (const row of rows) {
+    const name = row.settings?.family ?? 'transformers';
+    byName.set(name, [...(byName.get(name) ?? []), row]);
+  }
+  const runtimes = [...byName.keys()].filter((name) => name !== 'transformers');
+  const transformers = byName.has('transformers') ? [{ name: 'transformers', symbol: 'circle', rows: byName.get('transformers')! }] : [];
+  return [...transformers, ...runtimes.map((name, index) => ({ name, symbol: FAMILY_SYMBOLS[index % FAMILY_SYMBOLS.length]!, rows: byName.get(name)! }))];
 }
 
 /** The layer × K/V heatmap: mean KLD of quantizing one layer's keys, values or both (log colour scale). */
