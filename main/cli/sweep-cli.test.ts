@@ -209,4 +209,16 @@ describe.skipIf(!hasShared())('kvscope sweep --preset runtimes (issue 27): the r
     expect(csv.find((line) => line.includes('backend-hqq_nbits-4'))).toMatch(/,transformers,,,hqq,4,/);
     expect(table).toMatch(/kv-format-mlx-4bit-g64\s+ok\s+5\.\d\d\s+5\.00\s/);
   }, 240_000);
+
+  it('synthetic-8b-kv (Llama-3-8B\'s KV geometry: head_dim 128, 8 KV heads, 32 layers): every format evaluates, ordered by bits within each runtime', async () => {
+    const out = join(dir, 'runtimes-128');
+    const { code } = await sweep(['--preset', 'runtimes', '--model', 'synthetic-8b-kv', '--out', out, '--windows', '1', '--context', '48']);
+    expect(code).toBe(0);
+    const rows = results(out).rows;
+    expect(rows.map((row) => [row.name, row.status])).toEqual(rows.map((row) => [row.name, 'ok']));
+    const kld = (format: string): number => rows.find((r) => r.settings!.kvFormatKey === format)!.result!.kldMean;
+    expect(kld('llama.cpp:q8_0')).toBeLessThan(kld('llama.cpp:q4_0'));
+    expect(kld('ort-webgpu:q8')).toBeLessThan(kld('ort-webgpu:q4'));
+    expect(rows.find((r) => r.settings!.kvFormatKey === 'mlx:4bit-g64')!.result!.formatBitsPerValue).toBe(5);
+  }, 600_000);
 });
