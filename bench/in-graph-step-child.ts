@@ -12,6 +12,7 @@ import { resolveModelPath } from '../app/node/run-generation.js';
 import { groupLayout } from '../app/quant/quanto/grouping.js';
 import { packedRowCount } from '../app/quant/quanto/packing.js';
 import type { MemoryJob, StepSample } from './in-graph-memory-job.js';
+import { zeroInputOf } from '../app/onnx/rewrite/in-graph-spec.js';
 import { peakRssBytes, resetPeakRss } from './peak-rss.js';
 
 /**
@@ -62,7 +63,7 @@ function kvFeeds(tokens: number): Record<string, HostTensor> {
       for (let i = 0; i < codes.length; i++) codes[i] = (random() * 256) | 0;
       feeds[names.codes] = { type: 'uint8', dims: [byteRows, layout.cols], data: codes };
       feeds[names.scale] = { type: 'float32', dims: [...layout.paramShape], data: new Float32Array(layout.rows).fill(0.25) };
-      feeds[names.zero] = { type: 'float32', dims: [...layout.paramShape], data: new Float32Array(layout.rows).fill(2) };
+      feeds[zeroInputOf(names)] = { type: 'float32', dims: [...layout.paramShape], data: new Float32Array(layout.rows).fill(2) };
       feeds[names.residual] = { type: 'float32', dims: [1, heads, 0, headDim], data: new Float32Array(0) };
     }
   }

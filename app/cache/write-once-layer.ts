@@ -62,17 +62,24 @@ export class WriteOnceLayer implements CacheLayer {
   #disposed = false;
 
   readonly #calculateKvScales: boolean;
+  readonly #keepDequantized: boolean;
 
   /**
    * A null format keeps that side's rows in full precision, as the cache plan says for a layer map's
    * `full` side (its bytes count as full precision, not as the format's); one side must have a format.
    * `calculateKvScales`: vLLM's --calculate-kv-scales, for `default-or-calculated` formats.
+   * `keepDequantized: false` keeps the bytes only (the graph path dequantizes them itself,
+   * app/engine/format-graph-kv-lane.ts): rows are written with `append`, and `update` is refused.
    */
-  constructor(keyFormat: RuntimeFormat | null, valueFormat: RuntimeFormat | null, options: { readonly calculateKvScales?: boolean } = {}) {
+  constructor(
+    keyFormat: RuntimeFormat | null, valueFormat: RuntimeFormat | null,
+    options: { readonly calculateKvScales?: boolean; readonly keepDequantized?: boolean } = {},
+  ) {
     if (keyFormat === null && valueFormat === null) throw new CacheError('a write-once layer needs a runtime format for keys or values; a layer with neither is a dynamic one.');
     this.#keyFormat = keyFormat;
     this.#valueFormat = valueFormat;
     this.#calculateKvScales = options.calculateKvScales === true;
+    this.#keepDequantized = options.keepDequantized !== false;
   }
 
   get events(): readonly QuantizeEvent[] {
@@ -112,6 +119,13 @@ export class WriteOnceLayer implements CacheLayer {
 
   /** The concatenation a graph offers (KvConcatenation) holds the new rows in full precision, so it is never adopted. */
   update(key: KvTensor, value: KvTensor): KvPair {
+    if (!this.#keepDequantized) throw new CacheError('This WriteOnceLayer keeps bytes only (the graph path); write rows with append().');
+    this.append(key, value);
+    return { key: this.#key!.dequantized.tensor(), value: this.#value!.dequantized.tensor() };
+  }
+
+  /** Encodes the new rows into the stores (and, unless bytes only, their dequantized views). */
+  append(key: KvTensor, value: KvTensor): void {
     if (this.#disposed) throw new CacheError('This WriteOnceLayer was disposed; create a new cache to generate again.');
     const n = checkUpdate(key, value, this.#geometry);
     if (this.#geometry === null) this.#initialize(key, value);
@@ -120,7 +134,6 @@ export class WriteOnceLayer implements CacheLayer {
     this.#write(keyStore, key.data, n);
     this.#write(valueStore, value.data, n);
     this.#tokens += n;
-    return { key: keyStore.dequantized.tensor(), value: valueStore.dequantized.tensor() };
   }
 
   seqLength(): number {
@@ -185,6 +198,16 @@ export class WriteOnceLayer implements CacheLayer {
       const grown = new Uint8Array(Math.max(needed, 2 * store.bytes.length));
       grown.set(store.bytes.subarray(0, start));
       store.bytes = grown;
+    }
+    if (!this.#keepDequantized) {
+      for (let s = 0; s < slabs; s++) {
+        for (let t = 0; t < n; t++) {
+          const row = (s * n + t) * headDim;
+          const at = start + (t * slabs + s) * rowBytes;
+          format.encodeRows(values.subarray(row, row + headDim), 1, formatGeometry, params, store.bytes.subarray(at, at + rowBytes));
+        }
+      }
+      return;
     }
     const count = slabs * n * headDim;
     if (this.#scratch.length < count) this.#scratch = new Float32Array(Math.max(count, 2 * this.#scratch.length));

@@ -31,7 +31,7 @@ export interface SweepRuntime {
 }
 
 /**
- * `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N]` (or `--preset layers|kv --model M`
+ * `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N]` (or `--preset layers|kv|runtimes --model M`
  * with eval's flags as the fixed settings), and `kvscope sweep merge DIR… [--out DIR]`. Points run in
  * lab worker threads, the reference once first; complete points are skipped on a rerun; Ctrl-C stops
  * the running points (nothing of them is recorded) and leaves the complete ones. Exit 0 when every
@@ -141,7 +141,7 @@ function sweepSpecFromOptions(options: RawOptions, io: SweepIo, runtime: SweepRu
     const spec = parseSweepSpec(io.readTextFile(specPath), runtime.evalOptions, specPath);
     return presetFlag === undefined ? spec : { ...spec, preset: presetFlag };
   }
-  if (presetFlag === undefined) throw new UsageError('kvscope sweep needs --spec sweep.json, or --preset layers|kv with --model.');
+  if (presetFlag === undefined) throw new UsageError('kvscope sweep needs --spec sweep.json, or --preset layers|kv|runtimes with --model.');
   const fixed: Record<string, string | boolean> = {};
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined || ['spec', 'preset', 'out', 'jobs', 'shard', 'json', 'model', 'text', 'text-ids'].includes(key)) continue;
@@ -198,12 +198,13 @@ function runMerge(dirs: readonly string[], options: RawOptions, io: SweepIo, run
 
 /** The results as a terminal table, llama.cpp's columns. */
 export function formatResultsTable(results: SweepResults): string {
-  const header = ['#', 'point', 'status', 'bits/value', 'PPL', 'ΔPPL', 'KLD mean', 'KLD p99', 'same top p', 'RMS Δp'];
+  const header = ['#', 'point', 'status', 'bits/value', 'runtime bits', 'PPL', 'ΔPPL', 'KLD mean', 'KLD p99', 'same top p', 'RMS Δp'];
   const rows = results.rows.map((row) => {
     const r = row.result;
-    if (r === null) return [String(row.index), row.name, row.status, '', '', '', '', '', '', (row.reason ?? '').split('\n')[0]!.slice(0, 60)];
+    if (r === null) return [String(row.index), row.name, row.status, '', '', '', '', '', '', '', (row.reason ?? '').split('\n')[0]!.slice(0, 60)];
     return [
-      String(row.index), row.name, row.status, r.bitsPerValue.toFixed(2), `${r.ppl.toFixed(4)} ± ${r.pplError.toFixed(4)}`,
+      // runtime bits: a runtime format's row bits as the runtime counts them (sweep-results.ts formatBitsPerValue)
+      String(row.index), row.name, row.status, r.bitsPerValue.toFixed(2), r.formatBitsPerValue === undefined ? '' : r.formatBitsPerValue.toFixed(2), `${r.ppl.toFixed(4)} ± ${r.pplError.toFixed(4)}`,
       `${r.deltaPpl >= 0 ? '+' : ''}${r.deltaPpl.toFixed(4)} ± ${r.deltaPplError.toFixed(4)}`, `${r.kldMean.toFixed(6)} ± ${r.kldMeanError.toFixed(6)}`,
       r.kldP99.toFixed(5), `${(100 * r.top1Agreement).toFixed(2)} %`, `${(100 * r.deltaPRms).toFixed(3)} %`,
     ];

@@ -5,7 +5,7 @@ import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { KvRows } from '../cache/stored-parts.js';
 import { StoredQuantizedLayer } from '../cache/stored-quantized-layer.js';
-import { emptyStoreShapes, type InGraphKvIo, type InGraphSideIo } from '../onnx/rewrite/in-graph-spec.js';
+import { codesAreInt32Words, emptyStoreShapes, zeroInputOf, type InGraphKvIo, type InGraphSideIo } from '../onnx/rewrite/in-graph-spec.js';
 import type { QuantBackend, QuantParams, QuantizedTensor, Quantizer } from '../quant/types.js';
 import { float32ToHalfBitsInto } from '../tensor/float16-bits.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
@@ -14,7 +14,7 @@ import type { SessionOutputs } from './decoder-session.js';
 import { PassThroughKvLane } from './dynamic-kv-lane.js';
 import { GenerationError } from './engine-errors.js';
 import type { LayerQuantizeError } from './generation-result.js';
-import { floatTensor, uint8Tensor, type FloatHostTensor, type HostTensor } from './host-tensor.js';
+import { floatTensor, int32Tensor, uint8Tensor, type FloatHostTensor, type HostTensor } from './host-tensor.js';
 import type { AbsorbResult, KvLane } from './kv-lane.js';
 import { readPresent, type KvDims } from './kv-present.js';
 import { copySlabRows } from './slab-rows.js';
@@ -221,17 +221,21 @@ export class GraphKvLane implements KvLane {
     const stored = layer.cache.stored(part);
     const { kvHeads, headDim } = s.dims;
     const store = stored.store;
+    const int32Words = codesAreInt32Words({ backend: this.#backend, nbits: s.params.nbits });
     let codes: HostTensor;
     let scale: FloatHostTensor;
     let zero: FloatHostTensor;
     if (store === null) {
       const empty = emptyStoreShapes({ backend: this.#backend, ...s.params });
-      codes = uint8Tensor(empty.codes, new Uint8Array(0));
+      codes = int32Words ? int32Tensor(empty.codes, new Int32Array(0)) : uint8Tensor(empty.codes, new Uint8Array(0));
       scale = emptyFloat(this.#dtype, empty.params);
       zero = emptyFloat(this.#dtype, empty.params);
     } else {
       const [rows, cols] = store.gridShape;
-      codes = uint8Tensor([cols === 0 ? 0 : store.packed.length / cols, cols], store.packed);
+      // HQQ 3-bit: the int32 words as they are (in-graph-spec.ts codesAreInt32Words)
+      codes = int32Words
+        ? int32Tensor([cols === 0 ? 0 : store.packed.length / 4 / cols, cols], int32View(store.packed))
+        : uint8Tensor([cols === 0 ? 0 : store.packed.length / cols, cols], store.packed);
       const paramDims = [...store.paramShape];
       if (this.#dtype === 'float16') {
         if (s.bitsVersion !== stored.storeVersion) {
@@ -253,7 +257,7 @@ export class GraphKvLane implements KvLane {
       : floatTensor(this.#dtype, [1, kvHeads, stored.residualTokens, headDim], stored.residual);
     feeds[s.io.codes] = codes;
     feeds[s.io.scale] = scale;
-    feeds[s.io.zero] = zero;
+    feeds[zeroInputOf(s.io)] = zero;
     feeds[s.io.residual] = residual;
     return codes.data.byteLength + scale.data.byteLength + zero.data.byteLength + residual.data.byteLength;
   }
@@ -278,6 +282,13 @@ export class GraphKvLane implements KvLane {
     copySlabRows(tensor.data, runRows, offset, data, newTokens, 0, newTokens, kvHeads, headDim);
     return { shape, dtype: this.#dtype, data };
   }
+}
+
+/** The store's little-endian int32 words as an Int32Array over the same bytes (a copy only when unaligned). */
+export function int32View(bytes: Uint8Array): Int32Array {
+  if (bytes.byteOffset % 4 === 0) return new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  const copy = new Uint8Array(bytes);
+  return new Int32Array(copy.buffer, 0, copy.byteLength / 4);
 }
 
 function side(io: InGraphSideIo, dims: KvDims, params: QuantParams): QuantizedSide {

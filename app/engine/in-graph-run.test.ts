@@ -3,6 +3,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '.
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import type { DecoderIo, KvLayerIo } from './decoder-io.js';
 import { planInGraph, unpackStrategyFor } from './in-graph-run.js';
+import { storeSideOf } from '../onnx/rewrite/in-graph-spec.js';
 
 function layer(i: number, kvHeads: number | string = 4): KvLayerIo {
   return {
@@ -44,7 +45,7 @@ describe('planInGraph: the rewrite\'s spec for a run, or why the graph path cann
     }, ['quantized', 'quantized', 'quantized', 'dynamic']);
     expect(planned.ok).toBe(true);
     if (!planned.ok) return;
-    expect(planned.spec.layers.map((l) => [l.layer, l.key.nbits, l.key.axis, l.value.nbits, l.value.axis])).toEqual([
+    expect(planned.spec.layers.map((l) => [l.layer, storeSideOf(l.key).nbits, storeSideOf(l.key).axis, storeSideOf(l.value).nbits, storeSideOf(l.value).axis])).toEqual([
       [0, 8, 1, 2, 0], [1, 8, 1, 2, 0], [2, 4, 1, 4, 0],
     ]);
   });
@@ -63,8 +64,13 @@ describe('planInGraph: the rewrite\'s spec for a run, or why the graph path cann
     expect(plan({ extensions: { layerMap: [{ layer: 1, nbitsKey: 'full', nbitsValue: 'full' }] } }, ['quantized', 'dynamic', 'quantized', 'quantized']).ok).toBe(true);
   });
 
-  it('refuses HQQ 3-bit, with the packing\'s reason', () => {
-    expect(plan({ backend: 'hqq', nbits: 3 })).toEqual({ ok: false, reason: expect.stringMatching(/^keys: HQQ packs 3-bit codes ten to an int32 word/) });
+  it('takes HQQ 3-bit (its int32 words cross as they are) and the runtime formats the graph decodes; refuses +rot with its reason', () => {
+    expect(plan({ backend: 'hqq', nbits: 3 }).ok).toBe(true);
+    const q4 = plan({ extensions: { kvFormatKey: 'llama.cpp:q4_0', kvFormatValue: 'nvfp4' } });
+    expect(q4.ok && q4.spec.layers.map((l) => [l.key, l.value])).toEqual([0, 1, 2, 3].map(() => [
+      { backend: 'runtime-format', format: 'llama.cpp:q4_0', kvHeads: 4, headDim: 64 }, { backend: 'runtime-format', format: 'nvfp4', kvHeads: 4, headDim: 64 },
+    ]));
+    expect(plan({ extensions: { kvFormatKey: 'llama.cpp:q4_0+rot', kvFormatValue: 'nvfp4' } })).toEqual({ ok: false, reason: expect.stringMatching(/^llama\.cpp:q4_0\+rot: llama\.cpp's inverse Hadamard rotation/) });
   });
 
   it('takes heads and head size from the graph when it declares them, else from the config', () => {

@@ -5,8 +5,9 @@ import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import {
   inGraphUnsupportedReason,
-  type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerSpec, type InGraphSideSpec, type UnpackStrategy,
+  type InGraphDequantizeSpec, type InGraphFormatSideSpec, type InGraphKvIo, type InGraphLayerSpec, type InGraphSideSpec, type UnpackStrategy,
 } from '../onnx/rewrite/in-graph-spec.js';
+import { graphFormatReason } from '../onnx/rewrite/dequantize-format-side.js';
 import type { QuantBackend, QuantParams } from '../quant/types.js';
 import type { DecoderIo } from './decoder-io.js';
 import type { DecoderSession } from './decoder-session.js';
@@ -29,7 +30,7 @@ export interface InGraphRun {
  * full-precision layers (fed as dynamic layers). Sinks, rotation and outliers store more than a
  * backend store (exact sink rows, a rotated domain, a sparse list): runs with them dequantize on the host.
  */
-const GRAPH_EXTENSIONS: ReadonlySet<ExtensionId> = new Set(['kv-bits-apart', 'layer-map', 'full-precision-layers']);
+const GRAPH_EXTENSIONS: ReadonlySet<ExtensionId> = new Set(['kv-bits-apart', 'layer-map', 'full-precision-layers', 'kv-format']);
 
 /** The spec, or why the graph path cannot run these settings on this graph. */
 export type InGraphPlan =
@@ -52,6 +53,7 @@ export function planInGraph(
   const settingsReason = inGraphSettingsReason(settings, quantized, numLayers);
   if (settingsReason !== null) return { ok: false, reason: settingsReason };
   if (io.kvDtype === null) return { ok: false, reason: 'the graph has no KV inputs' };
+  if (usesRuntimeFormat(settings)) return planFormatsInGraph(io, geometry, plan, settings, unpack);
   const backend = settings.backend as QuantBackend;
   const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
   const layers: InGraphLayerSpec[] = [];
@@ -82,12 +84,15 @@ export function planInGraph(
  */
 export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantizedLayers: readonly number[], numLayers: number): string | null {
   if (usesRuntimeFormat(settings)) {
-    return 'runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only: their bytes do not cross into the graph yet';
+    // The runtime's bytes cross as they are (in-graph-spec.ts InGraphFormatSideSpec) where the graph decodes the format bit for bit.
+    const reasons = [...new Set([settings.extensions!.kvFormatKey!, settings.extensions!.kvFormatValue!])].map(graphFormatReason).filter((r) => r !== null);
+    if (reasons.length > 0) return reasons.join('; ');
   }
   const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
   if (refused.length > 0) {
     return `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}`;
   }
+  if (usesRuntimeFormat(settings)) return null;
   for (const layer of quantizedLayers) {
     const quantization = planLayerQuantization(settings, layer, numLayers);
     if (quantization === null) continue;
@@ -100,6 +105,27 @@ export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantize
     }
   }
   return null;
+}
+
+/**
+ * The spec for a runtime format's write-once cache (issue 27): every layer the plan quantizes takes
+ * the runtime's bytes for keys and values (InGraphFormatSideSpec); inGraphSettingsReason has already
+ * refused the formats the graph does not decode.
+ */
+function planFormatsInGraph(
+  io: DecoderIo, geometry: { readonly numKeyValueHeads: number; readonly headDim: number }, plan: readonly CacheLayerPlan[],
+  settings: QuantizedCacheSettings, unpack: UnpackStrategy,
+): InGraphPlan {
+  const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
+  const side = (format: string, shape: readonly (number | string)[]): InGraphFormatSideSpec => ({
+    backend: 'runtime-format', format, kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
+  });
+  const layers: InGraphLayerSpec[] = io.kvLayers.filter((layer) => plan[layer.layer] === 'quantized').map((layer) => ({
+    layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
+    dtype: layer.dtype, key: side(settings.extensions!.kvFormatKey!, layer.keyShape), value: side(settings.extensions!.kvFormatValue!, layer.valueShape),
+  }));
+  if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
+  return { ok: true, spec: { layers, unpack } };
 }
 
 /** Bitwise unpacking on the CPU (cheapest there); float arithmetic elsewhere, which every EP runs on the device. */

@@ -1,3 +1,4 @@
+import { RUNTIMES_PRESET_POINTS } from './runtime-preset.js';
 import type { SweepValue } from './sweep-spec.js';
 
 /**
@@ -7,14 +8,16 @@ import type { SweepValue } from './sweep-spec.js';
  *   and both, for every layer: which layer, and which side of it, the cache cannot afford to squeeze;
  * - `kv`: keys only against values only against both, over every layer at once.
  * Crossed with the spec's grid (say nbits 2 and 4), they make the Lab view's layer × K/V heatmap.
+ * - `runtimes`: the serving runtimes' KV formats next to transformers' 4-bit caches (runtime-preset.ts).
  */
-export const SENSITIVITY_PRESETS = ['layers', 'kv'] as const;
+export const SENSITIVITY_PRESETS = ['layers', 'kv', 'runtimes'] as const;
 export type SensitivityPreset = (typeof SENSITIVITY_PRESETS)[number];
 
 const PARTS = ['key', 'value', 'both'] as const;
 
 export function sensitivityPoints(preset: SensitivityPreset, layerCount: number): Record<string, SweepValue>[] {
   if (preset === 'kv') return PARTS.map((parts) => ({ 'quantize-parts': parts }));
+  if (preset === 'runtimes') return RUNTIMES_PRESET_POINTS.map((point) => ({ ...point }));
   const points: Record<string, SweepValue>[] = [];
   for (let layer = 0; layer < layerCount; layer++) {
     for (const parts of PARTS) points.push({ 'quantize-layers': String(layer), 'quantize-parts': parts });

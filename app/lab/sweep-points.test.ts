@@ -50,6 +50,19 @@ describe('sweep specs', () => {
     expect(kv.map((p) => p.options['quantize-parts'])).toEqual(['key', 'value', 'both']);
   });
 
+  it('the runtimes preset: transformers\' quanto and HQQ 4-bit next to every runtime format, one point each, crossed with the grid', () => {
+    const options: EvalOptionTable = { ...OPTIONS, 'kv-format': { type: 'string' } };
+    const points = expandSweep(checkSweepSpec({ model: 'm', preset: 'runtimes' }, options, 's'), 0);
+    expect(points.map((p) => p.name)).toEqual([
+      'backend-quanto_nbits-4', 'backend-hqq_nbits-4', 'kv-format-llama.cpp-q8_0', 'kv-format-llama.cpp-q8_0-rot', 'kv-format-llama.cpp-q4_0',
+      'kv-format-llama.cpp-q4_0-rot', 'kv-format-vllm-fp8_e4m3', 'kv-format-vllm-fp8_e5m2', 'kv-format-nvfp4', 'kv-format-mlx-4bit-g64',
+      'kv-format-ort-webgpu-q8', 'kv-format-ort-webgpu-q4',
+    ]);
+    expect(points[4]!.options).toEqual({ 'kv-format': 'llama.cpp:q4_0' });
+    const crossed = expandSweep(checkSweepSpec({ model: 'm', grid: { windows: [1, 2] }, preset: 'runtimes' }, options, 's'), 0);
+    expect(crossed).toHaveLength(24);
+  });
+
   it('shards take every N-th point, together exactly the sweep', () => {
     const points = expandSweep(checkSweepSpec({ model: 'm', grid: { nbits: [1, 2, 3, 4, 5, 6, 7] } }, OPTIONS, 's'), 0);
     const shards = [1, 2, 3].map((index) => shardPoints(points, { index, count: 3 }).map((p) => p.index));

@@ -1,3 +1,6 @@
+import type { CacheExtensions } from '../cache/cache-extensions.js';
+import type { LayerMemory } from '../cache/layer-memory.js';
+import { runtimeFormat } from '../quant/runtime-formats/registry.js';
 import { csvText, type CsvCell } from '../record/csv.js';
 import type { EvalResult } from './eval-result.js';
 import type { SweepValue } from './sweep-spec.js';
@@ -26,6 +29,14 @@ export interface SweepRow {
     readonly parts: string;
     /** quantized caches: where the cache was dequantized (`graph` or `host`, what ran); absent for dynamic */
     readonly dequantize?: string;
+    /**
+     * whose cache it is: `transformers` (its QuantizedCache, or the dynamic cache), or the serving runtime
+     * whose write-once format the point ran (issue 27: `llama.cpp`, `vLLM, SGLang`, …); absent in older results
+     */
+    readonly family?: string;
+    /** runtime formats only (a kvscope extension): the keys' and values' formats; the backend's columns do not apply */
+    readonly kvFormatKey?: string;
+    readonly kvFormatValue?: string;
   } | null;
   readonly result: {
     readonly tokens: number;
@@ -50,6 +61,11 @@ export interface SweepRow {
     readonly deltaPRms: number;
     readonly deltaPRmsError: number;
     readonly bitsPerValue: number;
+    /**
+     * runtime formats only: bits per value as the runtimes count them, a row's bytes · 8 / head_dim, K and V
+     * averaged over the values they hold (q4_0: 4.5, NVFP4: 4.5, fp8: 8; per-tensor scales left out)
+     */
+    readonly formatBitsPerValue?: number;
     readonly storedBytes: number;
     readonly fp16BaselineBytes: number;
   } | null;
@@ -78,6 +94,7 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
       layers: settings.targets?.layers === null || settings.targets === undefined ? 'all' : settings.targets.layers.join(' '),
       parts: settings.targets?.parts ?? 'both',
       ...(result.dequantize === undefined ? {} : { dequantize: result.dequantize }),
+      ...formatSettings(q.extensions),
     },
     result: {
       tokens: s.tokens, ppl: s.ppl, pplError: s.pplError, pplReference: s.pplReference, pplReferenceError: s.pplReferenceError,
@@ -86,8 +103,26 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
       top1Agreement: s.top1Agreement, top1AgreementError: s.top1AgreementError,
       deltaPMean: s.deltaP.mean, deltaPMeanError: s.deltaP.meanError, deltaPRms: s.deltaP.rms, deltaPRmsError: s.deltaP.rmsError,
       bitsPerValue: result.memory.bitsPerValue, storedBytes: result.memory.storedBytes, fp16BaselineBytes: result.memory.total.fp16BaselineBytes,
+      ...(q.extensions?.kvFormatKey === undefined || settings.cacheMode !== 'quantized' ? {} : { formatBitsPerValue: formatBitsPerValue(result.memory.total) }),
     },
   };
+}
+
+/** The family and formats of a point's cache (a runtime's write-once format, or transformers'). */
+function formatSettings(extensions: CacheExtensions | undefined): { family: string; kvFormatKey?: string; kvFormatValue?: string } {
+  const key = extensions?.kvFormatKey;
+  const value = extensions?.kvFormatValue;
+  if (key === undefined || value === undefined) return { family: 'transformers' };
+  const runtimes = [...new Set([runtimeFormat(key).runtime, runtimeFormat(value).runtime])];
+  return { family: runtimes.join(' + '), kvFormatKey: key, kvFormatValue: value };
+}
+
+/**
+ * A write-once cache's rows as the runtimes count them: its codeBytes (every row's bytes, block scales
+ * included) · 8 / the values it holds; the per-tensor scales (metadataBytes) are per layer, not per value.
+ */
+function formatBitsPerValue(memory: LayerMemory): number {
+  return memory.valueCount === 0 ? 0 : (8 * memory.codeBytes) / memory.valueCount;
 }
 
 export function failedRow(index: number, name: string, options: Readonly<Record<string, SweepValue>>, status: Exclude<PointStatus, 'ok'>, reason: string): SweepRow {
@@ -103,19 +138,24 @@ export function fullReason(error: RunErrorPayload): string {
   return error.message + fix;
 }
 
-const RESULT_COLUMNS: readonly (readonly [string, (r: NonNullable<SweepRow['result']>) => number])[] = [
+const RESULT_COLUMNS: readonly (readonly [string, (r: NonNullable<SweepRow['result']>) => number | null])[] = [
   ['tokens', (r) => r.tokens], ['ppl', (r) => r.ppl], ['ppl_err', (r) => r.pplError], ['ppl_base', (r) => r.pplReference],
   ['ppl_base_err', (r) => r.pplReferenceError], ['delta_ppl', (r) => r.deltaPpl], ['delta_ppl_err', (r) => r.deltaPplError],
   ['ppl_ratio', (r) => r.pplRatio], ['ppl_ratio_err', (r) => r.pplRatioError], ['kld_mean', (r) => r.kldMean], ['kld_err', (r) => r.kldMeanError],
   ['kld_median', (r) => r.kldMedian], ['kld_p99', (r) => r.kldP99], ['kld_p99_9', (r) => r.kldP999], ['kld_max', (r) => r.kldMax],
   ['same_top_p', (r) => r.top1Agreement], ['same_top_p_err', (r) => r.top1AgreementError], ['mean_dp', (r) => r.deltaPMean],
   ['mean_dp_err', (r) => r.deltaPMeanError], ['rms_dp', (r) => r.deltaPRms], ['rms_dp_err', (r) => r.deltaPRmsError],
-  ['bits_per_value', (r) => r.bitsPerValue], ['stored_bytes', (r) => r.storedBytes], ['fp16_bytes', (r) => r.fp16BaselineBytes],
+  ['bits_per_value', (r) => r.bitsPerValue], ['format_bits_per_value', (r) => r.formatBitsPerValue ?? null], ['stored_bytes', (r) => r.storedBytes],
+  ['fp16_bytes', (r) => r.fp16BaselineBytes],
 ];
 
+/** A runtime format's point leaves transformers' backend columns empty: they configure a cache it does not use. */
+const backendOnly = (read: (s: NonNullable<SweepRow['settings']>) => CsvCell) => (s: NonNullable<SweepRow['settings']>): CsvCell => (s.kvFormatKey === undefined ? read(s) : null);
+
 const SETTING_COLUMNS: readonly (readonly [string, (s: NonNullable<SweepRow['settings']>) => CsvCell])[] = [
-  ['cache', (s) => s.cacheMode], ['backend', (s) => s.backend], ['nbits', (s) => s.nbits], ['axis_key', (s) => s.axisKey], ['axis_value', (s) => s.axisValue],
-  ['group_size', (s) => s.groupSize], ['residual_length', (s) => s.residualLength], ['quantized_layers', (s) => s.layers], ['quantized_parts', (s) => s.parts],
+  ['cache', (s) => s.cacheMode], ['family', (s) => s.family ?? null], ['kv_format_key', (s) => s.kvFormatKey ?? null], ['kv_format_value', (s) => s.kvFormatValue ?? null],
+  ['backend', backendOnly((s) => s.backend)], ['nbits', backendOnly((s) => s.nbits)], ['axis_key', backendOnly((s) => s.axisKey)], ['axis_value', backendOnly((s) => s.axisValue)],
+  ['group_size', backendOnly((s) => s.groupSize)], ['residual_length', backendOnly((s) => s.residualLength)], ['quantized_layers', (s) => s.layers], ['quantized_parts', (s) => s.parts],
   ['dequantize', (s) => s.dequantize ?? null],
 ];
 

@@ -30,6 +30,8 @@ const STORIES_CASES: readonly { name: string; onnxFile: string; quantization: Qu
   { name: 'quanto 4-bit axis 0/0, g32, R16', onnxFile: 'onnx/model.onnx', prompt: 'Once upon a time', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 32, residualLength: 16 } },
   { name: 'quanto 2-bit axis −1/0, g32, R8, fp16 KV', onnxFile: 'onnx/model_fp16.onnx', prompt: 'The sun was hot and', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, nbits: 2, axisKey: -1, groupSize: 32, residualLength: 8 } },
   { name: 'hqq 4-bit axis 1/1, g32, R16', onnxFile: 'onnx/model.onnx', prompt: 'The sun was hot and', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, backend: 'hqq', axisKey: 1, axisValue: 1, groupSize: 32, residualLength: 16 } },
+  { name: 'hqq 3-bit axis 0/0 (int32 words), g32, R16', onnxFile: 'onnx/model.onnx', prompt: 'The sun was hot and', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, backend: 'hqq', nbits: 3, groupSize: 32, residualLength: 16 } },
+  { name: 'hqq 3-bit axis 0/0 (int32 words), g32, R8, fp16 KV', onnxFile: 'onnx/model_fp16.onnx', prompt: 'Once upon a time', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, backend: 'hqq', nbits: 3, groupSize: 32, residualLength: 8 } },
   { name: 'hqq 8-bit axis 0/1, g64, R0 (a flush every other step), fp16 KV', onnxFile: 'onnx/model_fp16.onnx', prompt: 'The sun was hot and', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, backend: 'hqq', nbits: 8, axisValue: 1, groupSize: 64, residualLength: 0 } },
 ];
 
@@ -116,12 +118,12 @@ describe.skipIf(!hasShared())('runGeneration on both paths: the record says whic
   }, 120_000);
 
   it('the default runs the graph path; settings it cannot express fall back to host and say why; an explicit graph refuses', async () => {
-    const hqq3: QuantizedCacheSettings = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, backend: 'hqq', nbits: 3, groupSize: 32, residualLength: 16 };
-    const fallback = await runGeneration(storiesSettings({ cacheMode: 'quantized', quantization: hqq3, prompt: 'Once upon a time', maxNewTokens: 4 }));
+    const sinks: QuantizedCacheSettings = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 32, residualLength: 16, extensions: { sinkTokens: 4 } };
+    const fallback = await runGeneration(storiesSettings({ cacheMode: 'quantized', quantization: sinks, prompt: 'Once upon a time', maxNewTokens: 4 }));
     expect(fallback.dequantize).toBe('host');
-    expect(fallback.diagnostics.find((d) => d.code === 'dequantize-path')?.message).toMatch(/on the host.*3-bit/);
-    await expect(runGeneration(storiesSettings({ cacheMode: 'quantized', quantization: hqq3, prompt: 'Once', maxNewTokens: 4, dequantize: 'graph' })))
-      .rejects.toThrow(/--dequantize graph cannot run these settings: keys: HQQ packs 3-bit codes/);
+    expect(fallback.diagnostics.find((d) => d.code === 'dequantize-path')?.message).toMatch(/on the host.*attention sinks/);
+    await expect(runGeneration(storiesSettings({ cacheMode: 'quantized', quantization: sinks, prompt: 'Once', maxNewTokens: 4, dequantize: 'graph' })))
+      .rejects.toThrow(/--dequantize graph cannot run these settings: the in-graph path does not express the kvscope extension\(s\) attention sinks/);
     const byDefault = await runGeneration(storiesSettings({ cacheMode: 'quantized', quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 32 }, prompt: 'Once upon a time', maxNewTokens: 4 }));
     expect(byDefault.dequantize).toBe('graph');
     const dynamic = await runGeneration(storiesSettings({ maxNewTokens: 4 }));

@@ -77,7 +77,12 @@ describe('checkRun', () => {
     expect(checkRun(config, { ...sinks, dequantize: undefined }, 6).ok).toBe(true);
     expect(checkRun(config, { ...sinks, dequantize: 'host' }, 6).ok).toBe(true);
     const hqq3 = checkRun(config, { ...quantized({ backend: 'hqq', nbits: 3, axisKey: 0, axisValue: 0, groupSize: 32 }), dequantize: 'graph' }, 6);
-    expect(hqq3.refusal?.message).toMatch(/^--dequantize graph cannot run these settings: keys: HQQ packs 3-bit codes/);
+    expect(hqq3.refusal).toBeNull();
+    // head_dim 8: ONNX Runtime's q8 takes it (a power of two ≥ 8), the graph does not decode it
+    const ort8 = checkRun(config, { ...quantized({ extensions: { kvFormatKey: 'ort-webgpu:q8', kvFormatValue: 'ort-webgpu:q8' } }), dequantize: 'graph' }, 6);
+    expect(ort8.refusal?.message).toMatch(/^--dequantize graph cannot run these settings: ort-webgpu:q8: its per-row fp32 scale is stored as four bytes/);
+    const fp8 = checkRun(config, { ...quantized({ extensions: { kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e5m2' } }), dequantize: 'graph' }, 6);
+    expect(fp8.refusal).toBeNull();
     expect(checkRun(config, { ...quantized({ groupSize: 32 }), dequantize: 'graph' }, 6).ok).toBe(true);
   });
 

@@ -36,7 +36,7 @@ Usage:
       Exit 0: done; 2: refused (the preflight's message is printed); 1: bad input or a failure.
 
   kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
-  kvscope sweep --preset layers|kv --model M --out DIR [eval's cache options]
+  kvscope sweep --preset layers|kv|runtimes --model M --out DIR [eval's cache options]
   kvscope sweep merge DIR... [--out DIR]
       Evaluates many configurations (one folder per point, results.csv/json derived), resumable;
       shards fan a sweep over machines and merge builds one table from them.
@@ -169,7 +169,7 @@ same as a record, each prompt named by its sha256, its needles, answers, predict
 stored KV bytes). Not yet: sweeps and the Lab.
 `,
   sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
-kvscope sweep --preset layers|kv --model M --out DIR [eval's options, fixed for every point]
+kvscope sweep --preset layers|kv|runtimes --model M --out DIR [eval's options, fixed for every point]
 kvscope sweep merge DIR... [--out DIR]
 
 The spec: {"model": "…", "text": "file.txt", "fixed": {…}, "grid": {…}, "points": [{…}], "preset": "layers"}.
@@ -178,7 +178,10 @@ Keys in fixed, grid and points are kvscope eval's long option names without the 
 single configurations, the sweep is their union (duplicates once). "text" is relative to the spec;
 "text-ids": "ids.txt" in its place gives the text as token ids (eval's --text-ids).
 Presets (a kvscope extension, the lab's sensitivity studies): layers = one layer quantized at a time,
-keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both.
+keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both;
+runtimes = what the serving runtimes do (llama.cpp q8_0/q4_0 with and without rotation, vLLM fp8 e4m3/e5m2,
+NVFP4, MLX 4-bit g64, ONNX Runtime q8/q4) next to transformers' quanto and HQQ 4-bit: the table adds each
+format's bits per value as the runtime counts them; results.csv names each point's family and formats.
 
   --out DIR        one folder per point (settings.json + eval.json, or failure.json for a refused or
                    failed point with its reason), results.csv and results.json derived from them

@@ -38,14 +38,14 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     expect(evalRefused.out + evalRefused.err).toContain('K cache type q4_0 with block size 32 does not divide n_embd_head_k=8');
   });
 
-  it('runs vLLM FP8 on stories260k on the host, stores one byte per value, and records the format', async () => {
+  it('runs vLLM FP8 on stories260k on the graph path (its bytes dequantized in ONNX), stores one byte per value, and records the format', async () => {
     const out = join(sandbox.dir(), 'fp8.json');
     const { code, out: stdout, err } = await cli(['run', '--model', storiesDir(), '--kv-format', 'vllm:fp8_e4m3', '--prompt', 'Once upon a time',
       '--max-new-tokens', '6', '--reference', '--json', '--out', out]);
     expect(err).toBe('');
     expect(code).toBe(0);
     const json = JSON.parse(stdout) as RunJsonShape;
-    expect(json.dequantize).toBe('host');
+    expect(json.dequantize).toBe('graph');
     expect(json.extensions.map((e) => e.id)).toEqual(['kv-format']);
     expect(json.flushes).toEqual([0, 0, 0, 0, 0]);
     // Every token the cache holds (the last one generated is never fed back), 5 layers × 4 KV heads × (8 + 8) bytes,
@@ -57,7 +57,7 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     const record = parseRunRecord(readFileSync(out, 'utf8'), out);
     expect(record.settings.quantization.extensions).toEqual({ kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e4m3' });
     expect(record.extensions!.map((e) => e.id)).toEqual(['kv-format']);
-    expect(record.diagnostics.map((d) => d.message).join('\n')).toMatch(/not in the graph: runtime KV formats \(--kv-format/);
+    expect(record.diagnostics.map((d) => d.message).join('\n')).toContain('Dequantized inside the graph, one layer at a time.');
     // vLLM's --calculate-kv-scales crosses into the worker: other scales, another run.
     const calculated = await cli(['run', '--model', storiesDir(), '--kv-format', 'vllm:fp8_e4m3', '--calculate-kv-scales', '--prompt', 'Once upon a time',
       '--max-new-tokens', '6', '--reference', '--json']);
@@ -80,7 +80,7 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     expect(json.kvBytes.codeBytes).toBe(tokens * 5 * 4 * 2 * (4 + 8));
   });
 
-  it('runs llama.cpp q8_0 on the synthetic model (head_dim 64), K/V apart, and refuses --dequantize graph with the reason', async () => {
+  it('runs llama.cpp q8_0 on the synthetic model (head_dim 64), K/V apart; --dequantize graph runs q8_0 and refuses +rot with the reason', async () => {
     const q8 = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', ...PROMPT_IDS, '--max-new-tokens', '4', '--reference', '--json']);
     expect(q8.err).toBe('');
     expect(q8.code).toBe(0);
@@ -97,10 +97,15 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
     expect(apartJson.kvBytes).toMatchObject({ codeBytes: tokens * 8 * 4 * (64 + 68), metadataBytes: 8 * 4 });
     expect(apartJson.extensions[0]!.detail).toMatch(/^K vllm:fp8_e4m3, V llama.cpp:q8_0/);
 
-    const graph = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', '--dequantize', 'graph', ...PROMPT_IDS, '--max-new-tokens', '2']);
-    expect(graph.code).toBe(1);
-    expect(graph.err).toContain('--dequantize graph cannot run these settings: runtime KV formats (--kv-format, a kvscope extension) are dequantized on the host only');
-  });
+    const graph = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', '--dequantize', 'graph', ...PROMPT_IDS, '--max-new-tokens', '4', '--json']);
+    expect(graph.code).toBe(0);
+    const graphJson = JSON.parse(graph.out) as RunJsonShape;
+    expect(graphJson.tokens).toEqual(json.tokens);
+    expect(graphJson.kvBytes.codeBytes).toBe(json.kvBytes.codeBytes);
+    const rotated = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0+rot', '--dequantize', 'graph', ...PROMPT_IDS, '--max-new-tokens', '2']);
+    expect(rotated.code).toBe(1);
+    expect(rotated.err).toContain('--dequantize graph cannot run these settings: llama.cpp:q8_0+rot: llama.cpp\'s inverse Hadamard rotation');
+  }, 120_000);
 
   it('refuses a format beside the backend\'s arguments, and one side alone', async () => {
     const withBits = await cli(['run', '--model', 'synthetic', '--kv-format', 'llama.cpp:q8_0', '--nbits', '2']);
@@ -113,7 +118,7 @@ describe.skipIf(!hasShared())('kvscope run --kv-format', () => {
 });
 
 describe.skipIf(!hasShared())('kvscope eval --kv-format on synthetic-8b-kv (head_dim 128)', () => {
-  it('gives a finite perplexity, q8_0 closer to the reference than q4_0, and records the format and the host path', async () => {
+  it('gives a finite perplexity, q8_0 closer to the reference than q4_0, and records the format and the graph path; host gives the same figures', async () => {
     const results: { ppl: number; kld: number; bits: number }[] = [];
     for (const format of ['llama.cpp:q8_0', 'llama.cpp:q4_0']) {
       const out = join(sandbox.dir(), `${format.replace(/[:.]/g, '_')}.json`);
@@ -123,13 +128,17 @@ describe.skipIf(!hasShared())('kvscope eval --kv-format on synthetic-8b-kv (head
       expect(code).toBe(0);
       const json = JSON.parse(stdout) as { ppl: number; kld: { mean: number }; bitsPerValue: number; dequantize: string };
       expect(Number.isFinite(json.ppl)).toBe(true);
-      expect(json.dequantize).toBe('host');
+      expect(json.dequantize).toBe('graph');
       results.push({ ppl: json.ppl, kld: json.kld.mean, bits: json.bitsPerValue });
+      // the graph path dequantizes the runtime's bytes bit for bit as the host does: the same figures
+      const host = await cli(['eval', '--model', 'synthetic-8b-kv', '--kv-format', format, '--context', '48', '--windows', '2', '--dequantize', 'host', '--json']);
+      const hostJson = JSON.parse(host.out) as typeof json;
+      expect(hostJson.dequantize).toBe('host');
+      expect([hostJson.ppl, hostJson.kld.mean, hostJson.bitsPerValue]).toEqual([json.ppl, json.kld.mean, json.bitsPerValue]);
       const record = parseEvalRecord(readFileSync(out, 'utf8'));
       expect(record.settings.quantization.extensions).toEqual({ kvFormatKey: format, kvFormatValue: format });
       expect(record.extensions.join('; ')).toContain(`runtime KV format (write-once)`);
       expect(record.extensions.join('; ')).toContain(`${format}: each row quantized once when written`);
-      expect(record.dequantizeReason).toMatch(/runtime KV formats/);
     }
     const [q8, q4] = results as [typeof results[0], typeof results[0]];
     expect(q8.kld).toBeGreaterThan(0);
@@ -137,7 +146,7 @@ describe.skipIf(!hasShared())('kvscope eval --kv-format on synthetic-8b-kv (head
     // As llama.cpp counts them: 34 bytes per 32 values, 18 per 32 (the per-layer scales are none here).
     expect(q8.bits).toBeCloseTo(8.5, 12);
     expect(q4.bits).toBeCloseTo(4.5, 12);
-  });
+  }, 600_000);
 });
 
 describe.skipIf(!hasShared())('kvscope eval --kv-format with the lab\'s targets', () => {

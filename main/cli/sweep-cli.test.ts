@@ -181,3 +181,44 @@ describe.skipIf(!hasShared())('kvscope sweep on stories260k', () => {
     for (const row of rows) expect(row).toEqual(whole.rows.find((w) => w.index === row.index));
   });
 });
+
+describe.skipIf(!hasShared())('kvscope sweep --preset runtimes (issue 27): the runtimes\' KV formats next to transformers\' 4-bit caches', () => {
+  it('synthetic (head_dim 64): one command, every format measured, the family, formats and runtime bits in results.csv and the table', async () => {
+    const out = join(dir, 'runtimes');
+    const { code, out: table } = await sweep(['--preset', 'runtimes', '--model', 'synthetic', '--out', out, '--windows', '1', '--context', '64']);
+    expect(code).toBe(0);
+    const rows = results(out).rows;
+    expect(rows.map((row) => row.status)).toEqual(Array(12).fill('ok'));
+    const row = (name: string) => rows.find((r) => r.name === name)!;
+    expect(row('backend-quanto_nbits-4').settings).toMatchObject({ family: 'transformers', backend: 'quanto', nbits: 4 });
+    expect(row('backend-quanto_nbits-4').result!.formatBitsPerValue).toBeUndefined();
+    expect(row('kv-format-llama.cpp-q4_0-rot').settings).toMatchObject({ family: 'llama.cpp', kvFormatKey: 'llama.cpp:q4_0+rot', kvFormatValue: 'llama.cpp:q4_0+rot' });
+    // bits per value as the runtimes count them: a row's bytes · 8 / head_dim
+    const bits = Object.fromEntries(rows.filter((r) => r.settings!.kvFormatKey !== undefined).map((r) => [r.settings!.kvFormatKey, r.result!.formatBitsPerValue]));
+    expect(bits).toEqual({
+      'llama.cpp:q8_0': 8.5, 'llama.cpp:q8_0+rot': 8.5, 'llama.cpp:q4_0': 4.5, 'llama.cpp:q4_0+rot': 4.5, 'vllm:fp8_e4m3': 8, 'vllm:fp8_e5m2': 8,
+      nvfp4: 4.5, 'mlx:4bit-g64': 5, 'ort-webgpu:q8': 8.5, 'ort-webgpu:q4': 4.5,
+    });
+    // more bits, less divergence, within a runtime
+    expect(row('kv-format-llama.cpp-q8_0').result!.kldMean).toBeLessThan(row('kv-format-llama.cpp-q4_0').result!.kldMean);
+    const csv = readFileSync(join(out, 'results.csv'), 'utf8').split('\r\n');
+    const header = csv[0]!.split(',');
+    expect(header).toEqual(expect.arrayContaining(['family', 'kv_format_key', 'kv_format_value', 'format_bits_per_value']));
+    // family, formats, then transformers' backend columns left empty (backend … residual_length), layers, parts
+    expect(csv.find((line) => line.includes('kv-format-nvfp4'))).toContain(',"TensorRT-LLM, vLLM, SGLang",nvfp4,nvfp4,,,,,,,all,both,');
+    expect(csv.find((line) => line.includes('backend-hqq_nbits-4'))).toMatch(/,transformers,,,hqq,4,/);
+    expect(table).toMatch(/kv-format-mlx-4bit-g64\s+ok\s+5\.\d\d\s+5\.00\s/);
+  }, 240_000);
+
+  it('synthetic-8b-kv (Llama-3-8B\'s KV geometry: head_dim 128, 8 KV heads, 32 layers): every format evaluates, ordered by bits within each runtime', async () => {
+    const out = join(dir, 'runtimes-128');
+    const { code } = await sweep(['--preset', 'runtimes', '--model', 'synthetic-8b-kv', '--out', out, '--windows', '1', '--context', '48']);
+    expect(code).toBe(0);
+    const rows = results(out).rows;
+    expect(rows.map((row) => [row.name, row.status])).toEqual(rows.map((row) => [row.name, 'ok']));
+    const kld = (format: string): number => rows.find((r) => r.settings!.kvFormatKey === format)!.result!.kldMean;
+    expect(kld('llama.cpp:q8_0')).toBeLessThan(kld('llama.cpp:q4_0'));
+    expect(kld('ort-webgpu:q8')).toBeLessThan(kld('ort-webgpu:q4'));
+    expect(rows.find((r) => r.settings!.kvFormatKey === 'mlx:4bit-g64')!.result!.formatBitsPerValue).toBe(5);
+  }, 600_000);
+});

@@ -6,7 +6,7 @@ import { QuantizedLayer } from '../../cache/quantized-layer.js';
 import { StoredQuantizedLayer } from '../../cache/stored-quantized-layer.js';
 import { firstBitDifference } from '../../cache/test-support/compare.js';
 import { sliceSeq } from '../../cache/test-support/tensors.js';
-import { emptyStoreShapes } from '../../onnx/rewrite/in-graph-spec.js';
+import { emptyStoreShapes, zeroInputOf } from '../../onnx/rewrite/in-graph-spec.js';
 import { encodeModel } from '../../onnx/onnx-model.js';
 import { rewriteForInGraphDequantize } from '../../onnx/rewrite/in-graph-dequantize.js';
 import { toyAttentionModel, toySpec } from '../../onnx/rewrite/test-support/toy-attention.js';
@@ -63,12 +63,12 @@ describe.skipIf(!hasShared()).each(['quanto', 'hqq'] as const)('cache trace on t
             const empty = emptyStoreShapes(side);
             feeds[n.codes] = new ort.Tensor('uint8', new Uint8Array(0), empty.codes);
             feeds[n.scale] = new ort.Tensor('float32', new Float32Array(0), empty.params);
-            feeds[n.zero] = new ort.Tensor('float32', new Float32Array(0), empty.params);
+            feeds[zeroInputOf(n)] = new ort.Tensor('float32', new Float32Array(0), empty.params);
           } else {
             const cols = parts.store.gridShape[1];
             feeds[n.codes] = new ort.Tensor('uint8', parts.store.packed, [parts.store.packed.length / cols, cols]);
             feeds[n.scale] = new ort.Tensor('float32', parts.store.scale, [...parts.store.paramShape]);
-            feeds[n.zero] = new ort.Tensor('float32', parts.store.zero, [...parts.store.paramShape]);
+            feeds[zeroInputOf(n)] = new ort.Tensor('float32', parts.store.zero, [...parts.store.paramShape]);
           }
           feeds[n.residual] = new ort.Tensor('float32', parts.residualTokens === 0 ? new Float32Array(0) : parts.residual as Float32Array, [1, heads, parts.residualTokens, headDim]);
         }

@@ -2,7 +2,8 @@ import * as ort from 'onnxruntime-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { InGraphDequantizeSpec, InGraphSideSpec, UnpackStrategy } from '../../onnx/rewrite/in-graph-spec.js';
+import { storeSideOf, zeroInputOf, type InGraphDequantizeSpec, type InGraphSideIo, type InGraphSideSpec, type UnpackStrategy } from '../../onnx/rewrite/in-graph-spec.js';
+import { int32View } from '../../engine/graph-kv-lane.js';
 import { quantizerFor } from '../../quant/registry.js';
 import type { QuantizedTensor } from '../../quant/types.js';
 import { float32ToHalfBitsInto, halfBitsToFloat32Into } from '../../tensor/float16-bits.js';
@@ -83,7 +84,7 @@ export async function runParity(c: ParityCase): Promise<ParityResult> {
         const full = floats(prefill[`present.${i}.${part}`]!);
         const head = sliceRows(full, H, total, D, 0, c.prefill);
         const tail = sliceRows(full, H, total, D, c.prefill, total);
-        const side = spec.layers[i]![part];
+        const side = storeSideOf(spec.layers[i]![part]);
         const quantizer = quantizerFor(side.backend);
         const store = quantizer.quantize(kvTensor([1, H, c.prefill, D], c.dtype, head), { nbits: side.nbits, axis: side.axis, groupSize: side.groupSize });
         const history = concatRows(quantizer.dequantize(store).data, tail, H, c.prefill, c.residual, D);
@@ -121,12 +122,14 @@ function tokenFeeds(ids: readonly number[], past: number): Record<string, ort.Te
   };
 }
 
-function storeFeeds(io: { codes: string; scale: string; zero: string }, store: QuantizedTensor, dtype: KvDtype): Record<string, ort.Tensor> {
+function storeFeeds(io: InGraphSideIo, store: QuantizedTensor, dtype: KvDtype): Record<string, ort.Tensor> {
   const cols = store.gridShape[1];
   return {
-    [io.codes]: new ort.Tensor('uint8', store.packed, [store.packed.length / cols, cols]),
+    [io.codes]: store.backend === 'hqq' && store.params.nbits === 3
+      ? new ort.Tensor('int32', int32View(store.packed), [store.packed.length / 4 / cols, cols])
+      : new ort.Tensor('uint8', store.packed, [store.packed.length / cols, cols]),
     [io.scale]: kvFeed(dtype, [...store.paramShape], store.scale),
-    [io.zero]: kvFeed(dtype, [...store.paramShape], store.zero),
+    [zeroInputOf(io)]: kvFeed(dtype, [...store.paramShape], store.zero),
   };
 }
 

@@ -2,8 +2,8 @@ import type { KvDtype } from '../../tensor/kv-tensor.js';
 import { intAttribute, intsAttribute } from '../attributes.js';
 import { OnnxDataType } from '../element-types.js';
 import type { GraphEditor } from './graph-editor.js';
-import type { InGraphSideSpec, UnpackStrategy } from './in-graph-spec.js';
-import { unpackCodes } from './unpack-codes.js';
+import { codesAreInt32Words, type InGraphSideSpec, type UnpackStrategy } from './in-graph-spec.js';
+import { unpackCodes, unpackInt32Words } from './unpack-codes.js';
 
 export interface SideDequantize {
   readonly editor: GraphEditor;
@@ -53,12 +53,14 @@ export function dequantizeSide(d: SideDequantize): DequantizedSide {
   // rows of the grid (row layouts: one group per row) or its cols (column layouts), int64 [1]
   const varying = e.op(scope, 'Slice', [scaleShape, e.int64([rowsAreGroups ? 0 : 1]), e.int64([rowsAreGroups ? 1 : 2]), e.int64([0])]);
   const linear = dequantizeLinearAxis(d);
-  const grid = unpackCodes({
-    editor: e, scope, packed: d.codes, gate: d.gate, nbits: side.nbits, strategy: d.unpack,
-    order: side.backend === 'quanto' ? 'low-first' : 'high-first',
-    rows: paddingRows(side) ? (rowsAreGroups ? varying : e.int64([side.groupSize])) : null,
-    keepUint8: linear !== null,
-  }); // [rows, cols]: float32, or uint8 for DequantizeLinear
+  const grid = codesAreInt32Words(side)
+    ? unpackInt32Words({ editor: e, scope, packed: d.codes, gate: d.gate, rows: rowsAreGroups ? varying : e.int64([side.groupSize]) })
+    : unpackCodes({
+      editor: e, scope, packed: d.codes, gate: d.gate, nbits: side.nbits, strategy: d.unpack,
+      order: side.backend === 'quanto' ? 'low-first' : 'high-first',
+      rows: paddingRows(side) ? (rowsAreGroups ? varying : e.int64([side.groupSize])) : null,
+      keepUint8: linear !== null,
+    }); // [rows, cols]: float32, or uint8 for DequantizeLinear
 
   const scale = toFloat32(e, scope, d.scale, d.dtype);
   const zero = toFloat32(e, scope, d.zero, d.dtype);

@@ -82,9 +82,10 @@ describe('rewriteForInGraphDequantize: the graph structure (STYLE.md §16)', () 
 
   it('refuses what it cannot express, with the reason and the fix', () => {
     const source = toyAttentionModel(1, 2, 16);
-    const hqq3 = { ...HQQ2, nbits: 3, axis: 0 };
-    expect(() => rewriteForInGraphDequantize(source, toySpec(1, hqq3, QUANTO4))).toThrow(GraphRewriteError);
-    expect(() => rewriteForInGraphDequantize(source, toySpec(1, hqq3, QUANTO4))).toThrow(/3-bit codes ten to an int32 word/);
+    const rotated = { backend: 'runtime-format', format: 'llama.cpp:q8_0+rot', kvHeads: 2, headDim: 16 } as const;
+    expect(() => rewriteForInGraphDequantize(source, toySpec(1, rotated, QUANTO4))).toThrow(GraphRewriteError);
+    expect(() => rewriteForInGraphDequantize(source, toySpec(1, rotated, QUANTO4))).toThrow(/inverse Hadamard rotation/);
+    expect(inGraphUnsupportedReason({ backend: 'hqq', nbits: 3, axis: 0 })).toBeNull();
     expect(inGraphUnsupportedReason({ backend: 'quanto', nbits: 8, axis: 0 })).toMatch(/qint2 and qint4/);
     expect(inGraphUnsupportedReason({ backend: 'hqq', nbits: 1, axis: 1 })).toBeNull();
     const wrongDtype = toySpec(1, QUANTO4, QUANTO4, 'float16');

@@ -4,11 +4,12 @@ import type { KvDtype } from '../../tensor/kv-tensor.js';
 import { intAttribute } from '../attributes.js';
 import type { OnnxDim } from '../graph-builder.js';
 import { cloneModel } from '../onnx-model.js';
+import { dequantizeFormatSide, graphFormatReason } from './dequantize-format-side.js';
 import { dequantizeSide } from './dequantize-side.js';
 import { GraphEditor } from './graph-editor.js';
 import {
-  IN_GRAPH_REWRITE_VERSION, inGraphUnsupportedReason,
-  type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerIo, type InGraphLayerSpec, type InGraphSideIo, type InGraphSideSpec,
+  IN_GRAPH_REWRITE_VERSION, codesAreInt32Words, inGraphUnsupportedReason,
+  type InGraphDequantizeSpec, type InGraphKvIo, type InGraphLayerIo, type InGraphLayerSide, type InGraphLayerSpec, type InGraphSideIo,
   type UnpackStrategy,
 } from './in-graph-spec.js';
 import { findAttentionUse, findAttentionWeights, gateAfter, type AttentionUse } from './layer-gate.js';
@@ -89,18 +90,23 @@ function rewriteSide(
   const elemType = layer.dtype === 'float16' ? DataType.FLOAT16 : DataType.FLOAT;
   const dims = dimsOf(pastInfo);
   editor.removeInput(past);
+  const format = side.backend === 'runtime-format';
+  // A runtime format's rows `[tokens·kvHeads, rowBytes]` and its per-tensor fp32 scale; a store's codes, scale and zero.
   const io: InGraphSideIo = {
-    codes: editor.addInput(editor.freshValueName(`${past}.codes`), DataType.UINT8, [`${past}.codes_rows`, `${past}.codes_cols`]),
-    scale: editor.addInput(editor.freshValueName(`${past}.scale`), elemType, [`${past}.groups_rows`, `${past}.groups_cols`]),
-    zero: editor.addInput(editor.freshValueName(`${past}.zero`), elemType, [`${past}.groups_rows`, `${past}.groups_cols`]),
+    codes: editor.addInput(editor.freshValueName(`${past}.codes`), !format && codesAreInt32Words(side) ? DataType.INT32 : DataType.UINT8, [`${past}.codes_rows`, `${past}.codes_cols`]),
+    scale: format
+      ? editor.addInput(editor.freshValueName(`${past}.scale`), DataType.FLOAT, [1])
+      : editor.addInput(editor.freshValueName(`${past}.scale`), elemType, [`${past}.groups_rows`, `${past}.groups_cols`]),
+    zero: format ? null : editor.addInput(editor.freshValueName(`${past}.zero`), elemType, [`${past}.groups_rows`, `${past}.groups_cols`]),
     residual: editor.addInput(editor.freshValueName(`${past}.residual`), elemType, [dims[0] ?? 'batch_size', side.kvHeads, 'residual_length', side.headDim]),
     newRows: editor.freshValueName(`${present}.new_rows`),
   };
-  const { history, tokens } = dequantizeSide({
-    editor, scope, side, dtype: layer.dtype, unpack, opset,
-    codes: io.codes, scale: io.scale, zero: io.zero,
-    gate: after.length === 0 ? null : gateAfter(editor, `${scope}/gate`, after),
-  });
+  const gateTensor = after.length === 0 ? null : gateAfter(editor, `${scope}/gate`, after);
+  const { history, tokens } = side.backend === 'runtime-format'
+    ? dequantizeFormatSide({
+      editor, scope, format: side.format, kvHeads: side.kvHeads, headDim: side.headDim, dtype: layer.dtype, codes: io.codes, tensorScale: io.scale, gate: gateTensor,
+    })
+    : dequantizeSide({ editor, scope, side, dtype: layer.dtype, unpack, opset, codes: io.codes, scale: io.scale, zero: io.zero!, gate: gateTensor });
   // Spliced only where the new rows can be taken from the Concat's own input (else present is sliced past a real past).
   if (use?.concatenates === true && castChain(editor, present, use.node) !== null) {
     spliceIntoConcat(editor, scope, use, history, io.residual, tokens, side);
@@ -122,7 +128,7 @@ function rewriteSide(
  * shapes instead, so nothing waits on a materialized past.
  */
 function spliceIntoConcat(
-  editor: GraphEditor, scope: string, use: AttentionUse, history: string, residual: string, storeTokens: string, side: InGraphSideSpec,
+  editor: GraphEditor, scope: string, use: AttentionUse, history: string, residual: string, storeTokens: string, side: InGraphLayerSide,
 ): void {
   const residualShape = editor.op(scope, 'Shape', [residual]);
   const residualTokens = editor.op(scope, 'Slice', [residualShape, editor.int64([2]), editor.int64([3]), editor.int64([0])]);
@@ -189,7 +195,7 @@ function checkSpec(spec: InGraphDequantizeSpec): void {
     if (seen.has(layer.layer)) throw new GraphRewriteError(`layer ${layer.layer} is listed twice.`, 'List each quantized layer once.');
     seen.add(layer.layer);
     for (const [part, side] of [['keys', layer.key], ['values', layer.value]] as const) {
-      const reason = inGraphUnsupportedReason(side);
+      const reason = side.backend === 'runtime-format' ? graphFormatReason(side.format) : inGraphUnsupportedReason(side);
       if (reason !== null) {
         throw new GraphRewriteError(`layer ${layer.layer}'s ${part} cannot be dequantized inside the graph: ${reason}.`,
           'Run with --dequantize host (kvscope dequantizes in JavaScript and feeds the history), or choose settings the graph path supports.');
@@ -199,8 +205,10 @@ function checkSpec(spec: InGraphDequantizeSpec): void {
   }
 }
 
-function checkSide(layer: number, part: string, side: InGraphSideSpec): void {
-  for (const [name, value] of [['kvHeads', side.kvHeads], ['headDim', side.headDim], ['groupSize', side.groupSize]] as const) {
+function checkSide(layer: number, part: string, side: InGraphLayerSide): void {
+  const sizes: [string, number][] = [['kvHeads', side.kvHeads], ['headDim', side.headDim]];
+  if (side.backend !== 'runtime-format') sizes.push(['groupSize', side.groupSize]);
+  for (const [name, value] of sizes) {
     if (!Number.isSafeInteger(value) || value <= 0) {
       throw new GraphRewriteError(`layer ${layer}'s ${part}: ${name} must be a positive integer, got ${value}.`, 'Check the model geometry and the cache settings.');
     }

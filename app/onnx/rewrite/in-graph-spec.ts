@@ -33,11 +33,27 @@ export interface InGraphLayerSpec {
   readonly presentValue: string;
   /** T: the graph's KV dtype, which is also the dtype of stored scales and zeros (spec §3.4) */
   readonly dtype: KvDtype;
-  readonly key: InGraphSideSpec;
-  readonly value: InGraphSideSpec;
+  readonly key: InGraphLayerSide;
+  readonly value: InGraphLayerSide;
 }
 
-/** One stored tensor's quantization (keys or values of a layer), as `QuantParams` plus its fixed dims. */
+/** One stored tensor (keys or values of a layer): a transformers store, or a runtime's write-once rows. */
+export type InGraphLayerSide = InGraphSideSpec | InGraphFormatSideSpec;
+
+/**
+ * A runtime's write-once rows (issue 27, app/cache/write-once-layer.ts; a kvscope extension): the
+ * runtime's bytes cross as they are stored, uint8 `[tokens·kvHeads, rowBytes]`, with the per-tensor
+ * fp32 scale, and are dequantized in the graph (dequantize-format-side.ts).
+ */
+export interface InGraphFormatSideSpec {
+  readonly backend: 'runtime-format';
+  /** a name from app/quant/runtime-formats/registry.ts that the graph path takes (GRAPH_FORMATS) */
+  readonly format: string;
+  readonly kvHeads: number;
+  readonly headDim: number;
+}
+
+/** A transformers store's quantization, as `QuantParams` plus its fixed dims. */
 export interface InGraphSideSpec {
   readonly backend: QuantBackend;
   readonly nbits: number;
@@ -52,10 +68,10 @@ export interface InGraphSideSpec {
 export interface InGraphSideIo {
   /** uint8, the packed codes exactly as the store holds them: `[packedRows, cols]` */
   readonly codes: string;
-  /** T, the store's scale in its `paramShape` (`[groups, 1]` or `[1, groups]`) */
+  /** T, the store's scale in its `paramShape` (`[groups, 1]` or `[1, groups]`); runtime formats: float32 `[1]`, the per-tensor scale */
   readonly scale: string;
-  /** T, quanto's shift or HQQ's zero, same shape as scale */
-  readonly zero: string;
+  /** T, quanto's shift or HQQ's zero, same shape as scale; null for runtime formats (they have none) */
+  readonly zero: string | null;
   /** T, the full-precision residual rows `[1, kvHeads, residual, headDim]` */
   readonly residual: string;
   /** output, T: only this run's new rows `[1, kvHeads, new, headDim]` */
@@ -91,7 +107,8 @@ export const IN_GRAPH_REWRITE_VERSION = 3;
 
 /**
  * Why a stored tensor cannot be dequantized inside the graph, or null when it can. Everything else
- * the quantizers store is expressible: quanto 2/4 bits on both axes, HQQ 1/2/4/8 bits on both axes.
+ * the quantizers store is expressible: quanto 2/4 bits on both axes, HQQ 1/2/3/4/8 bits on both axes
+ * (3 bits: the int32 words cross as an int32 tensor, as they are; codesAreInt32Words).
  */
 export function inGraphUnsupportedReason(side: Pick<InGraphSideSpec, 'backend' | 'nbits' | 'axis'>): string | null {
   if (side.backend === 'quanto') {
@@ -100,10 +117,7 @@ export function inGraphUnsupportedReason(side: Pick<InGraphSideSpec, 'backend' |
     return null;
   }
   if (side.backend === 'hqq') {
-    if (side.nbits === 3) {
-      return 'HQQ packs 3-bit codes ten to an int32 word, which the rewrite does not unpack (ONNX has no bit reinterpretation of uint8 bytes as int32)';
-    }
-    if (![1, 2, 4, 8].includes(side.nbits)) return `HQQ stores no ${side.nbits}-bit codes`;
+    if (![1, 2, 3, 4, 8].includes(side.nbits)) return `HQQ stores no ${side.nbits}-bit codes`;
     if (side.axis !== 0 && side.axis !== 1) return `HQQ has no axis ${side.axis}`;
     return null;
   }
@@ -118,6 +132,28 @@ export function inGraphUnsupportedReason(side: Pick<InGraphSideSpec, 'backend' |
 export function emptyStoreShapes(side: Pick<InGraphSideSpec, 'backend' | 'nbits' | 'axis' | 'groupSize'>): { codes: [number, number]; params: [number, number] } {
   const rowsAreGroups = side.backend === 'quanto' ? side.axis === 0 : side.axis === 1;
   if (rowsAreGroups) return { codes: [0, side.groupSize], params: [0, 1] };
+  if (codesAreInt32Words(side)) return { codes: [Math.ceil(side.groupSize / 10), 0], params: [1, 0] };
   const perByte = 8 / side.nbits;
   return { codes: [Math.ceil(side.groupSize / perByte), 0], params: [1, 0] };
+}
+
+/**
+ * HQQ's 3-bit store: ten codes per little-endian int32 word (app/quant/hqq/bitpack.ts), `[ceil(rows / 10),
+ * cols]` words. They cross into the graph as an int32 tensor over the same bytes (a typed-array view, no
+ * copy and no reinterpretation inside ONNX), unpacked there by integer division (unpack-codes.ts).
+ */
+export function codesAreInt32Words(side: Pick<InGraphSideSpec, 'backend' | 'nbits'>): boolean {
+  return side.backend === 'hqq' && side.nbits === 3;
+}
+
+/** A layer side that must be a transformers store (the store lanes and their tests); throws on a runtime format. */
+export function storeSideOf(side: InGraphLayerSide): InGraphSideSpec {
+  if (side.backend === 'runtime-format') throw new Error(`a runtime format (${side.format}) is not a transformers store: feed it through the format lane.`);
+  return side;
+}
+
+/** A store side's zero input; throws for a runtime format's side, which has none. */
+export function zeroInputOf(io: InGraphSideIo): string {
+  if (io.zero === null) throw new Error('this side is a runtime format\'s rows and has no zero input.');
+  return io.zero;
 }

@@ -86,3 +86,39 @@ function arithmeticPlanes(editor: GraphEditor, scope: string, packed: string, nb
     return above === undefined ? here : editor.op(scope, 'Sub', [here, editor.op(scope, 'Mul', [above, editor.float(levels)])]);
   });
 }
+
+/**
+ * HQQ's 3-bit store (spec §3.2 step 4, app/quant/hqq/bitpack.ts): int32 words `[step, cols]`, grid row
+ * `r + k·step` at bits `[27 − 3k, 30 − 3k)` of word row r, rows zero-padded to 10·step. The words are
+ * below 2^30 (non-negative), so `floor(w / 2^(27−3k)) mod 8` is the field in int32 arithmetic (Div
+ * truncates, which is floor here): exact on every EP, with no bit reinterpretation. The fields are
+ * concatenated along axis 0 in k order and the padding rows sliced off: float32 `[rows, cols]`.
+ */
+export function unpackInt32Words(input: { readonly editor: GraphEditor; readonly scope: string; readonly packed: string; readonly gate: string | null; readonly rows: string }): string {
+  const { editor, scope } = input;
+  const packed = input.gate === null
+    ? input.packed
+    : editor.op(scope, 'Reshape', [input.packed, editor.op(scope, 'Add', [editor.op(scope, 'Shape', [input.packed]), input.gate])]);
+  const eight = int32Scalar(editor, 8);
+  const fields = Array.from({ length: 10 }, (_, k) => {
+    const shift = 27 - 3 * k;
+    const shifted = shift === 0 ? packed : editor.op(scope, 'Div', [packed, int32Scalar(editor, 2 ** shift)]);
+    return editor.op(scope, 'Sub', [shifted, editor.op(scope, 'Mul', [editor.op(scope, 'Div', [shifted, eight]), eight])]);
+  });
+  const grid = editor.op(scope, 'Concat', fields, [intAttribute('axis', 0)]);
+  const rows = editor.op(scope, 'Slice', [grid, editor.int64([0]), input.rows, editor.int64([0])]);
+  return editor.op(scope, 'Cast', [rows], [intAttribute('to', OnnxDataType.FLOAT)]);
+}
+
+/** One int32 scalar initializer per value and graph. */
+const int32Constants = new WeakMap<GraphEditor, Map<number, string>>();
+function int32Scalar(editor: GraphEditor, value: number): string {
+  let made = int32Constants.get(editor);
+  if (made === undefined) int32Constants.set(editor, made = new Map());
+  const existing = made.get(value);
+  if (existing !== undefined) return existing;
+  const name = editor.freshValueName(`/kvscope/const/int32{${value}}`);
+  editor.initializer(name, [], Int32Array.of(value));
+  made.set(value, name);
+  return name;
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QuantizationError } from '../../errors.js';
+import { roundToFloat16 } from '../../tensor/float16.js';
 import { kvTensor } from '../../tensor/kv-tensor.js';
 import type { KvShape } from '../../tensor/kv-tensor.js';
 import type { QuantizedTensor } from '../types.js';
@@ -41,6 +42,20 @@ describe('HQQ dequantization', () => {
       });
     }
   }
+
+  it('float16, 3-bit (the per-group table of 8 levels): ((q − zero) · scale) with each op rounded to binary16, never NaN', () => {
+    const shape: KvShape = [1, 2, 16, 64];
+    const n = 2 * 16 * 64;
+    const half = normalSamples(n, 5).map(roundToFloat16);
+    for (const groupSize of [16, 64]) {
+      const q = hqqQuantizer.quantize(kvTensor(shape, 'float16', half), { nbits: 3, axis: 0, groupSize });
+      const out = new Float32Array(n);
+      dequantizeHqqInto(input(q), out);
+      const codes = hqqQuantizer.unpackCodes(q);
+      const groups = n / groupSize;
+      for (let i = 0; i < n; i++) expect(out[i]).toBe(roundToFloat16(roundToFloat16(codes[i]! - q.zero[i % groups]!) * q.scale[i % groups]!));
+    }
+  });
 
   it('gives the same bits when the kernel works in chunks that start inside a plane of packed rows', () => {
     // axis 0, 49,152 columns: the kernel's 4 MiB output chunks hold 21 rows, so chunks start at rows

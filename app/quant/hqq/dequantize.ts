@@ -38,7 +38,7 @@ export function dequantizeHqqInto(input: HqqDequantizeInput, out: Float32Array, 
   if (nbits === 3) {
     // int32 words: unpack first (3-bit grids are small: they need axis 0, spec §3.2)
     const codes = unpackCodes(input.packed, grid.rows, grid.cols, 3);
-    decodePlane(codes, 0, grid.rows, 0, 0xff, 0, input, out, table, value);
+    decodePlane(codes, 0, grid.rows, 0, 0x07, 0, input, out, table, value); // mask 7: the float16 table has 8 levels per group
     return;
   }
   const step = packedRowCount(grid.rows, nbits);

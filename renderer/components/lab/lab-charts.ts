@@ -27,6 +27,9 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
   const frontier = paretoFrontier(measured, (r) => xOf(r, choice.x), (r) => yOf(r, choice.y));
   const varying = varyingOptions(rows);
   const dot = (row: (typeof measured)[number]): ParetoDot => [xOf(row, choice.x), yOf(row, choice.y), row.name, pointLabel(row), shortPointLabel(row, varying)];
+  const families = paretoFamilies(measured);
+  // label sides decided over every dot, whatever its family: two families' points can coincide
+  const placed = new Map(labelSides(measured.map(dot)).map((item) => [item.value[2], item]));
   const label = {
     position: 'top', color: theme.text, fontSize: 11, backgroundColor: theme.background, padding: [2, 4], borderRadius: 3,
   } as const;
@@ -37,8 +40,8 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
       animation: false,
       textStyle: { fontFamily: theme.fontFamily, color: theme.text },
       // the y name runs along the axis (not above it, where a long name was clipped); labels shown
-      // always get room above the highest dot
-      grid: { left: 84, right: choice.labels ? 48 : 24, top: choice.labels ? 40 : 24, bottom: 48 },
+      // always get room above the highest dot, and the families' legend its own line
+      grid: { left: 84, right: choice.labels ? 48 : 24, top: (choice.labels ? 40 : 24) + (families.length > 1 ? 24 : 0), bottom: 48 },
       tooltip: {
         trigger: 'item',
         formatter: (params: { value: ParetoDot }) => {
@@ -55,16 +58,19 @@ export function paretoOption(rows: readonly SweepRow[], choice: LabChartChoice, 
         type: choice.logY ? 'log' : 'value', name: Y_LABELS[choice.y], nameLocation: 'middle', nameGap: 62, nameRotate: 90, scale: true,
         ...axisStyle(theme),
       },
+      // one family (transformers' cache alone): no legend, as before; runtime formats add one, naming each runtime
+      ...(families.length > 1 ? { legend: { top: 0, textStyle: { color: theme.text }, data: families.map((f) => f.name) } } : {}),
       series: [
-        {
-          id: 'points', name: 'points', type: 'scatter', symbolSize: 10, itemStyle: { color: theme.codes }, data: labelSides(measured.map(dot)),
+        ...families.map((family, index) => ({
+          id: index === 0 ? 'points' : `points-${family.name}`, name: family.name, type: 'scatter', symbol: family.symbol, symbolSize: 10,
+          itemStyle: { color: index === 0 ? theme.codes : PALETTE[index % PALETTE.length] }, data: family.rows.map((row) => placed.get(row.name)!),
           // always on (the toggle): what differs between points, below the dot where a neighbour's is
           // above it, kept apart where they still collide; hovering a dot names its whole settings
           // beside it (the tooltip adds its figures)
           label: { ...label, show: choice.labels, formatter: (params: { value: ParetoDot }) => params.value[4] },
           labelLayout: { moveOverlap: 'shiftY' },
           emphasis: { scale: 1.6, label: { ...label, show: true, formatter: (params: { value: ParetoDot }) => params.value[3] } },
-        },
+        })),
         { id: 'frontier', name: 'Pareto frontier', type: 'line', step: false, symbol: 'none', lineStyle: { color: theme.kl, width: 2, type: 'dashed' }, data: frontier.map(dot), z: 1 },
       ],
     },
@@ -111,6 +117,24 @@ function varyingOptions(rows: readonly SweepRow[]): ReadonlySet<string> {
     }
   }
   return new Set([...values].filter(([, seen]) => seen.size > 1).map(([key]) => key));
+}
+
+/** Marks for the families after the first (transformers' circles): one shape per runtime. */
+const FAMILY_SYMBOLS = ['diamond', 'triangle', 'rect', 'pin', 'roundRect', 'arrow'];
+
+/**
+ * The points by family (issue 27): transformers' cache (its dynamic cache included) first, then each
+ * runtime whose write-once format a point ran, in order of first appearance, each with its own mark.
+ */
+export function paretoFamilies<R extends SweepRow>(rows: readonly R[]): { name: string; symbol: string; rows: R[] }[] {
+  const byName = new Map<string, R[]>();
+  for (const row of rows) {
+    const name = row.settings?.family ?? 'transformers';
+    byName.set(name, [...(byName.get(name) ?? []), row]);
+  }
+  const runtimes = [...byName.keys()].filter((name) => name !== 'transformers');
+  const transformers = byName.has('transformers') ? [{ name: 'transformers', symbol: 'circle', rows: byName.get('transformers')! }] : [];
+  return [...transformers, ...runtimes.map((name, index) => ({ name, symbol: FAMILY_SYMBOLS[index % FAMILY_SYMBOLS.length]!, rows: byName.get(name)! }))];
 }
 
 /** The layer × K/V heatmap: mean KLD of quantizing one layer's keys, values or both (log colour scale). */

@@ -43,7 +43,10 @@ export function pointLabel(row: SweepRow): string {
   // a point refused before its settings were read: its options in words, not its folder name
   if (s === null) return optionsLabel(row.options) || row.name;
   if (s.cacheMode === 'dynamic') return 'dynamic (full precision)';
-  const parts = [`${s.backend} ${s.nbits}-bit`, `g${s.groupSize}`, `R${s.residualLength}`, `axes ${s.axisKey}/${s.axisValue}`];
+  // a runtime's write-once format (issue 27): its formats, not transformers' backend settings it does not use
+  const parts = s.kvFormatKey !== undefined
+    ? [s.kvFormatKey === s.kvFormatValue ? s.kvFormatKey : `K ${s.kvFormatKey}, V ${s.kvFormatValue ?? ''}`]
+    : [`${s.backend} ${s.nbits}-bit`, `g${s.groupSize}`, `R${s.residualLength}`, `axes ${s.axisKey}/${s.axisValue}`];
   if (s.layers !== 'all') parts.push(`layer ${s.layers}`);
   if (s.parts !== 'both') parts.push(`${s.parts === 'key' ? 'K' : 'V'} only`);
   const extra = Object.entries(row.options).filter(([key]) => !STANDARD_KEYS.has(key)).map(([key, value]) => `${key} ${String(value)}`);

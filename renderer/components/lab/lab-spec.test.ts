@@ -7,7 +7,14 @@ import { parseLayerMap } from '../../../app/cache/layer-map.js';
 import { DEFAULT_LAB_SETUP } from '../../store/lab-slice.js';
 import { DEFAULT_RUN_FORM } from '../../store/settings-slice.js';
 import { gridSize, labSpec } from './lab-spec.js';
-import { paretoFrontier, tableRows } from './lab-metrics.js';
+import { paretoFrontier, pointLabel, tableRows } from './lab-metrics.js';
+import { paretoFamilies, paretoOption } from './lab-charts.js';
+import type { SweepRow } from '../../../app/lab/sweep-results.js';
+import type { ChartTheme } from '../../charts/chart-theme.js';
+import type { LabChartChoice } from '../../store/lab-slice.js';
+
+/** A theme of plain colours (the Pareto option only copies them). */
+const LIGHT_CHART_THEME = new Proxy({ dark: false, fontFamily: 'sans-serif' }, { get: (target, key) => (key in target ? target[key as keyof typeof target] : '#123456') }) as unknown as ChartTheme;
 
 describe('the Lab setup as a sweep spec', () => {
   it('fixes the run panel\'s fields and varies those given several values; its keys are eval\'s options', () => {
@@ -88,5 +95,39 @@ describe('the Lab\'s Pareto frontier and table', () => {
     expect(tableRows(rows as never, '', 'kld', false).map((r) => r.index)).toEqual([1, 3, 0, 2]);
     expect(tableRows(rows as never, '', 'kld', true).map((r) => r.index)).toEqual([0, 3, 1, 2]);
     expect(tableRows(rows as never, 'hqq 4-bit', 'index', false).map((r) => r.index)).toEqual([1, 2]);
+  });
+});
+
+describe('the Lab\'s Pareto plot with runtime formats (issue 27): each family its own mark, named', () => {
+  const settings = { cacheMode: 'quantized', backend: 'quanto', nbits: 4, axisKey: 0, axisValue: 0, groupSize: 64, residualLength: 128, layers: 'all', parts: 'both' };
+  const result = (bits: number, kld: number) => ({
+    tokens: 10, ppl: 2, pplError: 0, pplReference: 2, pplReferenceError: 0, deltaPpl: 0, deltaPplError: 0, pplRatio: 1, pplRatioError: 0,
+    kldMean: kld, kldMeanError: 0, kldMedian: kld, kldP99: kld, kldP999: kld, kldMax: kld, top1Agreement: 1, top1AgreementError: 0,
+    deltaPMean: 0, deltaPMeanError: 0, deltaPRms: 0, deltaPRmsError: 0, bitsPerValue: bits, storedBytes: 1, fp16BaselineBytes: 4,
+  });
+  const rows: SweepRow[] = [
+    { index: 0, name: 'a', status: 'ok', reason: null, options: {}, settings: { ...settings, family: 'transformers' }, result: result(18.5, 0.2) },
+    { index: 1, name: 'b', status: 'ok', reason: null, options: {}, settings: { ...settings, family: 'llama.cpp', kvFormatKey: 'llama.cpp:q4_0+rot', kvFormatValue: 'llama.cpp:q4_0+rot' }, result: result(4.5, 0.1) },
+    { index: 2, name: 'c', status: 'ok', reason: null, options: {}, settings: { ...settings, family: 'vLLM, SGLang', kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e5m2' }, result: result(8, 0.05) },
+    { index: 3, name: 'd', status: 'ok', reason: null, options: {}, settings: { ...settings, family: 'llama.cpp', kvFormatKey: 'llama.cpp:q8_0', kvFormatValue: 'llama.cpp:q8_0' }, result: result(8.5, 0.01) },
+  ];
+
+  it('transformers in circles, each runtime in a shape of its own, with a legend naming them; the labels name the formats', () => {
+    const families = paretoFamilies(rows);
+    expect(families.map((f) => [f.name, f.symbol, f.rows.map((r) => r.name)])).toEqual([
+      ['transformers', 'circle', ['a']], ['llama.cpp', 'diamond', ['b', 'd']], ['vLLM, SGLang', 'triangle', ['c']],
+    ]);
+    const { option, points } = paretoOption(rows, { x: 'bits', y: 'kld', logX: false, logY: false, labels: false } satisfies LabChartChoice, LIGHT_CHART_THEME);
+    expect(points).toBe(4);
+    const series = option['series'] as { name: string; symbol?: string; data: unknown[] }[];
+    expect(series.map((s) => [s.name, s.symbol, s.data.length])).toEqual([
+      ['transformers', 'circle', 1], ['llama.cpp', 'diamond', 2], ['vLLM, SGLang', 'triangle', 1], ['Pareto frontier', 'none', 3],
+    ]);
+    expect((option['legend'] as { data: string[] }).data).toEqual(['transformers', 'llama.cpp', 'vLLM, SGLang']);
+    expect(pointLabel(rows[1]!)).toBe('llama.cpp:q4_0+rot');
+    expect(pointLabel(rows[2]!)).toBe('K vllm:fp8_e4m3, V vllm:fp8_e5m2');
+    // transformers alone: one series, no legend, as before
+    const alone = paretoOption(rows.slice(0, 1), { x: 'bits', y: 'kld', logX: false, logY: false, labels: false } satisfies LabChartChoice, LIGHT_CHART_THEME).option;
+    expect(alone['legend']).toBeUndefined();
   });
 });

@@ -43,6 +43,31 @@ describe('the run panel\'s kvscope extensions group', () => {
     expect(view.store.getState().form.quantization.extensions).toBeUndefined();
   });
 
+  it('chooses a runtime\'s KV format for keys and values apart; the preflight says what the runtime refuses before Run', async () => {
+    const view = await renderWorkbench();
+    const geometry = view.store.getState().model.summary?.config?.geometry;
+    expect(geometry?.headDim).toBe(64);
+    fireEvent.change(screen.getByTestId('kv-format-key-select'), { target: { value: 'mlx:4bit-g128' } });
+    await view.settle();
+    // picking the keys' format alone sets the values' to the same (both are needed)
+    expect(view.store.getState().form.quantization.extensions).toEqual({ kvFormatKey: 'mlx:4bit-g128', kvFormatValue: 'mlx:4bit-g128' });
+    expect(screen.getByTestId('extensions-active').textContent).toBe('(runtime KV format (write-once))');
+    // head_dim 64 is no multiple of MLX's group of 128: refused with mlx's own words, before Run
+    const refusal = screen.getByTestId('preflight-refusal');
+    expect(refusal.textContent).toContain('The last dimension of the matrix needs to be divisible by the quantization group size 128');
+
+    fireEvent.change(screen.getByTestId('kv-format-key-select'), { target: { value: 'vllm:fp8_e4m3' } });
+    fireEvent.change(screen.getByTestId('kv-format-value-select'), { target: { value: 'vllm:fp8_e5m2' } });
+    await view.settle();
+    expect(view.store.getState().form.quantization.extensions).toEqual({ kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e5m2' });
+    expect(screen.getByTestId('preflight-status').textContent).toMatch(/^OK/);
+    expect(screen.getByTestId('extensions-list').textContent).toContain('K vllm:fp8_e4m3, V vllm:fp8_e5m2');
+
+    fireEvent.change(screen.getByTestId('kv-format-value-select'), { target: { value: '' } });
+    await view.settle();
+    expect(view.store.getState().form.quantization.extensions).toBeUndefined();
+  });
+
   it('shows the extensions\' bytes in the memory what-if: sink rows are full precision', async () => {
     const view = await renderWorkbench();
     fireEvent.change(screen.getByTestId('whatif-context-input'), { target: { value: '1024' } });

@@ -3,10 +3,16 @@ import { activeExtensions, EXTENSIONS_HEADING } from '../../../app/cache/active-
 import type { QuantizedCacheSettings } from '../../../app/cache/cache-config.js';
 import type { CacheExtensions } from '../../../app/cache/cache-extensions.js';
 import { parseLayerMap } from '../../../app/cache/layer-map.js';
+import { RUNTIME_FORMATS } from '../../../app/quant/runtime-formats/registry.js';
+import type { RuntimeFormat } from '../../../app/quant/runtime-formats/types.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { NumberField } from '../common/NumberField.js';
 
 const ALL_NBITS = [1, 2, 3, 4, 8];
+
+/** The runtime KV formats (issue 27, a kvscope extension) grouped by the runtime that stores KV that way. */
+const RUNTIME_GROUPS: readonly (readonly [string, readonly RuntimeFormat[]])[] = [...new Set(RUNTIME_FORMATS.map((f) => f.runtime))]
+  .map((runtime) => [runtime, RUNTIME_FORMATS.filter((f) => f.runtime === runtime)] as const);
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -19,7 +25,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export function ExtensionsFields({ disabled }: { disabled: boolean }): ReactNode {
   const { store } = useServices();
   const { q, numLayers } = useWorkbench((s) => ({ q: s.form.quantization, numLayers: s.model.summary?.config?.geometry.numLayers }));
-  const ids = { key: useId(), value: useId(), rotation: useId(), layerMap: useId() };
+  const ids = { key: useId(), value: useId(), rotation: useId(), layerMap: useId(), formatKey: useId(), formatValue: useId() };
   const [layerMapError, setLayerMapError] = useState<string | null>(null);
   const ext: CacheExtensions = q.extensions ?? {};
   const active = activeExtensions(q, numLayers);
@@ -33,6 +39,20 @@ export function ExtensionsFields({ disabled }: { disabled: boolean }): ReactNode
       <select id={id} value={value ?? ''} onChange={(event) => change({ [key]: event.target.value === '' ? undefined : Number(event.target.value) })} data-testid={testId}>
         <option value="">= bits ({q.nbits})</option>
         {ALL_NBITS.map((n) => <option key={n} value={n}>{n}</option>)}
+      </select>
+    </div>
+  );
+
+  const formatSelect = (id: string, label: string, value: string | undefined, pick: (name: string | undefined) => void, testId: string): ReactNode => (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value ?? ''} onChange={(event) => pick(event.target.value === '' ? undefined : event.target.value)} data-testid={testId}>
+        <option value="">transformers' QuantizedCache</option>
+        {RUNTIME_GROUPS.map(([runtime, formats]) => (
+          <optgroup key={runtime} label={runtime}>
+            {formats.map((format) => <option key={format.name} value={format.name} title={format.description}>{format.name}</option>)}
+          </optgroup>
+        ))}
       </select>
     </div>
   );
@@ -54,6 +74,19 @@ export function ExtensionsFields({ disabled }: { disabled: boolean }): ReactNode
           <NumberField label="Full-precision first layers" value={ext.fullPrecisionFirstLayers ?? 0} min={0} onCommit={(n) => change({ fullPrecisionFirstLayers: n === 0 ? undefined : n })} testId="fp-first-input" />
           <NumberField label="Full-precision last layers" value={ext.fullPrecisionLastLayers ?? 0} min={0} onCommit={(n) => change({ fullPrecisionLastLayers: n === 0 ? undefined : n })} testId="fp-last-input" />
         </div>
+        <div className="grid-2" data-testid="kv-format-fields">
+          {formatSelect(ids.formatKey, 'Key format (runtime)', ext.kvFormatKey, (name) => change(name === undefined
+            ? { kvFormatKey: undefined, kvFormatValue: undefined, calculateKvScales: undefined }
+            : { kvFormatKey: name, kvFormatValue: ext.kvFormatValue ?? name }), 'kv-format-key-select')}
+          {formatSelect(ids.formatValue, 'Value format (runtime)', ext.kvFormatValue, (name) => change(name === undefined
+            ? { kvFormatKey: undefined, kvFormatValue: undefined, calculateKvScales: undefined }
+            : { kvFormatValue: name, kvFormatKey: ext.kvFormatKey ?? name }), 'kv-format-value-select')}
+        </div>
+        {ext.kvFormatKey !== undefined && (
+          <small className="hint block" data-testid="kv-format-hint">
+            A serving runtime's write-once cache replaces transformers' store, residual and flushes; the preflight below says what each runtime refuses for this model.
+          </small>
+        )}
         <div className="field">
           <label htmlFor={ids.rotation}>Rotation</label>
           <select id={ids.rotation} value={ext.rotation ?? ''} onChange={(event) => change({ rotation: event.target.value === '' ? undefined : 'hadamard', ...(event.target.value === '' ? { rotateValues: undefined } : {}) })} data-testid="rotation-select">

@@ -2,7 +2,7 @@ import { intAttribute } from '../../attributes.js';
 import { OnnxDataType } from '../../element-types.js';
 import { GraphBuilder } from '../../graph-builder.js';
 import { createModel, type ModelProto } from '../../onnx-model.js';
-import type { InGraphDequantizeSpec, InGraphSideSpec } from '../in-graph-spec.js';
+import type { InGraphDequantizeSpec, InGraphLayerSide } from '../in-graph-spec.js';
 
 /**
  * A decoder reduced to its cache I/O, for rewrite tests: per layer, Optimum's
@@ -35,7 +35,7 @@ export function toyAttentionModel(layers: number, kvHeads: number, headDim: numb
 }
 
 /** The spec for every layer of a toy model, one side spec for keys and one for values. */
-export function toySpec(layers: number, key: InGraphSideSpec, value: InGraphSideSpec, dtype: 'float32' | 'float16' = 'float32', unpack: InGraphDequantizeSpec['unpack'] = 'bitwise'): InGraphDequantizeSpec {
+export function toySpec(layers: number, key: InGraphLayerSide, value: InGraphLayerSide, dtype: 'float32' | 'float16' = 'float32', unpack: InGraphDequantizeSpec['unpack'] = 'bitwise'): InGraphDequantizeSpec {
   return {
     unpack,
     layers: Array.from({ length: layers }, (_, i) => ({
