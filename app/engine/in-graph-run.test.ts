@@ -60,6 +60,9 @@ describe('planInGraph: the rewrite\'s spec for a run, or why the graph path cann
   it('refuses a layer the cache plan keeps one side of in full precision, naming the layer and side', () => {
     expect(plan({ extensions: { layerMap: [{ layer: 1, nbitsKey: 4, nbitsValue: 'full' }] } }))
       .toEqual({ ok: false, reason: expect.stringMatching(/^layer 1 keeps its values in full precision \(a layer map's full side/) });
+    // beside a runtime format too: the graph would decode that side as the format
+    expect(plan({ extensions: { kvFormatKey: 'llama.cpp:q8_0', kvFormatValue: 'llama.cpp:q8_0', layerMap: [{ layer: 2, nbitsKey: 'full', nbitsValue: 4 }] } }))
+      .toEqual({ ok: false, reason: expect.stringMatching(/^layer 2 keeps its keys in full precision/) });
     // a whole layer in full precision is a dynamic one, which the rewrite leaves alone
     expect(plan({ extensions: { layerMap: [{ layer: 1, nbitsKey: 'full', nbitsValue: 'full' }] } }, ['quantized', 'dynamic', 'quantized', 'quantized']).ok).toBe(true);
   });

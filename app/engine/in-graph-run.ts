@@ -92,13 +92,14 @@ export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantize
   if (refused.length > 0) {
     return `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}`;
   }
-  if (usesRuntimeFormat(settings)) return null;
   for (const layer of quantizedLayers) {
     const quantization = planLayerQuantization(settings, layer, numLayers);
     if (quantization === null) continue;
+    // A full side beside a transformers backend or a runtime format alike: the rewrite decodes both sides.
     if (quantization.key.fullPrecision === true || quantization.value.fullPrecision === true) {
       return `layer ${layer} keeps its ${quantization.key.fullPrecision === true ? 'keys' : 'values'} in full precision (a layer map's full side, a kvscope extension), which the rewrite does not express: it dequantizes both sides of every quantized layer`;
     }
+    if (usesRuntimeFormat(settings)) continue;
     for (const [part, params] of [['keys', quantization.key.params], ['values', quantization.value.params]] as const) {
       const reason = inGraphUnsupportedReason({ backend: settings.backend as QuantBackend, nbits: params.nbits, axis: params.axis });
       if (reason !== null) return `${part}: ${reason}`;
