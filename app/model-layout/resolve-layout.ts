@@ -89,7 +89,7 @@ function chooseGraph(request: LayoutRequest, graphs: readonly string[]): string 
     if (legacy !== undefined) return legacy;
   }
   if (graphs.length === 1) return graphs[0]!;
-  throw layoutError('onnx-missing', `${listing.folder} has several graphs and no model.onnx: ${list}.`, `Choose one of them as the ONNX file: ${list}.`);
+  throw layoutError('onnx-missing', `${listing.folder} has several graphs and no model.onnx: ${list}.`, `Choose one of them as the ONNX file (kvscope: --onnx FILE; the workbench: open the file itself): ${list}.`);
 }
 
 function layoutKind(chosen: GraphFileName, genai: GenaiConfig | null, pair: string | null, configJson: ConfigObject | null): LayoutKind {

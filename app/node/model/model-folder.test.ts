@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedDir } from '../golden.js';
 import { storiesDir } from '../test-support/stories.js';
 import { findModelFolder } from './model-folder.js';
-import { readModelLayout } from './read-model-layout.js';
+import { readLayoutHeaders, readModelLayout } from './read-model-layout.js';
 
 const choose = (path: string, onnxFile?: string): string => readModelLayout(findModelFolder(path), onnxFile).layout.graph;
 
@@ -60,6 +60,23 @@ describe('findModelFolder', () => {
     symlinkSync('self', join(folder, 'onnx', 'self.onnx'));
     const found = findModelFolder(folder);
     expect(found.variants.map((v) => v.file)).toEqual(['onnx/model.onnx']);
+  });
+
+  it('an empty graph is named empty, with no advice to download it again; several graphs name --onnx (issue 24)', async () => {
+    const folder = join(temp, 'empty-graph');
+    mkdirSync(join(folder, 'onnx'), { recursive: true });
+    copyFileSync(join(storiesDir(), 'config.json'), join(folder, 'config.json'));
+    writeFileSync(join(folder, 'onnx', 'model.onnx'), '');
+    const found = findModelFolder(folder);
+    const read = readLayoutHeaders(found, readModelLayout(found).layout);
+    await expect(read).rejects.toThrow(/^onnx\/model\.onnx is empty \(0 bytes\): it is no ONNX graph\.$/);
+    await expect(read).rejects.toMatchObject({ fix: expect.not.stringMatching(/Download/) });
+    const several = join(temp, 'several');
+    mkdirSync(several);
+    copyFileSync(join(storiesDir(), 'config.json'), join(several, 'config.json'));
+    writeFileSync(join(several, 'a.onnx'), '');
+    writeFileSync(join(several, 'b.onnx'), '');
+    expect(() => choose(several)).toThrow(expect.objectContaining({ fix: expect.stringMatching(/--onnx FILE/) }));
   });
 
   it('accepts the path of a graph inside onnx/, and picks that graph', () => {

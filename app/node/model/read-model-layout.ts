@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { ConfigObject } from '../../config/config-object.js';
 import { describeValue, isConfigObject } from '../../config/config-object.js';
@@ -101,6 +101,7 @@ export async function readLayoutHeaders(folder: ModelFolder, layout: ModelLayout
 async function readHeader(folder: ModelFolder, file: string): Promise<GraphHeader> {
   const path = join(folder.folder, file);
   checkNotLfsPointer(path, file);
+  checkNotEmpty(path, file);
   let header: GraphHeader;
   try {
     header = await withFileByteSource(path, (source) => readGraphHeader(source, file));
@@ -149,4 +150,18 @@ function checkNotLfsPointer(path: string, name: string, what = 'the model itself
 function unreadableGraph(error: Error & { fix?: string }, name: string): ModelLoadError {
   const fix = error.fix ?? 'Give the path of the .onnx graph itself.';
   return new ModelLoadError(error.message, { fix, diagnostics: [modelError('onnx-unreadable', `${name}: ${error.message}`, fix)], cause: error });
+}
+
+/** An empty graph is no truncated download to fetch again but a file that never got its bytes (a failed copy, a placeholder). */
+function checkNotEmpty(path: string, file: string): void {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return; // the read below says why the file cannot be read
+  }
+  if (size > 0) return;
+  const message = `${file} is empty (0 bytes): it is no ONNX graph.`;
+  const fix = 'Copy or export the graph again (a failed copy or a placeholder file looks like this), or choose another .onnx file.';
+  throw new ModelLoadError(message, { fix, diagnostics: [modelError('onnx-unreadable', message, fix)] });
 }
