@@ -1,4 +1,3 @@
-import type { DecoderSession } from '../../engine/decoder-session.js';
 import { computeReferenceWindow, type EvalHooks, type EvalModel } from '../../lab/evaluate.js';
 import type { ReferenceSource, WindowReference } from '../../lab/reference-source.js';
 import { scoredRows, type EvalWindow } from '../../lab/windows.js';
@@ -17,16 +16,14 @@ export interface PreparedReference {
 
 /**
  * The compact form (docs/eval-record.md "The compact form, exact"): `model.session` runs the source graph with
- * its final hidden state as an added output (reference-graphs.ts), and the LM head cut from it turns
- * stored hidden states back into logits.
+ * its final hidden state as an added output (reference-graphs.ts), and the LM head turns stored hidden
+ * states back into logits, run on whichever session holds the weights then (app/lab/model-head.ts).
  */
 export interface CompactReference {
-  /** the hidden-state output of the model's graph and the head's input */
+  /** the hidden-state output of the model's graph */
   readonly hidden: string;
-  /** the logits output of the head (the source graph's name) */
-  readonly logits: string;
-  /** the head's session, opened on first use */
-  readonly head: () => Promise<DecoderSession>;
+  /** `[rows, hiddenSize]` hidden states in, their `[rows, vocab]` float32 logits out */
+  readonly headLogits: (hidden: Float32Array, hiddenSize: number) => Promise<Float32Array>;
 }
 
 /**
@@ -77,7 +74,7 @@ export async function prepareReference(
       if (read.ok && read.stored.kind === 'hidden') {
         const stored = read.stored;
         if (compact !== undefined) {
-          const logits = await headLogits(compact, stored.hidden, stored.hiddenSize);
+          const logits = await compact.headLogits(stored.hidden, stored.hiddenSize);
           if (sha256Floats(logits) === stored.logitsSha256) return { logits, vocab: stored.vocab };
           reason = 'its hidden states do not give the logits they were stored with';
         } else {
@@ -108,7 +105,7 @@ export async function storeReferenceWindow(
   // Hidden states only where they are smaller than the logits (a model whose hidden size reaches its vocabulary keeps logits).
   if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab) {
     const logitsSha256 = sha256Floats(computed.logits);
-    const again = await headLogits(compact, computed.hidden.values, computed.hidden.size);
+    const again = await compact.headLogits(computed.hidden.values, computed.hidden.size);
     if (sha256Floats(again) === logitsSha256) {
       stored = { kind: 'hidden', hidden: computed.hidden.values, hiddenSize: computed.hidden.size, vocab: computed.vocab, logitsSha256 };
     } else if (!notes.some((note) => note.startsWith('the LM head'))) {
@@ -116,13 +113,4 @@ export async function storeReferenceWindow(
     }
   }
   entry.write(index, stored);
-}
-
-/** The head run on `[rows, hiddenSize]` hidden states: `[rows, vocab]` float32 logits. */
-async function headLogits(compact: CompactReference, hidden: Float32Array, hiddenSize: number): Promise<Float32Array> {
-  const head = await compact.head();
-  const outputs = await head.run({ [compact.hidden]: { type: 'float32', dims: [1, hidden.length / hiddenSize, hiddenSize], data: hidden } });
-  const logits = outputs[compact.logits];
-  if (logits === undefined || logits.type !== 'float32') throw new RangeError(`the LM head returned no float32 ${compact.logits}`);
-  return logits.data;
 }
