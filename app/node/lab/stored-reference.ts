@@ -3,7 +3,7 @@ import type { ReferenceSource, WindowReference } from '../../lab/reference-sourc
 import { scoredRows, type EvalWindow } from '../../lab/windows.js';
 import { createHash } from 'node:crypto';
 import type { ReferenceEntry } from './reference-store.js';
-import { sha256Floats, type StoredWindow } from './reference-window-file.js';
+import { sha256Floats } from './reference-window-file.js';
 
 /** An evaluation's reference, ready to read: what was computed now, and what had to be mended. */
 export interface PreparedReference {
@@ -44,10 +44,23 @@ export async function prepareReference(
   const notes: string[] = [];
   const compute = async (window: EvalWindow): Promise<WindowReference> => {
     const computed = await computeReferenceWindow(model, window, hooks, compact?.hidden);
-    await store(window.index, computed);
+    await storeReferenceWindow(entry, window.index, computed, compact, notes);
     return computed;
   };
-  const store = (index: number, computed: ComputedWindow): Promise<void> => storeReferenceWindow(entry, index, computed, compact, notes);
+  // Before the evaluation: the compact form needs the logits' digest only, hashed as the run returns
+  // them; float32 logits are computed again only where the head does not give that digest.
+  const computeAhead = async (window: EvalWindow): Promise<void> => {
+    if (compact === undefined) {
+      await compute(window);
+      return;
+    }
+    const hash = createHash('sha256');
+    const computed = await computeReferenceWindow(model, window, hooks, compact.hidden, (rows) => hash.update(floatBytes(rows)));
+    const hidden = computed.hidden;
+    if (hidden !== undefined && hidden.size < computed.vocab
+      && await storeCompactWindow(entry, window.index, hidden, computed.vocab, hash.digest('hex'), compact, notes)) return;
+    await compute(window);
+  };
   // Stored windows are verified now, while the source graph's session is certainly open: on the graph
   // path the evaluation releases it before the rewritten graph's opens (weights once), so a damaged
   // window must be found and computed again here, not when the evaluation reads it.
@@ -60,7 +73,7 @@ export async function prepareReference(
   });
   // One window at a time, each written before the next is computed: memory does not grow with the count.
   for (const [done, window] of missing.entries()) {
-    await compute(window);
+    await computeAhead(window);
     hooks.onProgress?.({ phase: 'reference', windowsDone: done + 1, windows: missing.length });
   }
   const byIndex = new Map(windows.map((window) => [window.index, window]));
@@ -77,7 +90,7 @@ export async function prepareReference(
         if (compact !== undefined) {
           const logits = new Float32Array((stored.hidden.length / stored.hiddenSize) * stored.vocab);
           const hash = createHash('sha256');
-          await forEachHeadRun(compact, stored.hidden, stored.hiddenSize, (rows, first) => {
+          await forEachHeadRun(compact, stored.hidden, stored.hiddenSize, stored.vocab, (rows, first) => {
             logits.set(rows, first * stored.vocab);
             hash.update(floatBytes(rows));
           });
@@ -107,37 +120,50 @@ export type ComputedWindow = Awaited<ReturnType<typeof computeReferenceWindow>>;
 export async function storeReferenceWindow(
   entry: ReferenceEntry, index: number, computed: ComputedWindow, compact: CompactReference | undefined, notes: string[],
 ): Promise<void> {
-  let stored: StoredWindow = { kind: 'logits', window: computed };
   // Hidden states only where they are smaller than the logits (a model whose hidden size reaches its vocabulary keeps logits).
-  if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab) {
-    const logitsSha256 = sha256Floats(computed.logits);
-    const again = createHash('sha256');
-    await forEachHeadRun(compact, computed.hidden.values, computed.hidden.size, (rows) => again.update(floatBytes(rows)));
-    if (again.digest('hex') === logitsSha256) {
-      stored = { kind: 'hidden', hidden: computed.hidden.values, hiddenSize: computed.hidden.size, vocab: computed.vocab, logitsSha256 };
-    } else if (!notes.some((note) => note.startsWith('the LM head'))) {
-      notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
-    }
-  }
-  entry.write(index, stored);
+  if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab
+    && await storeCompactWindow(entry, index, computed.hidden, computed.vocab, sha256Floats(computed.logits), compact, notes)) return;
+  entry.write(index, { kind: 'logits', window: computed });
 }
 
 /**
- * Rows of hidden state per head run: the run's logits, their copy and the arena block onnxruntime
- * keeps for them stay at 32 × vocabulary floats (19 MB at a 152k vocabulary) instead of a window's
- * 255 rows three times over (0.46 GiB). A row's logits do not depend on the rows run beside it
+ * Stores window `index` as its hidden states when the head, run on them, gives logits of this sha256
+ * (the graph's own, so bit for bit); false otherwise, with one line in `notes` (the caller stores float32 logits).
+ */
+async function storeCompactWindow(
+  entry: ReferenceEntry, index: number, hidden: { readonly values: Float32Array; readonly size: number }, vocab: number, logitsSha256: string,
+  compact: CompactReference, notes: string[],
+): Promise<boolean> {
+  const again = createHash('sha256');
+  await forEachHeadRun(compact, hidden.values, hidden.size, vocab, (rows) => again.update(floatBytes(rows)));
+  if (again.digest('hex') !== logitsSha256) {
+    if (!notes.some((note) => note.startsWith('the LM head'))) {
+      notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
+    }
+    return false;
+  }
+  entry.write(index, { kind: 'hidden', hidden: hidden.values, hiddenSize: hidden.size, vocab, logitsSha256 });
+  return true;
+}
+
+/**
+ * Logits per head run, at most: the run's logits, their copy and the arena block onnxruntime keeps
+ * for them stay at 16 MiB (27 rows at a 152k vocabulary) instead of a window's 255 rows three times
+ * over (0.46 GiB); a small vocabulary takes the window in one run (each run is a one-token pass of
+ * the whole model too). A row's logits do not depend on the rows run beside it
  * (lm-head-split.ort.test.ts: whole window, scored rows and single rows bit for bit), and the digest
  * of every window checks it again.
  */
-const HEAD_ROWS_PER_RUN = 32;
+const HEAD_LOGITS_PER_RUN = 1 << 22;
 
 /** The head run on `[rows, hiddenSize]` hidden states a few rows at a time: `each` gets each run's `[n, vocab]` logits and its first row. */
 async function forEachHeadRun(
-  compact: CompactReference, hidden: Float32Array, hiddenSize: number, each: (logits: Float32Array, firstRow: number) => void,
+  compact: CompactReference, hidden: Float32Array, hiddenSize: number, vocab: number, each: (logits: Float32Array, firstRow: number) => void,
 ): Promise<void> {
   const rows = hidden.length / hiddenSize;
-  for (let first = 0; first < rows; first += HEAD_ROWS_PER_RUN) {
-    const end = Math.min(rows, first + HEAD_ROWS_PER_RUN);
+  const perRun = Math.max(1, Math.floor(HEAD_LOGITS_PER_RUN / Math.max(1, vocab)));
+  for (let first = 0; first < rows; first += perRun) {
+    const end = Math.min(rows, first + perRun);
     each(await compact.headLogits(hidden.subarray(first * hiddenSize, end * hiddenSize), hiddenSize), first);
   }
 }
