@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { probeExecutionProvider } from '../app/node/ort/execution-provider-probe.js';
 import { parseRunRecord } from '../app/record/parse-run-record.js';
 import { readPngText } from '../renderer/export/png-text.js';
-import { STORIES_DIR } from './environment.js';
+import { PROJECT_ROOT, STORIES_DIR } from './environment.js';
 import { expect, test } from './fixtures.js';
 
 /**
@@ -216,6 +216,32 @@ test.describe('the workbench tells the truth at a glance', () => {
     await model.openSynthetic('synthetic');
     await model.openFolder(join(STORIES_DIR, 'config.json'));
     await expect(model.name).toHaveText('stories260k');
+  });
+
+  test('Open… lists a huge folder in pages, saying how much it has listed, and lists the rest on request (issue 24)', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench();
+    test.skip(workbench.dataDir === null, 'needs the real host: the folder is made on its file system');
+    // under the project (few entries above it), not /tmp, whose own listing may be long
+    const huge = join(PROJECT_ROOT, 'test-results', `huge-folder-${process.pid}`);
+    mkdirSync(huge, { recursive: true });
+    try {
+      for (let i = 0; i < 2100; i++) writeFileSync(join(huge, `graph_${i}.onnx`), '');
+      const { folders } = workbench;
+      await folders.open();
+      await folders.place('File system root');
+      await folders.enter(...huge.split('/').filter(Boolean));
+      const progress = folders.root.getByTestId('folder-progress');
+      await expect(progress).toContainText('Listed 2,000 of 2,100 entries.');
+      await expect(folders.root.getByTestId('folder-entry')).toHaveCount(2000);
+      await folders.root.getByTestId('folder-more').click();
+      await expect(folders.root.getByTestId('folder-entry')).toHaveCount(2100);
+      await expect(progress).toHaveCount(0);
+      // in natural order across the pages: graph_2 before graph_10, the last one last
+      await expect(folders.root.getByTestId('folder-entry').nth(2)).toHaveAttribute('data-name', 'graph_2.onnx');
+      await expect(folders.root.getByTestId('folder-entry').last()).toHaveAttribute('data-name', 'graph_2099.onnx');
+    } finally {
+      rmSync(huge, { recursive: true, force: true });
+    }
   });
 
   test('the what-if argues back: a context that is no length, a prompt longer than its context, positions past the model\'s, a refused configuration', async ({ openWorkbench }, testInfo) => {

@@ -59,6 +59,10 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   // Threads per session so that jobs × threads ≤ cores: N sessions each with every core would fight.
   const threads = Math.max(1, Math.floor(runtime.cores / jobs));
   if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
+  // Said before the work, as memory matters most on a large model (issue 23): a job is a worker thread
+  // with a session of its own, and onnxruntime-node shares no weights between sessions (its sessions
+  // cannot cross threads, its run blocks the thread that calls it, and in-memory external data is copied).
+  if (jobs > 1) io.stderr(`kvscope sweep: each of the ${jobs} jobs holds its own copy of the model's weights (about ${jobs}× the memory of one eval); --jobs 1 holds them once.\n`);
   io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
     `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);
 

@@ -27,7 +27,11 @@ export class LogitsReader {
     return this.readRows(outputs, 1);
   }
 
-  /** The last `rows` rows, `[rows, vocab]`; valid until the next read. */
+  /**
+   * The last `rows` rows, `[rows, vocab]`; valid until the next read. Several float32 rows are a view
+   * of the run's output, valid until its outputs are freed: an evaluation chunk's rows are a window's
+   * worth of vocabularies (256 × 151,936 floats: 156 MB), and a copy held them twice (issue 23).
+   */
   readRows(outputs: SessionOutputs, rows: number): Float32Array {
     const logits = this.#tensor(outputs);
     const dims = logits.dims;
@@ -37,9 +41,10 @@ export class LogitsReader {
         'Use an export whose num_logits_to_keep input (if any) keeps every row when asked to.');
     }
     const count = rows * vocab;
-    if (this.#buffer.length !== count) this.#buffer = new Float32Array(count);
     this.#vocab = vocab;
     const offset = logits.data.length - count;
+    if (rows > 1 && logits.type === 'float32') return logits.data.subarray(offset);
+    if (this.#buffer.length !== count) this.#buffer = new Float32Array(count);
     if (logits.type === 'float32') this.#buffer.set(logits.data.subarray(offset));
     else halfBitsToFloat32Into(logits.data, offset, this.#buffer, 0, count);
     return this.#buffer;

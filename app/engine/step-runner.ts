@@ -23,7 +23,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export interface StepOutcome {
   /** everything the run returned (the caller frees what no lane references) */
   readonly outputs: SessionOutputs;
-  /** `last`: the `[vocab]` row; otherwise `[rows, vocab]`, the last rows. The runner's own buffer, valid until its next step */
+  /** `last`: the `[vocab]` row; otherwise `[rows, vocab]`, the last rows. Valid until the runner's next step, several float32 rows until `outputs` are freed (LogitsReader.readRows) */
   readonly logits: Float32Array;
   readonly vocab: number;
   /** the quantize events of every update, in order */

@@ -48,10 +48,13 @@ export interface EvalHooks {
  * computes the next (app/node/lab/stored-reference.ts), so memory does not grow with the number of
  * windows. Keeps the scored rows, prefill … length − 2: their float32 logits, `[scoredRows, vocab]`; with `hiddenOutput`
  * (a graph that also returns its final hidden state, app/onnx/rewrite/lm-head-split.ts) also those
- * rows' hidden state, `[scoredRows, hiddenSize]`, for a compact reference.
+ * rows' hidden state, `[scoredRows, hiddenSize]`, for a compact reference. With `onScoredLogits`
+ * the logits are not kept (`logits` comes back empty): each run's scored rows go to it in order, as
+ * views valid during the call (the compact reference needs only their digest: a window's float32
+ * logits, 155 MB at 512 tokens and a 152k vocabulary, are then never held whole).
  */
 export async function computeReferenceWindow(
-  model: EvalModel, window: EvalWindow, hooks: EvalHooks, hiddenOutput?: string,
+  model: EvalModel, window: EvalWindow, hooks: EvalHooks, hiddenOutput?: string, onScoredLogits?: (rows: Float32Array) => void,
 ): Promise<WindowReference & { readonly hidden?: { readonly values: Float32Array; readonly size: number } }> {
   const feed = windowFeed(model, hooks);
   const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
@@ -64,9 +67,10 @@ export async function computeReferenceWindow(
     await feedWindow(feed, lane, window, chunks, (rows) => {
       if (vocab === 0) {
         vocab = rows.vocab;
-        logits = new Float32Array(count * vocab);
+        if (onScoredLogits === undefined) logits = new Float32Array(count * vocab);
       }
-      copyScoredRows(rows, window, logits, vocab);
+      if (onScoredLogits === undefined) copyScoredRows(rows, window, logits, vocab);
+      else scoredRowsOf(rows, window, onScoredLogits);
       if (hiddenOutput !== undefined) hidden = copyScoredHidden(rows, window, hiddenOutput, count, hidden);
     });
     return hidden === undefined ? { logits, vocab } : { logits, vocab, hidden };
@@ -235,4 +239,11 @@ function copyScoredRows(rows: { logits: Float32Array; first: number; rows: numbe
     if (scored < 0 || scored >= count) continue;
     out.set(rows.logits.subarray(r * vocab, (r + 1) * vocab), scored * vocab);
   }
+}
+
+/** Hands the fed rows that a window scores (positions prefill … length − 2) to `each`, as one view. */
+function scoredRowsOf(rows: { logits: Float32Array; first: number; rows: number; vocab: number }, window: EvalWindow, each: (rows: Float32Array) => void): void {
+  const first = Math.max(0, window.prefill - rows.first);
+  const end = Math.min(rows.rows, window.prefill + scoredRows(window) - rows.first);
+  if (end > first) each(rows.logits.subarray(first * rows.vocab, end * rows.vocab));
 }

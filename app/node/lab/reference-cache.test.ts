@@ -87,6 +87,8 @@ describe('the compact reference is exact', () => {
     expect(compact.reference.key).toBe(float32.reference.key);
     // 64 hidden floats per scored token against 512 logits: an eighth of the bytes.
     expect(compact.reference.bytes! * 7).toBeLessThan(float32.reference.bytes!);
+    // No window was discarded: the head, run on whichever session held the weights (the rewritten graph's on the graph path), gave the stored logits' digest.
+    expect(compact.reference.notes).toBeUndefined();
     expect(compact.summary).toEqual(float32.summary);
     expect(compact.perWindow).toEqual(float32.perWindow);
     expect(compact.perToken).toEqual(float32.perToken);

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
-import { findLmHead, lmHeadModel, withHiddenOutput } from '../../onnx/rewrite/lm-head-split.js';
+import { findLmHead, withHeadInput, withHiddenOutput } from '../../onnx/rewrite/lm-head-split.js';
+import type { HeadInput } from '../../lab/model-head.js';
 import { reportCacheRebuild } from '../cache-notice.js';
 import { sha256File, sha256Text } from '../model/file-digest.js';
 import { dataFileIdentity, sameIdentity, type DataFileIdentity } from '../onnx/data-file-identity.js';
@@ -10,20 +11,22 @@ import { checkGraphFile, embeddedInitializers, externalLocations, pointAtSource 
 import { publishFolder } from '../synthetic/publish-folder.js';
 import { kvscopeCacheRoot } from './lab-cache-dir.js';
 
-/** Bumped when the cut or the files change (2: the graphs read the source's weights in place, digests verified). */
-const REFERENCE_GRAPHS_VERSION = 2;
+/**
+ * Bumped when the cut or the files change (2: the graphs read the source's weights in place, digests
+ * verified; 3: one graph, its own head through a head input, no head graph holding the weight again).
+ */
+const REFERENCE_GRAPHS_VERSION = 3;
 const MODEL_FILE = 'model.onnx';
-const HEAD_FILE = 'lm-head.onnx';
 const MANIFEST_FILE = 'reference-graphs.json';
 
-/** The source graph with its hidden state as an added output, and its LM head alone, on disk. */
+/** The source graph with its hidden state as an added output and hidden rows taken before its head, on disk. */
 export interface ReferenceGraphs {
-  /** the source graph plus the output `hidden`: the same logits bit for bit (lm-head-split.ort.test.ts) */
+  /** the source graph plus the output `hidden` and `headInput`: the same logits bit for bit fed no head rows (lm-head-split.ort.test.ts) */
   readonly modelPath: string;
-  /** the LM head: input `hidden`, output the logits */
-  readonly headPath: string;
   readonly hidden: string;
-  /** the source graph's folder, where both graphs read their weights (onnxruntime's external initializers folder) */
+  /** hidden rows whose logits the graph returns after its own (app/lab/model-head.ts) */
+  readonly headInput: HeadInput;
+  /** the source graph's folder, where the graph reads its weights (onnxruntime's external initializers folder) */
   readonly externalDataFolder: string;
 }
 
@@ -35,17 +38,18 @@ interface GraphFile {
 interface Manifest {
   readonly key: string;
   readonly hidden: string;
+  readonly headInput: HeadInput;
   readonly model: GraphFile;
-  readonly head: GraphFile;
   /** the source's external data files the graphs read in place, by identity */
   readonly externalData: readonly DataFileIdentity[];
 }
 
 /**
- * The graphs of a compact reference (docs/eval-record.md "The compact form, exact"), built once per source
+ * The graph of a compact reference (docs/eval-record.md "The compact form, exact"), built once per source
  * graph and cached by content beside the in-graph rewrites: `<root>/reference-graphs/<key>/`. Like the
- * rewrite cache (source-backed-graph.ts) an entry holds no weight bytes: both graphs read them from the
- * source in place. Before use each graph's sha256 and each source data file's identity are checked; a
+ * rewrite cache (source-backed-graph.ts) an entry holds no weight bytes: the graph reads them from the
+ * source in place. It is its own LM head (withHeadInput), so one session holds the weights once.
+ * Before use the graph's sha256 and each source data file's identity are checked; a
  * failed check discards the entry, rebuilds it and says so in one line. Returns the reason instead when
  * the head cannot be cut (the reference then keeps float32 logits).
  */
@@ -55,7 +59,7 @@ export async function ensureReferenceGraphs(sourcePath: string, logitsName: stri
   const key = sha256Text(JSON.stringify({ version: REFERENCE_GRAPHS_VERSION, source: await sha256File(absolute), logitsName }));
   const folder = join(cacheDir, key.slice(0, 32));
   const result = (manifest: Manifest): ReferenceGraphs =>
-    ({ modelPath: join(folder, MODEL_FILE), headPath: join(folder, HEAD_FILE), hidden: manifest.hidden, externalDataFolder: sourceDir });
+    ({ modelPath: join(folder, MODEL_FILE), hidden: manifest.hidden, headInput: manifest.headInput, externalDataFolder: sourceDir });
   const cached = await verify(folder, key, sourceDir);
   if (cached.ok) return result(cached.manifest);
   if (cached.present) reportCacheRebuild(`the cached reference graphs in ${folder} ${cached.reason}; discarded and rebuilt.`);
@@ -63,6 +67,8 @@ export async function ensureReferenceGraphs(sourcePath: string, logitsName: stri
   const source = decodeModel(sourceBytes, absolute);
   const head = findLmHead(source, logitsName);
   if ('reason' in head) return head;
+  const model = withHeadInput(withHiddenOutput(source, head), head);
+  if ('reason' in model) return model;
   const inPlace = embeddedInitializers(source, sourceBytes);
   const sourceFile = basename(absolute);
   let built: Manifest | null = null;
@@ -73,12 +79,10 @@ export async function ensureReferenceGraphs(sourcePath: string, logitsName: stri
       await writeFile(join(temp, file), bytes);
       return { bytes: bytes.byteLength, sha256: sha256Text(bytes) };
     };
-    const model = withHiddenOutput(source, head);
-    const headModel = lmHeadModel(source, head);
-    const graphs = { model: await write(MODEL_FILE, model), head: await write(HEAD_FILE, headModel) };
-    const locations = new Set([...externalLocations(model, sourceFile), ...externalLocations(headModel, sourceFile)]);
-    const externalData = await Promise.all([...locations].sort().map((location) => dataFileIdentity(sourceDir, location)));
-    built = { key, hidden: head.hidden, ...graphs, externalData };
+    const graph = await write(MODEL_FILE, model.model);
+    const locations = externalLocations(model.model, sourceFile);
+    const externalData = await Promise.all(locations.map((location) => dataFileIdentity(sourceDir, location)));
+    built = { key, hidden: head.hidden, headInput: { name: model.input, hiddenSize: model.hiddenSize }, model: graph, externalData };
     await writeFile(join(temp, MANIFEST_FILE), `${JSON.stringify(built, null, 2)}\n`);
   }, async (dir) => (await verify(dir, key, sourceDir)).ok);
   const published = await verify(folder, key, sourceDir);
@@ -104,13 +108,11 @@ async function verify(folder: string, key: string, sourceDir: string): Promise<E
     return { ok: false, present: true, reason: `has an ${MANIFEST_FILE} that is not valid JSON (damaged)` };
   }
   if (manifest === null || typeof manifest !== 'object' || manifest.key !== key || !Array.isArray(manifest.externalData)
-    || typeof manifest.model !== 'object' || typeof manifest.head !== 'object') {
+    || typeof manifest.model !== 'object' || typeof manifest.headInput !== 'object') {
     return { ok: false, present: true, reason: `has a ${MANIFEST_FILE} for another key or format` };
   }
-  for (const [file, expected] of [[MODEL_FILE, manifest.model], [HEAD_FILE, manifest.head]] as const) {
-    const fault = await checkGraphFile(join(folder, file), expected.bytes, expected.sha256);
-    if (fault !== null) return { ok: false, present: true, reason: fault };
-  }
+  const fault = await checkGraphFile(join(folder, MODEL_FILE), manifest.model.bytes, manifest.model.sha256);
+  if (fault !== null) return { ok: false, present: true, reason: fault };
   for (const recorded of manifest.externalData) {
     const now = await dataFileIdentity(sourceDir, recorded.location).catch(() => null);
     if (now === null || !sameIdentity(now, recorded)) {

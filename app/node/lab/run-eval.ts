@@ -31,7 +31,10 @@ import { ReferenceStore, type ReferenceEntry } from './reference-store.js';
 import { withReferenceLock } from './reference-lock.js';
 import { prepareReference, storeReferenceWindow, type CompactReference, type PreparedReference } from './stored-reference.js';
 import { ensureReferenceGraphs, type ReferenceGraphs } from './reference-graphs.js';
-import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
+import { headLogits } from '../../lab/model-head.js';
+import { PassThroughKvLane } from '../../engine/dynamic-kv-lane.js';
+import { passThroughLaneOptions } from '../../engine/run-lane.js';
+import { createEvalLane } from '../../lab/eval-lane.js';
 
 export interface RunEvalOptions {
   readonly isCancelled?: () => boolean;
@@ -61,7 +64,15 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
     const { model, windows, cachePlan, hooks } = prepared;
     // On the graph path the source graph's session has done its part (the reference): it goes before
     // the rewritten graph's opens, so the weights are held once (issue 23, point 1).
-    const path = await openEvalPath(prepared.files, settings, cachePlan, options, () => model.dispose());
+    const path = await openEvalPath(prepared.files, settings, cachePlan, options, () => model.dispose(), prepared.compact === undefined ? undefined : model.io.logits);
+    const headInput = path.opened?.rewrite.headInput ?? null;
+    if (path.opened !== undefined && headInput !== null) {
+      // The stored reference is read on the rewritten graph now: its head is the source's, its weights the same bytes.
+      const opened = path.opened;
+      prepared.useHead((hidden) => headLogits(opened.session, model.io,
+        createEvalLane(model.io, model.config, settings, cachePlan, () => performance.now(), { kv: opened.inGraph.kv, releaseBuffer: freeArrayBuffer }),
+        headInput, hidden));
+    }
     let outcome: EvalOutcome;
     const evalStart = performance.now();
     try {
@@ -133,11 +144,13 @@ interface EvalPath {
  */
 async function openEvalPath(
   files: ModelFiles, settings: EvalSettings, cachePlan: RunCachePlan, options: RunEvalOptions, releaseSource: () => Promise<void>,
+  headLogitsName: string | undefined,
 ): Promise<EvalPath> {
   if (cachePlan.plan === null) return { dequantize: undefined, opened: undefined, reason: undefined };
   const choice = await chooseDequantizePath<InGraphOpenedModel>(settings.dequantize, async () => (isAllTargets(settings.targets)
     ? openInGraphModel(files, { executionProvider: settings.executionProvider, quantization: settings.quantization, reference: false }, cachePlan.plan!, {
       beforeSession: releaseSource, ...(options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads }),
+      ...(headLogitsName === undefined ? {} : { headLogits: headLogitsName }),
     })
     : { reason: IN_GRAPH_TARGETS_REASON }), 'evaluate');
   return choice.path === 'graph'
@@ -164,6 +177,8 @@ interface PreparedEval {
   readonly entry: ReferenceEntry;
   /** the compact reference's graphs, where the LM head could be cut */
   readonly compact: CompactReference | undefined;
+  /** the session the compact reference's logits are recomputed on from now (the rewritten graph's, once the source's is released) */
+  readonly useHead: (head: (hidden: Float32Array) => Promise<Float32Array>) => void;
   readonly cached: boolean;
   readonly windowsComputed: number;
   /** windows discarded and computed again while the evaluation read them (a failed check) */
@@ -199,9 +214,8 @@ async function withPreparedEval<T>(
   const graphs = options.referenceForm === 'logits' ? { reason: 'float32 logits were asked for' } : await compactReferenceGraphs(files);
   const threads = options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads };
   const model = await openModelSession(files, settings.executionProvider, {
-    ...threads, ...('reason' in graphs ? {} : { graphPath: graphs.modelPath, externalDataFolder: graphs.externalDataFolder }),
+    ...threads, ...('reason' in graphs ? {} : { graphPath: graphs.modelPath, externalDataFolder: graphs.externalDataFolder, headInput: graphs.headInput }),
   });
-  let headLease: Promise<LeasedSession> | null = null;
   try {
     const loadMs = performance.now() - started;
     const feedMode = resolveFeedMode(settings.feed, model.io.kvDtype);
@@ -221,17 +235,10 @@ async function withPreparedEval<T>(
       windows: { context: settings.windows.context, stride: settings.windows.stride, prefill: settings.windows.prefill },
       feed: feedMode, executionProvider: model.session.executionProvider,
     });
-    const compact: CompactReference | undefined = 'reason' in graphs ? undefined : {
-      hidden: graphs.hidden, logits: model.io.logits,
-      head: async () => {
-        headLease ??= leaseDecoderSession(graphs.headPath, {
-          executionProvider: settings.executionProvider, displayName: `${files.layout.graph} (LM head)`,
-          ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
-          ...(graphs.externalDataFolder === undefined ? {} : { externalDataFolder: graphs.externalDataFolder }),
-        });
-        return (await headLease).session;
-      },
-    };
+    // The LM head runs on the session that holds the weights (app/lab/model-head.ts): no second copy of the head's weight.
+    let head = (hidden: Float32Array): Promise<Float32Array> => 'reason' in graphs ? Promise.reject(new RangeError('no LM head')) :
+      headLogits(model.session, model.io, new PassThroughKvLane(passThroughLaneOptions(model.io, model.config)), graphs.headInput, hidden);
+    const compact: CompactReference | undefined = 'reason' in graphs ? undefined : { hidden: graphs.hidden, headLogits: (hidden) => head(hidden) };
     const missing = windows.filter((window) => !entry.has(window.index)).length;
     // --cache dynamic is its own reference: where windows are missing, its single pass (evaluateCache
     // without a reference) computes them and stores each as it goes.
@@ -242,13 +249,12 @@ async function withPreparedEval<T>(
       options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      files, model, windows, cachePlan, hooks, reference: prepared?.source ?? null, key, entry, compact,
+      files, model, windows, cachePlan, hooks, reference: prepared?.source ?? null, key, entry, compact, useHead: (next) => { head = next; },
       cached: prepared !== null && prepared.windowsComputed === 0, windowsComputed: prepared?.windowsComputed ?? missing,
       referenceNotes: prepared?.notes ?? [], referenceBytes: () => entry.bytes(), modelSha256: content.sha256, textSha256,
       textTokens, loadMs, referenceMs,
     });
   } finally {
-    if (headLease !== null) await (await (headLease as Promise<LeasedSession>).catch(() => null))?.release();
     await model.dispose();
   }
 }

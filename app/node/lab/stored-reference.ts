@@ -1,9 +1,9 @@
-import type { DecoderSession } from '../../engine/decoder-session.js';
 import { computeReferenceWindow, type EvalHooks, type EvalModel } from '../../lab/evaluate.js';
 import type { ReferenceSource, WindowReference } from '../../lab/reference-source.js';
 import { scoredRows, type EvalWindow } from '../../lab/windows.js';
+import { createHash } from 'node:crypto';
 import type { ReferenceEntry } from './reference-store.js';
-import { sha256Floats, type StoredWindow } from './reference-window-file.js';
+import { sha256Floats } from './reference-window-file.js';
 
 /** An evaluation's reference, ready to read: what was computed now, and what had to be mended. */
 export interface PreparedReference {
@@ -17,16 +17,14 @@ export interface PreparedReference {
 
 /**
  * The compact form (docs/eval-record.md "The compact form, exact"): `model.session` runs the source graph with
- * its final hidden state as an added output (reference-graphs.ts), and the LM head cut from it turns
- * stored hidden states back into logits.
+ * its final hidden state as an added output (reference-graphs.ts), and the LM head turns stored hidden
+ * states back into logits, run on whichever session holds the weights then (app/lab/model-head.ts).
  */
 export interface CompactReference {
-  /** the hidden-state output of the model's graph and the head's input */
+  /** the hidden-state output of the model's graph */
   readonly hidden: string;
-  /** the logits output of the head (the source graph's name) */
-  readonly logits: string;
-  /** the head's session, opened on first use */
-  readonly head: () => Promise<DecoderSession>;
+  /** `[rows, hiddenSize]` hidden states in, their `[rows, vocab]` float32 logits out */
+  readonly headLogits: (hidden: Float32Array, hiddenSize: number) => Promise<Float32Array>;
 }
 
 /**
@@ -46,10 +44,23 @@ export async function prepareReference(
   const notes: string[] = [];
   const compute = async (window: EvalWindow): Promise<WindowReference> => {
     const computed = await computeReferenceWindow(model, window, hooks, compact?.hidden);
-    await store(window.index, computed);
+    await storeReferenceWindow(entry, window.index, computed, compact, notes);
     return computed;
   };
-  const store = (index: number, computed: ComputedWindow): Promise<void> => storeReferenceWindow(entry, index, computed, compact, notes);
+  // Before the evaluation: the compact form needs the logits' digest only, hashed as the run returns
+  // them; float32 logits are computed again only where the head does not give that digest.
+  const computeAhead = async (window: EvalWindow): Promise<void> => {
+    if (compact === undefined) {
+      await compute(window);
+      return;
+    }
+    const hash = createHash('sha256');
+    const computed = await computeReferenceWindow(model, window, hooks, compact.hidden, (rows) => hash.update(floatBytes(rows)));
+    const hidden = computed.hidden;
+    if (hidden !== undefined && hidden.size < computed.vocab
+      && await storeCompactWindow(entry, window.index, hidden, computed.vocab, hash.digest('hex'), compact, notes)) return;
+    await compute(window);
+  };
   // Stored windows are verified now, while the source graph's session is certainly open: on the graph
   // path the evaluation releases it before the rewritten graph's opens (weights once), so a damaged
   // window must be found and computed again here, not when the evaluation reads it.
@@ -62,7 +73,7 @@ export async function prepareReference(
   });
   // One window at a time, each written before the next is computed: memory does not grow with the count.
   for (const [done, window] of missing.entries()) {
-    await compute(window);
+    await computeAhead(window);
     hooks.onProgress?.({ phase: 'reference', windowsDone: done + 1, windows: missing.length });
   }
   const byIndex = new Map(windows.map((window) => [window.index, window]));
@@ -77,8 +88,13 @@ export async function prepareReference(
       if (read.ok && read.stored.kind === 'hidden') {
         const stored = read.stored;
         if (compact !== undefined) {
-          const logits = await headLogits(compact, stored.hidden, stored.hiddenSize);
-          if (sha256Floats(logits) === stored.logitsSha256) return { logits, vocab: stored.vocab };
+          const logits = new Float32Array((stored.hidden.length / stored.hiddenSize) * stored.vocab);
+          const hash = createHash('sha256');
+          await forEachHeadRun(compact, stored.hidden, stored.hiddenSize, stored.vocab, (rows, first) => {
+            logits.set(rows, first * stored.vocab);
+            hash.update(floatBytes(rows));
+          });
+          if (hash.digest('hex') === stored.logitsSha256) return { logits, vocab: stored.vocab };
           reason = 'its hidden states do not give the logits they were stored with';
         } else {
           reason = 'it holds hidden states and this model\'s LM head could not be cut';
@@ -104,25 +120,54 @@ export type ComputedWindow = Awaited<ReturnType<typeof computeReferenceWindow>>;
 export async function storeReferenceWindow(
   entry: ReferenceEntry, index: number, computed: ComputedWindow, compact: CompactReference | undefined, notes: string[],
 ): Promise<void> {
-  let stored: StoredWindow = { kind: 'logits', window: computed };
   // Hidden states only where they are smaller than the logits (a model whose hidden size reaches its vocabulary keeps logits).
-  if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab) {
-    const logitsSha256 = sha256Floats(computed.logits);
-    const again = await headLogits(compact, computed.hidden.values, computed.hidden.size);
-    if (sha256Floats(again) === logitsSha256) {
-      stored = { kind: 'hidden', hidden: computed.hidden.values, hiddenSize: computed.hidden.size, vocab: computed.vocab, logitsSha256 };
-    } else if (!notes.some((note) => note.startsWith('the LM head'))) {
-      notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
-    }
-  }
-  entry.write(index, stored);
+  if (compact !== undefined && computed.hidden !== undefined && computed.hidden.size < computed.vocab
+    && await storeCompactWindow(entry, index, computed.hidden, computed.vocab, sha256Floats(computed.logits), compact, notes)) return;
+  entry.write(index, { kind: 'logits', window: computed });
 }
 
-/** The head run on `[rows, hiddenSize]` hidden states: `[rows, vocab]` float32 logits. */
-async function headLogits(compact: CompactReference, hidden: Float32Array, hiddenSize: number): Promise<Float32Array> {
-  const head = await compact.head();
-  const outputs = await head.run({ [compact.hidden]: { type: 'float32', dims: [1, hidden.length / hiddenSize, hiddenSize], data: hidden } });
-  const logits = outputs[compact.logits];
-  if (logits === undefined || logits.type !== 'float32') throw new RangeError(`the LM head returned no float32 ${compact.logits}`);
-  return logits.data;
+/**
+ * Stores window `index` as its hidden states when the head, run on them, gives logits of this sha256
+ * (the graph's own, so bit for bit); false otherwise, with one line in `notes` (the caller stores float32 logits).
+ */
+async function storeCompactWindow(
+  entry: ReferenceEntry, index: number, hidden: { readonly values: Float32Array; readonly size: number }, vocab: number, logitsSha256: string,
+  compact: CompactReference, notes: string[],
+): Promise<boolean> {
+  const again = createHash('sha256');
+  await forEachHeadRun(compact, hidden.values, hidden.size, vocab, (rows) => again.update(floatBytes(rows)));
+  if (again.digest('hex') !== logitsSha256) {
+    if (!notes.some((note) => note.startsWith('the LM head'))) {
+      notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
+    }
+    return false;
+  }
+  entry.write(index, { kind: 'hidden', hidden: hidden.values, hiddenSize: hidden.size, vocab, logitsSha256 });
+  return true;
+}
+
+/**
+ * Logits per head run, at most: the run's logits, their copy and the arena block onnxruntime keeps
+ * for them stay at 16 MiB (27 rows at a 152k vocabulary) instead of a window's 255 rows three times
+ * over (0.46 GiB); a small vocabulary takes the window in one run (each run is a one-token pass of
+ * the whole model too). A row's logits do not depend on the rows run beside it
+ * (lm-head-split.ort.test.ts: whole window, scored rows and single rows bit for bit), and the digest
+ * of every window checks it again.
+ */
+const HEAD_LOGITS_PER_RUN = 1 << 22;
+
+/** The head run on `[rows, hiddenSize]` hidden states a few rows at a time: `each` gets each run's `[n, vocab]` logits and its first row. */
+async function forEachHeadRun(
+  compact: CompactReference, hidden: Float32Array, hiddenSize: number, vocab: number, each: (logits: Float32Array, firstRow: number) => void,
+): Promise<void> {
+  const rows = hidden.length / hiddenSize;
+  const perRun = Math.max(1, Math.floor(HEAD_LOGITS_PER_RUN / Math.max(1, vocab)));
+  for (let first = 0; first < rows; first += perRun) {
+    const end = Math.min(rows, first + perRun);
+    each(await compact.headLogits(hidden.subarray(first * hiddenSize, end * hiddenSize), hiddenSize), first);
+  }
+}
+
+function floatBytes(values: Float32Array): Uint8Array {
+  return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
 }

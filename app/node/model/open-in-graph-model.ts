@@ -3,6 +3,7 @@ import type { ModelIdentity } from '../../engine/generation-result.js';
 import { planInGraph, unpackStrategyFor, type InGraphRun } from '../../engine/in-graph-run.js';
 import { modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import type { RunSettings } from '../../engine/types.js';
+import { withHeadInputDefault } from '../../lab/model-head.js';
 import { ensureInGraphModel, type InGraphModel } from '../onnx/in-graph-model.js';
 import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
 import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
@@ -44,6 +45,12 @@ export async function openInGraphModel(
      * are resident once (issue 23, point 1).
      */
     readonly beforeSession?: () => Promise<void>;
+    /**
+     * An evaluation with a compact reference: the rewritten graph also takes hidden rows before its LM
+     * head whose logits it returns (app/lab/model-head.ts), so the stored reference is read on this
+     * session and no other holds the head's weight; the session feeds them zero rows otherwise.
+     */
+    readonly headLogits?: string;
   } = {},
 ): Promise<InGraphOpenedModel | { readonly reason: string }> {
   const { folder, layout, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
@@ -54,7 +61,7 @@ export async function openInGraphModel(
   const diagnostics: ModelDiagnostic[] = [...files.diagnostics];
   const planned = planInGraph(io, config.geometry, plan, settings.quantization, unpackStrategyFor(executionProvider));
   if (!planned.ok) return { reason: planned.reason };
-  const rewrite = await ensureInGraphModel(onnxPath, planned.spec);
+  const rewrite = await ensureInGraphModel(onnxPath, planned.spec, undefined, options.headLogits === undefined ? {} : { headLogits: options.headLogits });
   if (rewrite.rebuiltBecause !== null) {
     diagnostics.push(modelWarning('cache-entry-rebuilt', `${rewrite.rebuiltBecause}; it was discarded and rebuilt (the model itself was not at fault).`));
   }
@@ -87,8 +94,9 @@ export async function openInGraphModel(
       numLayers: config.geometry.numLayers,
       kvDtype: io.kvDtype ?? 'float32',
     };
+    const session = rewrite.headInput === null ? lease.session : withHeadInputDefault(lease.session, rewrite.headInput);
     return {
-      folder, layout, config, session: lease.session, io, tokenizer, specialTokens, identity, diagnostics, sessionReused: lease.reused,
+      folder, layout, config, session, io, tokenizer, specialTokens, identity, diagnostics, sessionReused: lease.reused,
       inGraph: { kv: rewrite.io },
       rewrite,
       dispose: releaseAll,

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { withHeadInputDefault, type HeadInput } from '../../lab/model-head.js';
 import { join } from 'node:path';
 import type { ModelConfig } from '../../config/model-config.js';
 import type { DecoderIo } from '../../engine/decoder-io.js';
@@ -96,7 +97,8 @@ export async function openModelSession(
   files: ModelFiles, executionProvider: ExecutionProviderName,
   // graphPath: a derived graph to run instead of the folder's (same inputs, same logits, outputs added: the eval reference's hidden state)
   // externalDataFolder: where that derived graph reads its weights (the source's folder: it holds none itself)
-  options: { maxIntraOpThreads?: number; graphPath?: string; externalDataFolder?: string } = {},
+  // headInput: that graph's input of extra hidden rows for its LM head, fed zero rows unless a caller feeds it (app/lab/model-head.ts)
+  options: { maxIntraOpThreads?: number; graphPath?: string; externalDataFolder?: string; headInput?: HeadInput } = {},
 ): Promise<OpenedModel> {
   const { folder, layout, config, configBytes, tokenizer, specialTokens } = files;
   const intraOpNumThreads = cappedThreads(intraOpThreadsFor(executionProvider, config.geometry.hiddenSize), options.maxIntraOpThreads);
@@ -109,7 +111,8 @@ export async function openModelSession(
     residentBytes: files.analysis.externalData.totalBytes * graphs.length,
   });
   try {
-    const decode = lease.sessions[lease.sessions.length - 1]!;
+    const leased = lease.sessions[lease.sessions.length - 1]!;
+    const decode = options.graphPath === undefined || options.headInput === undefined ? leased : withHeadInputDefault(leased, options.headInput);
     const prefill = lease.sessions.length > 1 ? lease.sessions[0]! : null;
     // The session's own metadata is the last word (the header was tested equal to it).
     const check = checkLayoutGraph({ graph: decode, prefill }, graphContext(files.layoutFiles));

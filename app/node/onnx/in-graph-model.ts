@@ -5,6 +5,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { decodeModel, encodeModel } from '../../onnx/onnx-model.js';
 import { rewriteForInGraphDequantize } from '../../onnx/rewrite/in-graph-dequantize.js';
+import { findLmHead, withHeadInput } from '../../onnx/rewrite/lm-head-split.js';
+import type { HeadInput } from '../../lab/model-head.js';
 import { IN_GRAPH_REWRITE_VERSION, type InGraphDequantizeSpec, type InGraphKvIo } from '../../onnx/rewrite/in-graph-spec.js';
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
 import { sha256File, sha256Text } from '../model/file-digest.js';
@@ -25,6 +27,8 @@ export interface InGraphModel {
   readonly io: InGraphKvIo;
   /** the content key: sha256 of the rewrite version, the source graph's bytes and the spec */
   readonly key: string;
+  /** the head input (withHeadInput) when the rewrite was asked for one: an evaluation's compact reference read on this graph */
+  readonly headInput: HeadInput | null;
   /** milliseconds the rewrite took in this call; null when the cached file was used */
   readonly builtMs: number | null;
   /** why a cached entry was discarded and built again in this call (one line), or null */
@@ -38,6 +42,7 @@ interface Manifest {
   readonly sourceSha256: string;
   readonly spec: InGraphDequantizeSpec;
   readonly io: InGraphKvIo;
+  readonly headInput: HeadInput | null;
   /** the rewritten graph's size and sha256, checked before every use */
   readonly modelBytes: number;
   readonly modelSha256: string;
@@ -82,21 +87,27 @@ const pending = new Map<string, Promise<InGraphModel>>();
  * source data file's identity (dataFileIdentity); a mismatch discards the entry, rebuilds it and
  * says so in one line.
  */
-export async function ensureInGraphModel(sourcePath: string, spec: InGraphDequantizeSpec, cacheDir = defaultInGraphCacheDir()): Promise<InGraphModel> {
+export async function ensureInGraphModel(
+  sourcePath: string, spec: InGraphDequantizeSpec, cacheDir = defaultInGraphCacheDir(), options: { readonly headLogits?: string } = {},
+): Promise<InGraphModel> {
   const sourceSha256 = await sha256File(sourcePath);
-  const key = sha256Text(JSON.stringify({ version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec }));
+  const headLogits = options.headLogits ?? null;
+  // Without a head input the key is the one earlier versions computed, so existing entries stay valid.
+  const key = sha256Text(JSON.stringify({ version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, ...(headLogits === null ? {} : { headLogits }) }));
   const folder = join(cacheDir, key.slice(0, 32));
   const existing = pending.get(folder);
   if (existing !== undefined) return existing;
-  const result = checkOrBuild(resolve(sourcePath), sourceSha256, spec, key, folder).finally(() => pending.delete(folder));
+  const result = checkOrBuild(resolve(sourcePath), sourceSha256, spec, headLogits, key, folder).finally(() => pending.delete(folder));
   pending.set(folder, result);
   return result;
 }
 
-async function checkOrBuild(sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, key: string, folder: string): Promise<InGraphModel> {
+async function checkOrBuild(
+  sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, headLogits: string | null, key: string, folder: string,
+): Promise<InGraphModel> {
   const sourceDir = dirname(sourcePath);
   const entry = (manifest: Manifest, builtMs: number | null, rebuiltBecause: string | null): InGraphModel =>
-    ({ path: join(folder, MODEL_FILE), externalDataFolder: sourceDir, io: manifest.io, key, builtMs, rebuiltBecause });
+    ({ path: join(folder, MODEL_FILE), externalDataFolder: sourceDir, io: manifest.io, headInput: manifest.headInput ?? null, key, builtMs, rebuiltBecause });
   const cached = await verifyEntry(folder, key, sourceDir);
   if (cached.ok) return entry(cached.manifest, null, null);
   const rebuiltBecause = cached.present ? `the cached rewritten graph in ${folder} ${cached.reason}` : null;
@@ -104,7 +115,7 @@ async function checkOrBuild(sourcePath: string, sourceSha256: string, spec: InGr
   const start = performance.now();
   let built: Manifest | null = null;
   await publishFolder(folder, async (temp) => {
-    built = await build(sourcePath, sourceSha256, spec, key, temp);
+    built = await build(sourcePath, sourceSha256, spec, headLogits, key, temp);
   }, async (dir) => (await verifyEntry(dir, key, sourceDir)).ok);
   const published = await verifyEntry(folder, key, sourceDir);
   const manifest = built ?? (published.ok ? published.manifest : null);
@@ -112,11 +123,24 @@ async function checkOrBuild(sourcePath: string, sourceSha256: string, spec: InGr
   return entry(manifest, performance.now() - start, rebuiltBecause);
 }
 
-async function build(sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, key: string, dir: string): Promise<Manifest> {
+async function build(
+  sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, headLogits: string | null, key: string, dir: string,
+): Promise<Manifest> {
   const sourceBytes = readFileSync(sourcePath);
   const source = decodeModel(sourceBytes, sourcePath);
   const inPlace = embeddedInitializers(source, sourceBytes);
-  const { model, io } = rewriteForInGraphDequantize(source, spec);
+  const rewritten = rewriteForInGraphDequantize(source, spec);
+  const { io } = rewritten;
+  let model = rewritten.model;
+  let headInput: HeadInput | null = null;
+  if (headLogits !== null) {
+    // The rewrite leaves the head as the source has it: cut the same way as the reference graph's (reference-graphs.ts).
+    const head = findLmHead(model, headLogits);
+    const withHead = 'reason' in head ? head : withHeadInput(model, head);
+    if ('reason' in withHead) throw new GraphRewriteError(`the rewritten graph's LM head cannot take hidden rows: ${withHead.reason}.`, 'Evaluate with --dequantize host.');
+    model = withHead.model;
+    headInput = { name: withHead.input, hiddenSize: withHead.hiddenSize };
+  }
   pointAtSource(model, inPlace, basename(sourcePath));
   const bytes = encodeModel(model);
   await writeFile(join(dir, MODEL_FILE), bytes);
@@ -125,7 +149,7 @@ async function build(sourcePath: string, sourceSha256: string, spec: InGraphDequ
     externalData.push(await dataFileIdentity(dirname(sourcePath), location));
   }
   const manifest: Manifest = {
-    key, version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, io,
+    key, version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, io, headInput,
     modelBytes: bytes.byteLength, modelSha256: sha256Text(bytes), externalData,
   };
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -4,7 +4,7 @@ import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { tinyDecoder } from '../../model-layout/test-support/tiny-decoder.js';
 import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
-import { findLmHead, lmHeadModel, withHiddenOutput, type LmHead } from '../../onnx/rewrite/lm-head-split.js';
+import { findLmHead, lmHeadModel, withHeadInput, withHiddenOutput, type LmHead } from '../../onnx/rewrite/lm-head-split.js';
 import { storiesDir } from '../test-support/stories.js';
 
 /**
@@ -70,8 +70,36 @@ async function checkHead(model: ModelProto, tokens: number): Promise<void> {
     const scored = tokens - 1 - prefill;
     expect(differing(await run(prefill, scored), logits.slice(prefill * vocab, (prefill + scored) * vocab))).toBe(0);
     for (const row of [prefill, tokens - 2]) expect(differing(await run(row, 1), logits.slice(row * vocab, (row + 1) * vocab))).toBe(0);
+    await checkHeadInput(model, head, feeds, logits, hidden, hiddenSize, vocab);
   } finally {
     await Promise.all([full.release(), augmented.release(), lm.release()]);
+  }
+}
+
+/**
+ * The model that is its own head (withHeadInput): fed zero head rows, it computes the source's logits
+ * bit for bit; a one-token
+ * run fed stored hidden rows returns their logits after its own row, bit for bit the full graph's.
+ */
+async function checkHeadInput(
+  model: ModelProto, head: LmHead, feeds: Record<string, ort.Tensor>, logits: Float32Array, hidden: Float32Array, hiddenSize: number, vocab: number,
+): Promise<void> {
+  const built = withHeadInput(withHiddenOutput(model, head), head);
+  if ('reason' in built) throw new Error(built.reason);
+  const own = await session(built.model);
+  try {
+    const none = new ort.Tensor('float32', new Float32Array(0), [1, 0, built.hiddenSize]);
+    expect(differing((await own.run({ ...feeds, [built.input]: none }))['logits']!.data as Float32Array, logits)).toBe(0);
+    const tokens = hidden.length / hiddenSize;
+    const one = windowFeeds(model, 1, vocab);
+    for (const [first, rows] of [[tokens / 2, tokens / 2 - 1], [tokens - 2, 1]] as const) {
+      const input = new ort.Tensor('float32', hidden.slice(first * hiddenSize, (first + rows) * hiddenSize), [1, rows, hiddenSize]);
+      const out = (await own.run({ ...one, [built.input]: input }))['logits']!;
+      expect(out.dims).toEqual([1, 1 + rows, vocab]);
+      expect(differing((out.data as Float32Array).subarray(vocab), logits.slice(first * vocab, (first + rows) * vocab))).toBe(0);
+    }
+  } finally {
+    await own.release();
   }
 }
 

@@ -1,5 +1,9 @@
 import { create } from '@bufbuild/protobuf';
-import { GraphProtoSchema, ValueInfoProtoSchema, TypeProtoSchema, TypeProto_TensorSchema, type GraphProto, type NodeProto } from 'onnx-buf';
+import {
+  GraphProtoSchema, NodeProtoSchema, TensorShapeProtoSchema, TensorShapeProto_DimensionSchema, TypeProtoSchema,
+  TypeProto_TensorSchema, ValueInfoProtoSchema, type GraphProto, type NodeProto,
+} from 'onnx-buf';
+import { intAttribute } from '../attributes.js';
 import { cloneModel, createModel, type ModelProto } from '../onnx-model.js';
 
 /**
@@ -155,4 +159,90 @@ function floatTensorType(graph: GraphProto, name: string) {
   const recorded = [...graph.valueInfo, ...graph.output].find((info) => info.name === name)?.type;
   if (recorded !== undefined) return recorded;
   return create(TypeProtoSchema, { value: { case: 'tensorType', value: create(TypeProto_TensorSchema, { elemType: 1 }) } });
+}
+
+/** A graph whose LM head also takes hidden rows from outside, so one session serves as the model and its head. */
+export interface HeadInputModel {
+  readonly model: ModelProto;
+  /** `[1, rows, hiddenSize]`: rows appended after the graph's own hidden state, before the head */
+  readonly input: string;
+  readonly hiddenSize: number;
+}
+
+/**
+ * The model with its LM head fed the graph's own hidden state followed by the rows of a new input
+ * `input`, `[1, rows, hiddenSize]` (Concat on the rows' axis): the logits of a run are the graph's
+ * rows, then one row per fed hidden row. The compact reference recomputes stored hidden states this
+ * way, on the session that already holds the weights, instead of a head session holding the head's
+ * weight again (on a tied-embedding model the vocabulary × hidden matrix: 0.5 GiB at Qwen2.5-0.5B's
+ * size, issue 23). Every other run feeds it zero rows (`[1, 0, hiddenSize]`: headInputDefault) and
+ * computes exactly what the source computes. (Not an overridable initializer: onnxruntime-node lists
+ * those among no inputs and drops their feeds.) Returns the reason instead when a head node's output
+ * is read outside the head (rewiring it would change that reader).
+ */
+export function withHeadInput(model: ModelProto, head: LmHead): HeadInputModel | { readonly reason: string } {
+  const copy = cloneModel(model);
+  const graph = copy.graph!;
+  const headNodes = new Set(head.nodes.map((node) => node.output.join('\u0000')));
+  const inHead = (node: NodeProto): boolean => headNodes.has(node.output.join('\u0000'));
+  const produced = new Set(graph.node.filter(inHead).flatMap((node) => node.output));
+  for (const node of graph.node) {
+    if (inHead(node)) continue;
+    const reader = node.input.find((input) => produced.has(input));
+    if (reader !== undefined) return { reason: `${reader}, computed by the LM head, is also read by ${node.opType} node ${node.name || node.output[0]}` };
+  }
+  const taken = new Set([...graph.input, ...graph.output, ...graph.valueInfo].map((info) => info.name)
+    .concat(graph.initializer.map((tensor) => tensor.name), graph.node.flatMap((node) => [...node.input, ...node.output])));
+  const fresh = (base: string): string => {
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+    taken.add(name);
+    return name;
+  };
+  const input = fresh(`${head.hidden}_head_rows`);
+  const joined = fresh(`${head.hidden}_with_head_rows`);
+  const hiddenType = floatTensorType(graph, head.hidden);
+  const hiddenSize = hiddenSizeOf(hiddenType) ?? projectionInputSize(graph, head);
+  if (hiddenSize === null) return { reason: `the hidden state ${head.hidden} has no known last dimension` };
+  for (const node of graph.node) {
+    if (!inHead(node)) continue;
+    node.input = node.input.map((name) => (name === head.hidden ? joined : name));
+  }
+  // Before the first head node that reads it (the head's constants may sit above the hidden state's producer).
+  const at = graph.node.findIndex((node) => node.input.includes(joined));
+  graph.node.splice(at, 0, create(NodeProtoSchema, {
+    name: `${joined}_concat`, opType: 'Concat', input: [head.hidden, input], output: [joined],
+    attribute: [intAttribute('axis', -2)],
+  }));
+  const elemType = hiddenType.value.case === 'tensorType' ? hiddenType.value.value.elemType : 1;
+  graph.input.push(create(ValueInfoProtoSchema, {
+    name: input,
+    type: create(TypeProtoSchema, { value: { case: 'tensorType', value: create(TypeProto_TensorSchema, {
+      elemType, shape: create(TensorShapeProtoSchema, { dim: [
+        create(TensorShapeProto_DimensionSchema, { value: { case: 'dimValue', value: 1n } }),
+        create(TensorShapeProto_DimensionSchema, { value: { case: 'dimParam', value: 'head_rows' } }),
+        create(TensorShapeProto_DimensionSchema, { value: { case: 'dimValue', value: BigInt(hiddenSize) } }),
+      ] }),
+    }) } }),
+  }));
+  return { model: copy, input, hiddenSize };
+}
+
+function hiddenSizeOf(type: ReturnType<typeof floatTensorType>): number | null {
+  if (type.value.case !== 'tensorType') return null;
+  const last = type.value.value.shape?.dim.at(-1);
+  return last?.value.case === 'dimValue' ? Number(last.value.value) : null;
+}
+
+/** The hidden size read off the head's projection weight: MatMul's `[hidden, vocab]`, Gemm's `[vocab, hidden]` with transB. */
+function projectionInputSize(graph: GraphProto, head: LmHead): number | null {
+  const weights = new Map(graph.initializer.map((tensor) => [tensor.name, tensor.dims.map(Number)]));
+  for (const node of head.nodes) {
+    if (!PROJECTIONS.has(node.opType)) continue;
+    const dims = weights.get(node.input[1] ?? '');
+    if (dims?.length !== 2) continue;
+    const transposed = node.opType === 'Gemm' && node.attribute.some((a) => a.name === 'transB' && a.i === 1n);
+    return transposed ? dims[1]! : dims[0]!;
+  }
+  return null;
 }
