@@ -24,7 +24,7 @@ describe('the Lab\'s depth × length retrieval maps', () => {
   it('gives one map per measured retrieval point, with the dynamic cache\'s and their difference cell by cell', () => {
     const groups = retrievalMapGroups(rows);
     expect(groups.map((group) => group.name)).toEqual(['nbits-2', 'nbits-4']);
-    expect(groups[0]!.label).toContain('quanto 2-bit');
+    expect(groups[0]!.label).toBe('quanto 2-bit g64 R128 axes 0/0');
     expect(groups[0]!.difference.accuracy).toEqual([[-1, -0.5], [-1, null], [0, -1]]);
     expect(groups[1]!.difference.accuracy).toEqual([[0, 0], [0, 0], [0.5, 0]]);
     expect(groups[0]!.difference.lengths).toEqual([256, 1024]);

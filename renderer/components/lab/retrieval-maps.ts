@@ -15,6 +15,8 @@ export interface RetrievalMapGroup {
   readonly difference: RetrievalMapJson;
 }
 
+const TASK_KEYS = new Set(['task', 'lengths', 'depths', 'samples', 'seed', 'max-new-tokens']);
+
 /** The maps of a sweep's retrieval points, one per configuration (point), in the table's order; other rows are skipped. */
 export function retrievalMapGroups(rows: readonly SweepRow[]): RetrievalMapGroup[] {
   return rows.flatMap((row) => {
@@ -24,7 +26,9 @@ export function retrievalMapGroups(rows: readonly SweepRow[]): RetrievalMapGroup
       const base = r.referenceMap.accuracy[i]?.[j] ?? null;
       return value === null || base === null ? null : value - base;
     }));
-    return [{ name: row.name, label: pointLabel(row), task: r.task, map: r.map, referenceMap: r.referenceMap, difference: { ...r.map, accuracy } }];
+    // the task's own keys are the same map's axes, not the configuration: left out of its label
+    const options = Object.fromEntries(Object.entries(row.options).filter(([key]) => !TASK_KEYS.has(key)));
+    return [{ name: row.name, label: pointLabel({ ...row, options }), task: r.task, map: r.map, referenceMap: r.referenceMap, difference: { ...r.map, accuracy } }];
   });
 }
 
