@@ -166,8 +166,8 @@ decoding), and a quantized cache's prompts again with the full-precision dynamic
 scored as RULER scores it (passkey: the first number in the answer) and the maps of accuracy per depth
 and length are printed, with their difference (--json: the maps and every sample; --out FILE: the
 same as a record, each prompt named by its sha256, its needles, answers, predictions, scores and
-stored KV bytes). In kvscope sweep the task and these options are spec keys (kvscope help sweep).
-Not yet: the Lab.
+stored KV bytes). In kvscope sweep the task and these options are spec keys (kvscope help sweep);
+the Lab draws such a sweep's maps.
 `,
   sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
 kvscope sweep --preset layers|kv --model M --out DIR [eval's options, fixed for every point]
