@@ -38,7 +38,7 @@ export interface RetrievalCommandRuntime {
   readonly kvscopeVersion: string;
 }
 
-/** The options only a retrieval eval takes (main/cli adds them to eval's; they are not sweep keys yet). */
+/** The options only a retrieval eval takes (main/cli adds them to eval's; and a sweep takes them as keys: app/cli/sweep-retrieval.ts). */
 export const RETRIEVAL_OPTION_SPECS = {
   task: { type: 'string' },
   lengths: { type: 'string' },
@@ -73,16 +73,62 @@ export interface RetrievalSampleJson extends SampleOutcome {
   readonly referenceKvBytes?: number;
 }
 
-export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtime: RetrievalCommandRuntime): Promise<ExitCode> {
+/** What one retrieval evaluation found: the record's body (the CLI's --out and a sweep point's retrieval.json hold it). */
+export interface RetrievalEvalResult {
+  readonly task: string;
+  readonly metric: string;
+  readonly promptFormat: PromptFormat;
+  readonly maxNewTokens: number;
+  readonly seed: number;
+  readonly model: GenerationResult['model'] | undefined;
+  readonly cache: RunSettings['cacheMode'];
+  readonly quantization: RunSettings['quantization'] | null;
+  readonly map: AccuracyMap;
+  /** the full-precision dynamic cache's map on the same prompts (null when the chosen cache is dynamic) */
+  readonly referenceMap: AccuracyMap | null;
+  readonly samples: readonly RetrievalSampleJson[];
+}
+
+/** A full-precision decode of one prompt, as the reference gives it. */
+export interface ReferenceDecode {
+  readonly text: string;
+  readonly kvBytes: number;
+}
+
+/**
+ * Where reference decodes are kept between evaluations: a sweep shares one store across its points,
+ * so the dynamic cache decodes each prompt once per sweep, not once per point. `key` names the
+ * reference's settings and the prompt (its digest).
+ */
+export interface ReferenceStore {
+  get(key: string): ReferenceDecode | undefined;
+  set(key: string, decode: ReferenceDecode): void;
+}
+
+/** Stops an evaluation: `cancel` is called on Ctrl-C (the CLI's, or the sweep's). */
+export interface RetrievalControl {
+  readonly cancelled: () => boolean;
+  /** the run in flight, so a cancel reaches it */
+  running?: { cancel(): void } | undefined;
+}
+
+export interface RetrievalPlan {
+  readonly task: RetrievalTask;
+  readonly maxNewTokens: number;
+  readonly seed: number;
+  readonly cells: readonly ReturnType<typeof retrievalGrid>[number][];
+  readonly format: PromptFormat;
+  readonly base: RunSettings;
+  readonly reference: RunSettings | null;
+  readonly model: string;
+}
+
+/** Checks a retrieval eval's options (the CLI's, or a sweep point's) and resolves them into what runs; UsageError when they are bad. */
+export function retrievalPlan(options: RawOptions, io: CliIo): RetrievalPlan {
   const task = taskOption(options);
   const given = TEXT_OPTIONS.filter((name) => options[name] !== undefined);
   if (given.length > 0) {
     throw new UsageError(`--${given[0]} is an option of the text evaluation; with --task the prompts are generated. Drop --${given[0]}.`);
-  }
-  const out = optionalString(options, 'out');
-  if (out !== undefined) {
-    if (io.checkOutputPath !== undefined) io.checkOutputPath(out, '--out');
-    else checkOutputFolder(io, out);
   }
   const maxNewTokens = integerOption(options, 'max-new-tokens', task.tokensToGenerate);
   if (maxNewTokens < 1) throw new UsageError(`--max-new-tokens must be at least 1, got ${maxNewTokens}.`);
@@ -104,75 +150,121 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
     ...Object.fromEntries(['model', 'onnx', 'ep'].filter((name) => options[name] !== undefined).map((name) => [name, options[name]])),
     ...chat, cache: 'dynamic', 'max-new-tokens': String(maxNewTokens), greedy: true,
   }, io);
+  return { task, maxNewTokens, seed, cells, format, base, reference, model: requireString(options, 'model') };
+}
+
+/**
+ * Runs a plan's samples (the longest length first) and scores them; null when cancelled. Each cell's
+ * line goes to stderr under `prefix`. A RunError (a refused length) propagates.
+ */
+export async function evaluateRetrieval(
+  plan: RetrievalPlan, io: CliIo, runtime: RetrievalCommandRuntime, control: RetrievalControl,
+  options: { readonly prefix?: string; readonly referenceStore?: ReferenceStore } = {},
+): Promise<RetrievalEvalResult | null> {
+  const { task, maxNewTokens, cells, format, base, reference } = plan;
+  const prefix = options.prefix ?? 'kvscope eval';
+  const countTokens = await runtime.countTokens(plan.model, format).catch((error: unknown) => {
+    // a folder without tokenizer.json: the prompts cannot be fitted; its own fix said with it
+    const fix = (error as { fix?: unknown }).fix;
+    const why = format === 'chat' ? 'kvscope eval --task --chat fits each prompt as the chat template renders it' : 'kvscope eval --task fits each prompt with the model\'s tokenizer';
+    throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (${why}.)`) : error;
+  });
+  let model: GenerationResult['model'] | undefined;
+  /** One greedy run's decoded text and stored KV bytes, or null when it was cancelled. */
+  const decode = async (settings: RunSettings, prompt: string): Promise<ReferenceDecode | null> => {
+    const handle = runtime.startRun({ ...settings, prompt }, {});
+    control.running = handle;
+    let result: GenerationResult;
+    try {
+      result = await handle.done;
+    } finally {
+      control.running = undefined;
+      handle.dispose();
+    }
+    model ??= result.model;
+    return result.stopReason === 'cancelled' || control.cancelled() ? null : { text: result.text, kvBytes: result.kvBytesTotal.totalBytes };
+  };
+  // the reference's settings name its decodes in a shared store: the same prompt under the same settings decodes alike
+  const referenceKey = reference === null ? '' : stringifyJson(reference);
+  const decodeReference = async (settings: RunSettings, prompt: string, digest: string): Promise<ReferenceDecode | null> => {
+    const key = `${referenceKey}\n${digest}`;
+    const stored = options.referenceStore?.get(key);
+    if (stored !== undefined) return stored;
+    const decoded = await decode(settings, prompt);
+    if (decoded !== null) options.referenceStore?.set(key, decoded);
+    return decoded;
+  };
+  const outcomes: RetrievalSampleJson[] = [];
+  // the longest length first: a length past the model's positions or this machine's prefill memory is
+  // refused by its first run, before the shorter cells have taken minutes (the maps keep the grid's order)
+  const order = [...cells].sort((a, b) => b.length - a.length);
+  for (const cell of order) {
+    const cellStart = runtime.nowMs();
+    for (const sampleSeed of cell.sampleSeeds) {
+      if (control.cancelled()) return null;
+      const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, sequenceTokens: cell.length, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
+      const digest = runtime.sha256(sample.prompt);
+      const chosen = await decode(base, sample.prompt);
+      if (chosen === null) return null;
+      const dynamic = reference === null ? null : await decodeReference(reference, sample.prompt, digest);
+      if (reference !== null && dynamic === null) return null;
+      outcomes.push({
+        length: cell.length, depth: cell.depth, seed: sampleSeed, promptTokens: sample.promptTokens, answers: sample.answers,
+        promptSha256: digest,
+        needles: [...sample.needles].sort((a, b) => Number(b.atDepth) - Number(a.atDepth)).map((needle) => needle.text),
+        prediction: chosen.text, score: scorePrediction(task.metric, chosen.text, sample.answers), kvBytes: chosen.kvBytes,
+        ...(dynamic === null ? {} : {
+          referencePrediction: dynamic.text, referenceScore: scorePrediction(task.metric, dynamic.text, sample.answers), referenceKvBytes: dynamic.kvBytes,
+        }),
+      });
+    }
+    const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
+    io.stderr(cellLine(prefix, task, cell.length, cell.depth, done, runtime.nowMs() - cellStart));
+  }
+  // the record lists the samples in the grid's order, whatever order they ran in
+  const place = (outcome: RetrievalSampleJson) => cells.findIndex((cell) => cell.length === outcome.length && cell.depth === outcome.depth);
+  outcomes.sort((a, b) => place(a) - place(b));
+  const map = accuracyMap(cells, outcomes);
+  const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
+  return {
+    task: task.name, metric: task.metric, promptFormat: format, maxNewTokens, seed: plan.seed, model, cache: base.cacheMode,
+    quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
+  };
+}
+
+/**
+ * The run's refusal in a retrieval eval's terms: its prompt-length refusal says to shorten --lengths
+ * (the prompts are generated), else the run's own fix.
+ */
+export function retrievalRunErrorFix(error: RunError, maxNewTokens: number): string | undefined {
+  return lengthsFix(error.message, maxNewTokens) ?? error.fix;
+}
+
+export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtime: RetrievalCommandRuntime): Promise<ExitCode> {
+  taskOption(options);
+  const out = optionalString(options, 'out');
+  if (out !== undefined) {
+    if (io.checkOutputPath !== undefined) io.checkOutputPath(out, '--out');
+    else checkOutputFolder(io, out);
+  }
+  const plan = retrievalPlan(options, io);
+  const { task, maxNewTokens, reference } = plan;
   const json = options['json'] === true;
 
   let cancelled = false;
-  let running: { cancel(): void } | undefined;
+  const control: RetrievalControl = { cancelled: () => cancelled };
   const stopListening = runtime.onInterrupt(() => {
     cancelled = true;
     io.stderr('\nkvscope eval: cancelling (nothing will be printed)…\n');
-    running?.cancel();
+    control.running?.cancel();
   });
   try {
-    const countTokens = await runtime.countTokens(requireString(options, 'model'), format).catch((error: unknown) => {
-      // a folder without tokenizer.json: the prompts cannot be fitted; its own fix said with it
-      const fix = (error as { fix?: unknown }).fix;
-      const why = format === 'chat' ? 'kvscope eval --task --chat fits each prompt as the chat template renders it' : 'kvscope eval --task fits each prompt with the model\'s tokenizer';
-      throw typeof fix === 'string' ? new UsageError(`${(error as Error).message} ${fix} (${why}.)`) : error;
-    });
-    let model: GenerationResult['model'] | undefined;
-    /** One greedy run's decoded text and stored KV bytes, or null when it was cancelled. */
-    const decode = async (settings: RunSettings, prompt: string): Promise<{ text: string; kvBytes: number } | null> => {
-      const handle = runtime.startRun({ ...settings, prompt }, {});
-      running = handle;
-      let result: GenerationResult;
-      try {
-        result = await handle.done;
-      } finally {
-        running = undefined;
-        handle.dispose();
-      }
-      model ??= result.model;
-      return result.stopReason === 'cancelled' || cancelled ? null : { text: result.text, kvBytes: result.kvBytesTotal.totalBytes };
-    };
-    const outcomes: RetrievalSampleJson[] = [];
-    // the longest length first: a length past the model's positions or this machine's prefill memory is
-    // refused by its first run, before the shorter cells have taken minutes (the maps keep the grid's order)
-    const order = [...cells].sort((a, b) => b.length - a.length);
-    for (const cell of order) {
-      const cellStart = runtime.nowMs();
-      for (const sampleSeed of cell.sampleSeeds) {
-        if (cancelled) return ExitCode.badInput;
-        const sample = sampleOrUsage(() => task.generate({ seed: sampleSeed, targetTokens: cell.length - maxNewTokens, sequenceTokens: cell.length, depthPercent: cell.depth ?? 0, countTokens }), maxNewTokens);
-        const chosen = await decode(base, sample.prompt);
-        if (chosen === null) return ExitCode.badInput;
-        const dynamic = reference === null ? null : await decode(reference, sample.prompt);
-        if (reference !== null && dynamic === null) return ExitCode.badInput;
-        outcomes.push({
-          length: cell.length, depth: cell.depth, seed: sampleSeed, promptTokens: sample.promptTokens, answers: sample.answers,
-          promptSha256: runtime.sha256(sample.prompt),
-          needles: [...sample.needles].sort((a, b) => Number(b.atDepth) - Number(a.atDepth)).map((needle) => needle.text),
-          prediction: chosen.text, score: scorePrediction(task.metric, chosen.text, sample.answers), kvBytes: chosen.kvBytes,
-          ...(dynamic === null ? {} : {
-            referencePrediction: dynamic.text, referenceScore: scorePrediction(task.metric, dynamic.text, sample.answers), referenceKvBytes: dynamic.kvBytes,
-          }),
-        });
-      }
-      const done = outcomes.filter((outcome) => outcome.length === cell.length && outcome.depth === cell.depth);
-      io.stderr(cellLine(task, cell.length, cell.depth, done, runtime.nowMs() - cellStart));
-    }
-    // the record lists the samples in the grid's order, whatever order they ran in
-    const place = (outcome: RetrievalSampleJson) => cells.findIndex((cell) => cell.length === outcome.length && cell.depth === outcome.depth);
-    outcomes.sort((a, b) => place(a) - place(b));
-    const map = accuracyMap(cells, outcomes);
-    const referenceMap = reference === null ? null : accuracyMap(cells, outcomes.map((outcome) => ({ ...outcome, score: outcome.referenceScore! })));
-    const result = {
-      task: task.name, metric: task.metric, promptFormat: format, maxNewTokens, seed, model, cache: base.cacheMode,
-      quantization: base.cacheMode === 'quantized' ? base.quantization : null, map, referenceMap, samples: outcomes,
-    };
+    const result = await evaluateRetrieval(plan, io, runtime, control);
+    if (result === null) return ExitCode.badInput;
+    const { map, referenceMap } = result;
     let recordError: string | undefined;
     if (out !== undefined) {
-      const record = { kind: 'kvscope-retrieval', kvscopeVersion: runtime.kvscopeVersion, createdAt: runtime.now().toISOString(), ...result };
+      const record = retrievalRecord(result, runtime);
       try {
         io.writeFileAtomic(out, encodeUtf8(stringifyJson(record, 2) + '\n'));
       } catch (error) {
@@ -197,13 +289,20 @@ export async function runRetrievalCommand(options: RawOptions, io: CliIo, runtim
   } catch (error) {
     if (!(error instanceof RunError)) throw error;
     if (json) io.stdout(stringifyJson({ ok: false, error: error.toPayload() }) + '\n');
-    const fixText = lengthsFix(error.message, maxNewTokens) ?? error.fix;
+    const fixText = retrievalRunErrorFix(error, maxNewTokens);
     const fix = fixText !== undefined && !error.message.includes(fixText) ? `\n  fix: ${fixText}` : '';
     io.stderr(`kvscope eval: ${error.message}${fix}\n`);
     return error.code === 'refused' ? ExitCode.refused : ExitCode.badInput;
   } finally {
     stopListening();
   }
+}
+
+/** The record `--out` writes (and a sweep point's retrieval.json). */
+export type RetrievalRecord = { readonly kind: 'kvscope-retrieval'; readonly kvscopeVersion: string; readonly createdAt: string } & RetrievalEvalResult;
+
+export function retrievalRecord(result: RetrievalEvalResult, runtime: Pick<RetrievalCommandRuntime, 'kvscopeVersion' | 'now'>): RetrievalRecord {
+  return { kind: 'kvscope-retrieval', kvscopeVersion: runtime.kvscopeVersion, createdAt: runtime.now().toISOString(), ...result };
 }
 
 /** Rows are depths, columns lengths; each cell the mean score of its samples (RULER's mean, as a fraction). */
@@ -224,11 +323,11 @@ export function differenceMap(map: AccuracyMap, reference: AccuracyMap): Accurac
   return { ...map, accuracy };
 }
 
-function cellLine(task: RetrievalTask, length: number, depth: number | null, done: readonly RetrievalSampleJson[], elapsedMs: number): string {
+function cellLine(prefix: string, task: RetrievalTask, length: number, depth: number | null, done: readonly RetrievalSampleJson[], elapsedMs: number): string {
   const where = `${task.name} length ${length}${depth === null ? '' : `, depth ${depth} %`}`;
   const score = formatScore(mean(done.map((outcome) => outcome.score)));
   const reference = done[0]?.referenceScore === undefined ? '' : ` (dynamic ${formatScore(mean(done.map((outcome) => outcome.referenceScore!)))})`;
-  return `kvscope eval: ${where}: ${score}${reference} over ${done.length} sample${done.length === 1 ? '' : 's'} in ${(elapsedMs / 1000).toFixed(1)} s\n`;
+  return `${prefix}: ${where}: ${score}${reference} over ${done.length} sample${done.length === 1 ? '' : 's'} in ${(elapsedMs / 1000).toFixed(1)} s\n`;
 }
 
 function formatScore(value: number, signed = false): string {

@@ -13,6 +13,8 @@ import { collectResults, isSettled, openSweepFolder, readManifest, readPointStat
 import type { SweepIo } from './sweep-io.js';
 import { SweepProgress } from './sweep-progress.js';
 import { formatBytes } from './byte-size.js';
+import type { RetrievalCommandRuntime } from './retrieval-command.js';
+import { isRetrievalSweep, RetrievalSweepRun } from './sweep-retrieval.js';
 
 export interface SweepRuntime {
   /** eval's option table (main/cli's EVAL_OPTIONS): the spec's keys are checked against it */
@@ -28,6 +30,8 @@ export interface SweepRuntime {
   readonly kvscopeVersion: string;
   now(): Date;
   onInterrupt(onInterrupt: () => void): () => void;
+  /** runs a retrieval sweep's points (a spec whose points carry a task), as `kvscope eval --task` runs them */
+  readonly retrieval?: RetrievalCommandRuntime;
 }
 
 /**
@@ -49,13 +53,17 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   const text = readSweepText(io, spec, specDir);
   const layerCount = spec.preset === 'layers' ? await runtime.modelLayerCount(spec.model) : 0;
   const points = expandSweep(spec, layerCount);
+  const retrieval = isRetrievalSweep(spec, points);
+  if (retrieval && runtime.retrieval === undefined) throw new UsageError('this kvscope cannot run retrieval points in a sweep; run kvscope sweep from the command line.');
   const shardOption = optionalString(options, 'shard');
   const shard = shardOption === undefined ? null : parseShard(shardOption);
   const manifest: SweepManifest = { format: 'kvscope-sweep', version: 1, specSha256: runtime.sha256(stringifyJson(spec)), spec, points, shard };
   openSweepFolder(io, out, manifest);
   const mine = shardPoints(points, shard);
   const todo = mine.filter((point) => !isSettled(readPointState(io, out, point, manifest.specSha256)));
-  const jobs = Math.min(jobsAsked, Math.max(1, todo.length));
+  // a retrieval point is a series of runs that each take the machine's cores: one at a time
+  if (retrieval && jobsAsked > 1) io.stderr(`kvscope sweep: retrieval points run one at a time (each run uses every core); --jobs ${jobsAsked} is not used.\n`);
+  const jobs = retrieval ? 1 : Math.min(jobsAsked, Math.max(1, todo.length));
   // Threads per session so that jobs × threads ≤ cores: N sessions each with every core would fight.
   const threads = Math.max(1, Math.floor(runtime.cores / jobs));
   if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
@@ -67,7 +75,11 @@ export async function runSweepCommand(positionals: readonly string[], options: R
     `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);
 
   const progress = runtime.stderrIsTty ? new SweepProgress(io.stderr, mine.length, mine.length - todo.length) : undefined;
-  const run = new SweepRun({
+  const run = retrieval ? new RetrievalSweepRun({
+    io, dir: out, manifest, points: todo, runtime: runtime.retrieval!, randomSuffix: runtime.randomSuffix,
+    onPointStart: (point) => progress?.start(point.name),
+    onPointDone: (point, row) => progress?.finish(point.name, row.status),
+  }) : new SweepRun({
     io, dir: out, manifest, points: todo, jobs,
     settingsForPoint: (point) => settingsForPoint(point, spec, text, io),
     startWorker: runtime.startWorker,
@@ -200,8 +212,9 @@ function runMerge(dirs: readonly string[], options: RawOptions, io: SweepIo, run
   return ExitCode.ok;
 }
 
-/** The results as a terminal table, llama.cpp's columns. */
+/** The results as a terminal table, llama.cpp's columns (a retrieval sweep's: its accuracies). */
 export function formatResultsTable(results: SweepResults): string {
+  if (results.rows.some((row) => row.retrieval !== undefined)) return formatRetrievalTable(results);
   const header = ['#', 'point', 'status', 'bits/value', 'runtime bits', 'PPL', 'ΔPPL', 'KLD mean', 'KLD p99', 'same top p', 'RMS Δp'];
   const rows = results.rows.map((row) => {
     const r = row.result;
@@ -212,6 +225,20 @@ export function formatResultsTable(results: SweepResults): string {
       `${r.deltaPpl >= 0 ? '+' : ''}${r.deltaPpl.toFixed(4)} ± ${r.deltaPplError.toFixed(4)}`, `${r.kldMean.toFixed(6)} ± ${r.kldMeanError.toFixed(6)}`,
       r.kldP99.toFixed(5), `${(100 * r.top1Agreement).toFixed(2)} %`, `${(100 * r.deltaPRms).toFixed(3)} %`,
     ];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: readonly string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** A retrieval sweep's table: each point's accuracy over its whole grid, the dynamic cache's on the same prompts, and the difference. */
+function formatRetrievalTable(results: SweepResults): string {
+  const header = ['#', 'point', 'status', 'task', 'accuracy', 'dynamic', 'Δ accuracy', 'samples'];
+  const rows = results.rows.map((row) => {
+    const r = row.retrieval;
+    if (r === undefined) return [String(row.index), row.name, row.status, '', '', '', '', (row.reason ?? '').split('\n')[0]!.slice(0, 60)];
+    const delta = r.accuracy - r.accuracyReference;
+    return [String(row.index), row.name, row.status, r.task, r.accuracy.toFixed(2), r.accuracyReference.toFixed(2), `${delta >= 0 ? '+' : ''}${delta.toFixed(2)}`, String(r.samples)];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();

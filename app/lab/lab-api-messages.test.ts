@@ -26,4 +26,15 @@ describe('the Lab in the workbench API transport', () => {
     expect(parseApiHostMessage({ type: 'lab-sweep-progress', id: 2, sweepId: 's1', progress: { done: 1, total: 3, running: ['p'] } }))
       .toEqual({ type: 'lab-sweep-progress', id: 2, sweepId: 's1', progress: { done: 1, total: 3, running: ['p'] } });
   });
+
+  it('carries a retrieval point\'s accuracies and maps (a sweep with a task), and refuses a malformed map', () => {
+    const map = { lengths: [256], depths: [0, null], accuracy: [[0], [null]] };
+    const row = {
+      index: 0, name: 'nbits-2', status: 'ok', reason: null, options: { task: 'passkey', nbits: 2 }, settings: null, result: null,
+      retrieval: { task: 'passkey', metric: 'passkey', accuracy: 0, accuracyReference: 1, samples: 2, kvBytesLongest: 4096, map, referenceMap: map },
+    };
+    expect(parseApiHostMessage({ type: 'lab-sweep-point', id: 2, sweepId: 's1', row })).toEqual({ type: 'lab-sweep-point', id: 2, sweepId: 's1', row });
+    const bad = { ...row, retrieval: { ...row.retrieval, map: { ...map, accuracy: [['x']] } } };
+    expect(() => parseApiHostMessage({ type: 'lab-sweep-point', id: 2, sweepId: 's1', row: bad })).toThrow(/retrieval\.map\.accuracy/);
+  });
 });

@@ -5,7 +5,8 @@ import {
 } from '../protocol/field-readers.js';
 import { SWEEP_ID_PATTERN, type LabSweepProgress } from './lab-api.js';
 import type { LAB_METHODS } from './lab-api-methods.js';
-import type { SweepResults, SweepRow } from './sweep-results.js';
+import type { RetrievalMapJson } from './sweep-folder.js';
+import type { RetrievalRow, SweepResults, SweepRow } from './sweep-results.js';
 
 /**
  * The Lab's part of the workbench API transport (app/protocol/api-messages.ts includes these in its
@@ -88,6 +89,26 @@ export const readSweepRow: Read<SweepRow> = (value, path) => {
         deltaPRms: n('deltaPRms'), deltaPRmsError: n('deltaPRmsError'), bitsPerValue: n('bitsPerValue'), storedBytes: n('storedBytes'), fp16BaselineBytes: n('fp16BaselineBytes'),
       };
     })),
+    ...withOptional('retrieval', f.optional('retrieval', readRetrievalRow)),
+  };
+};
+
+/** A retrieval point's figures and maps (sweep-results.ts's RetrievalRow). */
+const readRetrievalRow: Read<RetrievalRow> = (value, path) => {
+  const r = readObject(value, path);
+  return {
+    task: r.get('task', readString), metric: r.get('metric', readString), accuracy: r.get('accuracy', readNumber),
+    accuracyReference: r.get('accuracyReference', readNumber), samples: r.get('samples', readCount), kvBytesLongest: r.get('kvBytesLongest', readNumber),
+    map: r.get('map', readRetrievalMap), referenceMap: r.get('referenceMap', readRetrievalMap),
+  };
+};
+
+const readRetrievalMap: Read<RetrievalMapJson> = (value, path) => {
+  const m = readObject(value, path);
+  return {
+    lengths: m.get('lengths', arrayReader(readNumber)),
+    depths: m.get('depths', arrayReader(nullableReader(readNumber))),
+    accuracy: m.get('accuracy', arrayReader(arrayReader(nullableReader(readNumber)))),
   };
 };
 

@@ -1,7 +1,7 @@
 import { EvalInputError } from './lab-errors.js';
 import { parseEvalRecord, type EvalRecord } from './eval-record.js';
 import type { RecordedEvalSettings } from './eval-result.js';
-import { failedRow, fullReason, rowFromResult, sweepResultsCsv, type PointStatus, type SweepResults, type SweepRow } from './sweep-results.js';
+import { failedRow, fullReason, rowFromResult, rowFromRetrieval, sweepResultsCsv, type PointStatus, type SweepResults, type SweepRow } from './sweep-results.js';
 import type { SweepPoint } from './sweep-points.js';
 import type { SweepSpec, SweepValue } from './sweep-spec.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
@@ -52,7 +52,31 @@ export interface PointFailureFile {
 export type PointState =
   | { readonly kind: 'missing' }
   | { readonly kind: 'ok'; readonly record: EvalRecord }
+  /** a retrieval point (spec with a task): its retrieval.json, the record `kvscope eval --task --out` writes */
+  | { readonly kind: 'retrieval'; readonly record: RetrievalPointRecord }
   | { readonly kind: 'refused' | 'failed'; readonly failure: PointFailureFile };
+
+/** What a retrieval point's retrieval.json holds (app/cli/retrieval-command.ts's record; only the fields the table reads are typed here). */
+export interface RetrievalPointRecord {
+  readonly kind: 'kvscope-retrieval';
+  readonly task: string;
+  readonly metric: string;
+  readonly cache: string;
+  readonly quantization: {
+    readonly backend: string | number; readonly nbits: number; readonly axisKey: number; readonly axisValue: number;
+    readonly groupSize: number; readonly residualLength: number;
+  } | null;
+  readonly map: RetrievalMapJson;
+  readonly referenceMap: RetrievalMapJson | null;
+  readonly samples: readonly { readonly length: number; readonly score: number; readonly kvBytes: number; readonly referenceScore?: number }[];
+}
+
+/** The depth × length map (app/lab/retrieval/grid.ts's AccuracyMap): rows depths (null for none), columns lengths. */
+export interface RetrievalMapJson {
+  readonly lengths: readonly number[];
+  readonly depths: readonly (number | null)[];
+  readonly accuracy: readonly (readonly (number | null)[])[];
+}
 
 /** Opens (or starts) a sweep folder for `manifest`; a folder of another sweep is refused. Stale partial folders go. */
 export function openSweepFolder(io: SweepIo, dir: string, manifest: SweepManifest): void {
@@ -97,6 +121,12 @@ export function readPointState(io: SweepIo, dir: string, point: SweepPoint, spec
     if (settings.specSha256 !== specSha256 || settings.index !== point.index || JSON.stringify(settings.options) !== JSON.stringify(point.options)) return { kind: 'missing' };
     const evalPath = io.joinPath(folder, 'eval.json');
     if (io.exists(evalPath)) return { kind: 'ok', record: parseEvalRecord(io.readTextFile(evalPath)) };
+    const retrievalPath = io.joinPath(folder, 'retrieval.json');
+    if (io.exists(retrievalPath)) {
+      const record = JSON.parse(io.readTextFile(retrievalPath)) as RetrievalPointRecord;
+      if (record.kind === 'kvscope-retrieval' && Array.isArray(record.samples) && typeof record.map === 'object' && record.map !== null) return { kind: 'retrieval', record };
+      return { kind: 'missing' };
+    }
     const failurePath = io.joinPath(folder, 'failure.json');
     if (io.exists(failurePath)) {
       const failure = JSON.parse(io.readTextFile(failurePath)) as PointFailureFile;
@@ -110,13 +140,13 @@ export function readPointState(io: SweepIo, dir: string, point: SweepPoint, spec
 
 /** Whether a rerun keeps a point: measured, refused, or failed for a reason that will not change (its own settings). */
 export function isSettled(state: PointState): boolean {
-  return state.kind === 'ok' || state.kind === 'refused' || (state.kind === 'failed' && state.failure.error.code === 'invalid-input');
+  return state.kind === 'ok' || state.kind === 'retrieval' || state.kind === 'refused' || (state.kind === 'failed' && state.failure.error.code === 'invalid-input');
 }
 
 /** Writes a point's folder as a whole: a partial folder first, renamed into place when complete. */
 export function writePoint(
   io: SweepIo, dir: string, point: SweepPoint, specSha256: string, settings: RecordedEvalSettings | null,
-  outcome: { readonly record: EvalRecord } | { readonly failure: PointFailureFile }, random: () => string,
+  outcome: { readonly record: EvalRecord } | { readonly retrieval: RetrievalPointRecord } | { readonly failure: PointFailureFile }, random: () => string,
 ): void {
   const partial = io.joinPath(dir, `.${point.name}.partial-${random()}`);
   io.makeDirectory(partial);
@@ -124,6 +154,7 @@ export function writePoint(
   try {
     io.writeFileAtomic(io.joinPath(partial, 'settings.json'), encodeUtf8(stringifyJson(settingsFile, 1) + '\n'));
     if ('record' in outcome) io.writeFileAtomic(io.joinPath(partial, 'eval.json'), encodeUtf8(stringifyJson(outcome.record, 1) + '\n'));
+    else if ('retrieval' in outcome) io.writeFileAtomic(io.joinPath(partial, 'retrieval.json'), encodeUtf8(stringifyJson(outcome.retrieval, 1) + '\n'));
     else io.writeFileAtomic(io.joinPath(partial, 'failure.json'), encodeUtf8(stringifyJson(outcome.failure, 1) + '\n'));
   } catch (error) {
     // Nothing of the point stays (a full disk gets its space back now; the next run removes what this cannot).
@@ -145,6 +176,7 @@ export function collectResults(io: SweepIo, dir: string, manifest: SweepManifest
   for (const point of manifest.points) {
     const state = readPointState(io, dir, point, manifest.specSha256);
     if (state.kind === 'ok') rows.push(rowFromResult(point.index, point.name, point.options, state.record));
+    else if (state.kind === 'retrieval') rows.push(rowFromRetrieval(point.index, point.name, point.options, state.record));
     else if (state.kind !== 'missing') rows.push(failedRow(point.index, point.name, point.options, state.kind, fullReason(state.failure.error)));
   }
   return { format: 'kvscope-sweep-results', version: 1, specSha256: manifest.specSha256, points: manifest.points.length, rows };

@@ -5,6 +5,7 @@ import { csvText, type CsvCell } from '../record/csv.js';
 import type { EvalResult } from './eval-result.js';
 import type { SweepValue } from './sweep-spec.js';
 import type { RunErrorPayload } from '../protocol/messages.js';
+import type { RetrievalMapJson, RetrievalPointRecord } from './sweep-folder.js';
 
 /** How a point ended: measured, refused by the preflight or the model checks, or failed. */
 export type PointStatus = 'ok' | 'refused' | 'failed';
@@ -69,6 +70,24 @@ export interface SweepRow {
     readonly storedBytes: number;
     readonly fp16BaselineBytes: number;
   } | null;
+  /** a retrieval point's figures (a spec with a task, app/cli/sweep-retrieval.ts); absent for the text evaluation's points */
+  readonly retrieval?: RetrievalRow;
+}
+
+/** A retrieval point in the table: its accuracies and its depth × length maps. */
+export interface RetrievalRow {
+  readonly task: string;
+  readonly metric: string;
+  /** mean score over every sample of the point */
+  readonly accuracy: number;
+  /** the full-precision dynamic cache's mean score on the same prompts (the point's own when it is the dynamic cache) */
+  readonly accuracyReference: number;
+  readonly samples: number;
+  /** the chosen cache's stored bytes at the end of a run at the longest length (the mean over its samples) */
+  readonly kvBytesLongest: number;
+  readonly map: RetrievalMapJson;
+  /** the dynamic cache's map (equal to `map` when the point is the dynamic cache) */
+  readonly referenceMap: RetrievalMapJson;
 }
 
 /** The derived tables of a sweep folder (results.json): never the source of truth, always rebuilt from the point folders. */
@@ -125,6 +144,29 @@ function formatBitsPerValue(memory: LayerMemory): number {
   return memory.valueCount === 0 ? 0 : (8 * memory.codeBytes) / memory.valueCount;
 }
 
+export function rowFromRetrieval(index: number, name: string, options: Readonly<Record<string, SweepValue>>, record: RetrievalPointRecord): SweepRow {
+  const q = record.quantization;
+  const samples = record.samples;
+  const mean = (values: readonly number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const longest = Math.max(...samples.map((sample) => sample.length));
+  return {
+    index, name, status: 'ok', reason: null, options,
+    settings: {
+      cacheMode: record.cache, backend: q === null ? 'none' : String(q.backend), nbits: q?.nbits ?? 16, axisKey: q?.axisKey ?? 0, axisValue: q?.axisValue ?? 0,
+      groupSize: q?.groupSize ?? 0, residualLength: q?.residualLength ?? 0, layers: 'all', parts: 'both',
+    },
+    result: null,
+    retrieval: {
+      task: record.task, metric: record.metric, samples: samples.length,
+      accuracy: mean(samples.map((sample) => sample.score)),
+      // the dynamic cache's own point has no reference beside it: it is the reference
+      accuracyReference: mean(samples.map((sample) => sample.referenceScore ?? sample.score)),
+      kvBytesLongest: mean(samples.filter((sample) => sample.length === longest).map((sample) => sample.kvBytes)),
+      map: record.map, referenceMap: record.referenceMap ?? record.map,
+    },
+  };
+}
+
 export function failedRow(index: number, name: string, options: Readonly<Record<string, SweepValue>>, status: Exclude<PointStatus, 'ok'>, reason: string): SweepRow {
   return { index, name, status, reason, options, settings: null, result: null };
 }
@@ -159,19 +201,33 @@ const SETTING_COLUMNS: readonly (readonly [string, (s: NonNullable<SweepRow['set
   ['dequantize', (s) => s.dequantize ?? null],
 ];
 
+const RETRIEVAL_COLUMNS: readonly (readonly [string, (r: RetrievalRow) => CsvCell])[] = [
+  ['task', (r) => r.task], ['accuracy', (r) => r.accuracy], ['accuracy_base', (r) => r.accuracyReference], ['samples', (r) => r.samples],
+  ['kv_bytes_longest', (r) => r.kvBytesLongest],
+];
+
 /**
  * results.csv: one row per point; the swept keys first (as given, `opt_` + the option name with `_`
  * for `-`, so they never clash with the resolved settings' columns), then the resolved settings,
- * then llama.cpp's figures.
+ * then llama.cpp's figures; a retrieval sweep has its own
+ * columns instead (task, accuracy, accuracy_base, samples, kv_bytes_longest; the maps are in results.json).
  */
 export function sweepResultsCsv(results: SweepResults): string {
   const keys = [...new Set(results.rows.flatMap((row) => Object.keys(row.options)))].sort();
-  const header: CsvCell[] = ['index', 'name', 'status', 'reason', ...keys.map((key) => `opt_${key.replace(/-/g, '_')}`), ...SETTING_COLUMNS.map(([name]) => name), ...RESULT_COLUMNS.map(([name]) => name)];
+  // a retrieval sweep's points have no perplexity figures: its own columns replace llama.cpp's
+  const isRetrieval = results.rows.some((row) => row.retrieval !== undefined);
+  const retrieval = isRetrieval ? RETRIEVAL_COLUMNS : [];
+  const measured = isRetrieval ? [] : RESULT_COLUMNS;
+  const header: CsvCell[] = [
+    'index', 'name', 'status', 'reason', ...keys.map((key) => `opt_${key.replace(/-/g, '_')}`), ...SETTING_COLUMNS.map(([name]) => name),
+    ...measured.map(([name]) => name), ...retrieval.map(([name]) => name),
+  ];
   const rows: CsvCell[][] = results.rows.map((row) => [
     row.index, row.name, row.status, row.reason,
     ...keys.map((key) => row.options[key] ?? null),
     ...SETTING_COLUMNS.map(([, read]) => (row.settings === null ? null : read(row.settings))),
-    ...RESULT_COLUMNS.map(([, read]) => (row.result === null ? null : read(row.result))),
+    ...measured.map(([, read]) => (row.result === null ? null : read(row.result))),
+    ...retrieval.map(([, read]) => (row.retrieval === undefined ? null : read(row.retrieval))),
   ]);
   return csvText([header, ...rows]);
 }

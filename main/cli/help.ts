@@ -166,7 +166,8 @@ decoding), and a quantized cache's prompts again with the full-precision dynamic
 scored as RULER scores it (passkey: the first number in the answer) and the maps of accuracy per depth
 and length are printed, with their difference (--json: the maps and every sample; --out FILE: the
 same as a record, each prompt named by its sha256, its needles, answers, predictions, scores and
-stored KV bytes). Not yet: sweeps and the Lab.
+stored KV bytes). In kvscope sweep the task and these options are spec keys (kvscope help sweep);
+the Lab draws such a sweep's maps.
 `,
   sweep: `kvscope sweep --spec sweep.json --out DIR [--jobs N] [--shard i/N] [--json]
 kvscope sweep --preset layers|kv|runtimes --model M --out DIR [eval's options, fixed for every point]
@@ -177,6 +178,10 @@ Keys in fixed, grid and points are kvscope eval's long option names without the 
 ("group-size": 32, "nbits": 4, "axis-key": 1, "dequantize": ["graph", "host"]): grid is a cartesian product of value lists, points adds
 single configurations, the sweep is their union (duplicates once). "text" is relative to the spec;
 "text-ids": "ids.txt" in its place gives the text as token ids (eval's --text-ids).
+A retrieval sweep: "task" (with "lengths", "depths", "samples", "seed") in fixed, grid or points makes
+every point kvscope eval --task with its cache (retrieval.json per point; the full-precision reference
+decoded once per sweep, kept in retrieval-reference.json); results gain accuracy, accuracy_base and
+(json) the depth × length maps. All points have a task or none; they run one at a time.
 Presets (a kvscope extension, the lab's sensitivity studies): layers = one layer quantized at a time,
 keys only, values only and both, crossed with the grid; kv = keys only vs values only vs both;
 runtimes = what the serving runtimes do (llama.cpp q8_0/q4_0 with and without rotation, vLLM fp8 e4m3/e5m2,

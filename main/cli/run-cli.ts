@@ -135,7 +135,7 @@ const COMMANDS: Record<string, {
       shard: { type: 'string' },
     },
     positionals: true,
-    run: (values, io, positionals) => runSweepCommand(positionals, values, { ...nodeSweepIo(), ...io }, nodeSweepRuntime(VERSION, EVAL_OPTIONS as EvalOptionTable, CLI_WORKER_OPTIONS)),
+    run: (values, io, positionals) => runSweepCommand(positionals, values, { ...nodeSweepIo(), ...io }, { ...nodeSweepRuntime(VERSION, { ...EVAL_OPTIONS, ...RETRIEVAL_OPTION_SPECS } as EvalOptionTable, CLI_WORKER_OPTIONS), retrieval: nodeRetrievalRuntime(VERSION, CLI_WORKER_OPTIONS) }),
   },
   cache: {
     options: {

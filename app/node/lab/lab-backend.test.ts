@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import type { LabSweepHandlers, LabSweepProgress } from '../../lab/lab-api.js';
 import type { SweepResults, SweepRow } from '../../lab/sweep-results.js';
 import { storiesDir } from '../test-support/stories.js';
+import { openSweepFolder } from '../../lab/sweep-folder.js';
 import { LabBackend } from './lab-backend.js';
+import { nodeSweepFolderIo } from './node-sweep-folder-io.js';
 import { liveLabWorkers } from './lab-worker-client.js';
 
 let dir: string;
@@ -72,5 +74,14 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     await expect(lab.beginSweep({ kind: 'new', name: 'x', spec: { model: storiesDir(), grid: { bits: [2] } } as never, jobs: 1 }, events.handlers))
       .rejects.toThrow(/"bits" is not an option of kvscope eval/);
     await expect(lab.loadSweep('nope')).rejects.toThrow(/no saved sweep nope/);
+  });
+
+  it('lists and loads a retrieval sweep written by kvscope sweep into its folder, and refuses to run it', async () => {
+    const points = [{ index: 0, name: 'point', options: { task: 'passkey', lengths: '256' } }];
+    const manifest = { format: 'kvscope-sweep', version: 1, specSha256: 'c'.repeat(64), spec: { model: 'synthetic-retrieval', fixed: {}, grid: {}, points: [] }, points, shard: null } as const;
+    openSweepFolder(nodeSweepFolderIo(), join(dir, 'sweeps', 'passkey'), manifest);
+    expect((await lab.loadSweep('passkey')).points).toEqual(points);
+    const events = collect();
+    await expect(lab.beginSweep({ kind: 'resume', sweepId: 'passkey', jobs: 1 }, events.handlers)).rejects.toThrow(/is a retrieval sweep .* the Lab shows it but does not run it/);
   });
 });

@@ -66,6 +66,11 @@ export class LabBackend {
   async beginSweep(request: LabSweepRequest, handlers: LabHandlersFactory): Promise<LabSweepTicket> {
     const { sweepId, dir, manifest } = request.kind === 'new' ? await this.#create(request) : this.#reopen(request.sweepId);
     if (this.#running.has(sweepId)) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} is already running.`, fix: 'Stop it first, or wait for it to finish.' });
+    // A retrieval sweep (points with a task) runs each point as kvscope eval --task, which the Lab's workers do not run:
+    // it is opened and drawn here, and run (or resumed) from the command line.
+    if (manifest.points.some((point) => point.options['task'] !== undefined)) {
+      throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} is a retrieval sweep (its points carry a task); the Lab shows it but does not run it.`, fix: `Run it from the command line: kvscope sweep --spec SPEC --out ${dir}` });
+    }
     const text = readSweepText(nodeEvalOptionIo(), manifest.spec, '.');
     const todo = manifest.points.filter((point) => !isSettled(readPointState(this.#io, dir, point, manifest.specSha256)));
     const cores = this.#options.cores ?? availableParallelism();
@@ -151,7 +156,8 @@ export class LabBackend {
     if (point === undefined) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} has no point ${pointName}.` });
     const state = readPointState(this.#io, dir, point, manifest.specSha256);
     if (state.kind === 'ok') return parseEvalRecord(this.#io.readTextFile(join(dir, point.name, 'eval.json')));
-    const reason = state.kind === 'missing' ? 'it has not run yet' : `it was ${state.kind}: ${state.failure.error.message}`;
+    const reason = state.kind === 'missing' ? 'it has not run yet'
+      : state.kind === 'retrieval' ? 'it is a retrieval point (its record is retrieval.json, read with kvscope sweep\'s results)' : `it was ${state.kind}: ${state.failure.error.message}`;
     throw new ApiError({ code: 'invalid-input', message: `The point ${pointName} has no measurements: ${reason}.` });
   }
 

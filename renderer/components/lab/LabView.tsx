@@ -5,6 +5,7 @@ import { ComparePanel } from './ComparePanel.js';
 import { HeatmapPanel } from './HeatmapPanel.js';
 import { ParetoPanel } from './ParetoPanel.js';
 import { PointDetail } from './PointDetail.js';
+import { RetrievalMapPanel } from './RetrievalMapPanel.js';
 import { ResultsTable } from './ResultsTable.js';
 import { SweepHistory } from './SweepHistory.js';
 import { SweepSetup } from './SweepSetup.js';
@@ -37,6 +38,7 @@ export function LabView(): ReactNode {
           ) : (
             <>
               <ParetoPanel />
+              <RetrievalMapPanel />
               <HeatmapPanel />
             </>
           )}
