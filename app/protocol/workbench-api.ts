@@ -135,6 +135,8 @@ export interface RunSummary {
   readonly top1Agreement?: number | null;
   /** the kvscope extensions the run used, by label (empty for transformers' cache) */
   readonly extensions?: readonly string[];
+  /** a runtime's write-once KV format that was the cache (backend, bits, group, residual and axes are then null) */
+  readonly kvFormat?: string;
 }
 
 /**

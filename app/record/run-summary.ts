@@ -5,13 +5,18 @@ import type { RunRecord } from './run-record.js';
 /** One line of the run history: what ran, how fast, and what its cache cost against the fp16 baseline. */
 export function summarizeRun(record: RunRecord): RunSummary {
   const quantized = record.settings.cacheMode === 'quantized';
+  // A runtime's write-once format (a kvscope extension) is the cache: transformers' backend, bits,
+  // group, residual and axes did not shape it, so History shows the format in their place.
+  const kvFormat = quantized ? kvFormatText(record) : null;
+  const transformers = quantized && kvFormat === null;
   return {
     id: record.id,
     createdAt: record.createdAt,
     modelName: modelName(record),
     cacheMode: record.settings.cacheMode,
-    backend: quantized ? String(record.settings.quantization.backend) : null,
-    nbits: quantized ? record.settings.quantization.nbits : null,
+    backend: transformers ? String(record.settings.quantization.backend) : null,
+    nbits: transformers ? record.settings.quantization.nbits : null,
+    ...(kvFormat !== null ? { kvFormat } : {}),
     executionProvider: record.executionProvider,
     tokens: record.generatedTokenIds.length,
     decodeTokensPerSecond: record.timings.decodeTokensPerSecond,
@@ -20,10 +25,10 @@ export function summarizeRun(record: RunRecord): RunSummary {
     dtypeBaselineBytes: record.model.kvDtype === 'float16' ? record.kvBytesTotal.fp16BaselineBytes : record.kvBytesTotal.fp32BaselineBytes,
     kvDtype: record.model.kvDtype,
     stopReason: record.stopReason,
-    groupSize: quantized ? record.settings.quantization.groupSize : null,
-    residualLength: quantized ? record.settings.quantization.residualLength : null,
-    axisKey: quantized ? record.settings.quantization.axisKey : null,
-    axisValue: quantized ? record.settings.quantization.axisValue : null,
+    groupSize: transformers ? record.settings.quantization.groupSize : null,
+    residualLength: transformers ? record.settings.quantization.residualLength : null,
+    axisKey: transformers ? record.settings.quantization.axisKey : null,
+    axisValue: transformers ? record.settings.quantization.axisValue : null,
     ...(record.dequantize !== undefined ? { dequantize: record.dequantize } : {}),
     ...(bitsPerValue(record) !== null ? { bitsPerValue: bitsPerValue(record)! } : {}),
     meanKl: record.reference?.meanKl ?? null,
@@ -48,4 +53,11 @@ export function modelName(record: RunRecord): string {
   if ((SYNTHETIC_MODEL_KINDS as readonly string[]).includes(model)) return model;
   const parts = record.model.folder.split(/[\\/]/).filter((part) => part.length > 0);
   return parts.at(-1) ?? record.model.folder;
+}
+
+/** The runtime formats of a write-once cache, `llama.cpp:q4_0` or `K vllm:fp8_e4m3 · V nvfp4`; null for transformers' cache. */
+function kvFormatText(record: RunRecord): string | null {
+  const { kvFormatKey: key, kvFormatValue: value } = record.settings.quantization.extensions ?? {};
+  if (key === undefined || value === undefined) return null;
+  return key === value ? key : `K ${key} · V ${value}`;
 }

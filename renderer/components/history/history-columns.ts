@@ -22,7 +22,7 @@ const quantizedOnly = (run: RunSummary, value: number | null | undefined): numbe
 export const HISTORY_COLUMNS: readonly HistoryColumn[] = [
   { id: 'finished', label: 'Finished', title: 'when the run ended (its id on hover)', numeric: false, sortValue: (r) => r.createdAt, text: (r) => new Date(r.createdAt).toLocaleString() },
   { id: 'model', label: 'Model', title: 'the model folder', numeric: false, sortValue: (r) => r.modelName, text: (r) => r.modelName },
-  { id: 'cache', label: 'Cache', title: 'backend and bits (dynamic: full precision)', numeric: false, sortValue: (r) => cacheText(r), text: cacheText },
+  { id: 'cache', label: 'Cache', title: 'backend and bits, or a runtime\'s KV format (dynamic: full precision)', numeric: false, sortValue: (r) => cacheText(r), text: cacheText },
   { id: 'group', label: 'Group', title: 'group size', numeric: true, sortValue: (r) => quantizedOnly(r, r.groupSize), text: (r) => numberText(quantizedOnly(r, r.groupSize)) },
   { id: 'residual', label: 'Residual', title: 'residual length (tokens kept in full precision before a flush)', numeric: true, sortValue: (r) => quantizedOnly(r, r.residualLength), text: (r) => numberText(quantizedOnly(r, r.residualLength)) },
   { id: 'axes', label: 'Axes K/V', title: 'quantization axis of keys / values', numeric: false, sortValue: (r) => axesText(r), text: axesText },
@@ -39,6 +39,8 @@ export const HISTORY_COLUMNS: readonly HistoryColumn[] = [
 
 function cacheText(run: RunSummary): string {
   if (run.cacheMode === 'dynamic') return 'dynamic';
+  // the runtime's format is the cache; its being a kvscope extension is said by the format itself
+  if (run.kvFormat !== undefined) return run.kvFormat;
   const extended = run.extensions !== undefined && run.extensions.length > 0 ? ' +ext' : '';
   return `${run.backend ?? '?'} ${run.nbits ?? '?'}-bit${extended}`;
 }
