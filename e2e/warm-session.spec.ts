@@ -28,8 +28,10 @@ test('back to 4-bit after a 2-bit run reuses the 4-bit session; the result and t
     const record = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
     expect(String(record.timings.sessionReused)).toBe(reused.at(-1));
   }
-  // the rerun reuses; 2-bit is a graph of its own (opened); back to 4-bit finds its session warm
-  expect(reused.slice(1)).toEqual(['true', 'false', 'true']);
+  // The rerun reuses; back to 4-bit after the 2-bit run (a graph of its own) finds its session warm,
+  // which one kept session could not give. Whether the 2-bit session was opened or kept depends on
+  // what the suite's other specs ran on this server before (the host keeps recent sessions), so it is not asserted.
+  expect([reused[1], reused[3]]).toEqual(['true', 'true']);
   await expect(page.getByTestId('result-session')).toContainText('warm');
   await workbench.screenshotResults('warm-session-reused');
 });
