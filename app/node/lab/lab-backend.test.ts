@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LabSweepHandlers, LabSweepProgress } from '../../lab/lab-api.js';
@@ -76,12 +76,55 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     await expect(lab.loadSweep('nope')).rejects.toThrow(/no saved sweep nope/);
   });
 
-  it('lists and loads a retrieval sweep written by kvscope sweep into its folder, and refuses to run it', async () => {
+  it('lists and loads a retrieval sweep written by kvscope sweep into its folder', async () => {
     const points = [{ index: 0, name: 'point', options: { task: 'passkey', lengths: '256' } }];
     const manifest = { format: 'kvscope-sweep', version: 1, specSha256: 'c'.repeat(64), spec: { model: 'synthetic-retrieval', fixed: {}, grid: {}, points: [] }, points, shard: null } as const;
     openSweepFolder(nodeSweepFolderIo(), join(dir, 'sweeps', 'passkey'), manifest);
     expect((await lab.loadSweep('passkey')).points).toEqual(points);
-    const events = collect();
-    await expect(lab.beginSweep({ kind: 'resume', sweepId: 'passkey', jobs: 1 }, events.handlers)).rejects.toThrow(/is a retrieval sweep .* the Lab shows it but does not run it/);
   });
+
+  it('runs a retrieval sweep (points with a task) through kvscope sweep\'s runner: rows with maps, resumable (issue 28)', async () => {
+    const events = collect();
+    const spec = {
+      model: 'synthetic-retrieval',
+      fixed: { task: 'passkey', lengths: '256', depths: '50', samples: 1, seed: 0, cache: 'quantized', backend: 'quanto' },
+      grid: { nbits: [2, 4] }, points: [],
+    };
+    const ticket = await lab.beginSweep({ kind: 'new', name: 'passkey bits', spec: spec as never, jobs: 1 }, events.handlers);
+    expect(ticket).toMatchObject({ points: 2, complete: 0 });
+    const outcome = await events.done;
+    expect(outcome.interrupted).toBe(false);
+    // the testbed retrieves exactly at full precision; quanto 2-bit loses the pass key, 4-bit keeps it (as the CLI's sweep finds)
+    expect(outcome.results.rows.map((row) => [row.name, row.status, row.retrieval?.task, row.retrieval?.accuracy, row.retrieval?.accuracyReference])).toEqual([
+      ['nbits-2', 'ok', 'passkey', 0, 1], ['nbits-4', 'ok', 'passkey', 1, 1],
+    ]);
+    expect(outcome.results.rows[0]!.retrieval!.map).toMatchObject({ lengths: [256], depths: [50], accuracy: [[0]] });
+    expect(outcome.results.rows[1]!.retrieval!.referenceMap.accuracy).toEqual([[1]]);
+    expect(events.rows.map((row) => row.name)).toEqual(['nbits-2', 'nbits-4']);
+    expect(events.progress.at(-1)).toEqual({ done: 2, total: 2, running: [] });
+    // read back as the Lab reads every sweep: the map panel draws from these rows
+    const view = await lab.loadSweep(ticket.sweepId);
+    expect(view.results).toEqual(outcome.results);
+    expect((await lab.listSweeps()).find((summary) => summary.id === ticket.sweepId)).toMatchObject({ name: 'passkey bits', model: 'synthetic-retrieval', complete: 2, status: 'complete' });
+    // the reference decoded once for the sweep, as the CLI's sweep keeps it
+    expect(existsSync(join(dir, 'sweeps', ticket.sweepId, 'retrieval-reference.json'))).toBe(true);
+    // resumable: a complete sweep has nothing left to run
+    const again = collect();
+    expect(await lab.beginSweep({ kind: 'resume', sweepId: ticket.sweepId, jobs: 1 }, again.handlers)).toMatchObject({ points: 2, complete: 2 });
+    expect((await again.done).results).toEqual(outcome.results);
+  }, 60_000);
+
+  it('records a length past the model\'s positions as a row that says so in the retrieval eval\'s words, and refuses a mixed spec before making a folder', async () => {
+    const events = collect();
+    const spec = { model: storiesDir(), fixed: { task: 'passkey', lengths: '1024', depths: '50', cache: 'dynamic' }, grid: {}, points: [] };
+    await lab.beginSweep({ kind: 'new', name: 'too long', spec: spec as never, jobs: 1 }, events.handlers);
+    const [row] = (await events.done).results.rows;
+    // refused before the run started, by the runner's own prompt-length check, its fix in the task's terms
+    expect(row).toMatchObject({ status: 'failed', result: null });
+    expect(row!.reason).toMatch(/max_position_embeddings = 512.*The run was not started\.\nfix: Give --lengths of at most 512/s);
+    const before = readdirSync(join(dir, 'sweeps')).length;
+    const mixed = { model: storiesDir(), fixed: {}, grid: {}, points: [{ task: 'passkey', lengths: '256' }, { nbits: 2 }] };
+    await expect(lab.beginSweep({ kind: 'new', name: 'mixed', spec: mixed as never, jobs: 1 }, collect().handlers)).rejects.toThrow(/a sweep is all retrieval points or none/);
+    expect(readdirSync(join(dir, 'sweeps'))).toHaveLength(before);
+  }, 60_000);
 });

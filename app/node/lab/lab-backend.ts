@@ -7,12 +7,16 @@ import type { LabSweepHandlers, LabSweepRequest, LabSweepSummary, LabSweepTicket
 import {
   collectResults, isSettled, openSweepFolder, readManifest, readPointState, writeResults, type SweepManifest,
 } from '../../lab/sweep-folder.js';
-import { expandSweep } from '../../lab/sweep-points.js';
-import { sweepResultsCsv, type SweepResults } from '../../lab/sweep-results.js';
-import { SweepRun } from '../../lab/sweep-run.js';
+import { expandSweep, type SweepPoint } from '../../lab/sweep-points.js';
+import { sweepResultsCsv, type SweepResults, type SweepRow } from '../../lab/sweep-results.js';
+import { SweepRun, type SweepRunOutcome } from '../../lab/sweep-run.js';
 import { checkSweepSpec, type SweepSpec } from '../../lab/sweep-spec.js';
 import { sweepBest } from '../../lab/sweep-best.js';
 import { EVAL_OPTION_SPECS } from '../../cli/option-specs.js';
+import { UsageError } from '../../cli/io.js';
+import { RETRIEVAL_OPTION_SPECS, type RetrievalCommandRuntime } from '../../cli/retrieval-command.js';
+import { isRetrievalSweep, RetrievalSweepRun } from '../../cli/sweep-retrieval.js';
+import type { StartRun } from '../../protocol/run-handle.js';
 import { ApiError } from '../../protocol/api-error.js';
 import { stringifyJson } from '../../protocol/json-numbers.js';
 import { toRunErrorPayload } from '../../protocol/run-error.js';
@@ -21,6 +25,8 @@ import { newRunId } from '../../record/run-record.js';
 import { encodeUtf8 } from '../../record/utf8.js';
 import { readModelFiles } from '../model/open-model.js';
 import { resolveModelPath } from '../run-generation.js';
+import { retrievalRuntime } from '../retrieval/retrieval-runtime.js';
+import { startRun as startWorkerRun } from '../worker/worker-client.js';
 import { LabWorker, type LabWorkerOptions } from './lab-worker-client.js';
 import { nodeEvalOptionIo, nodeSweepFolderIo } from './node-sweep-folder-io.js';
 
@@ -35,6 +41,14 @@ export interface LabBackendOptions {
   readonly workerOptions?: LabWorkerOptions;
   readonly now?: () => Date;
   readonly cores?: number;
+  /** how a retrieval sweep's samples run (each as `kvscope run` runs a prompt); default: a generation worker of their own */
+  readonly startRun?: StartRun;
+}
+
+/** What the Lab holds of a running sweep, text or retrieval: both runners stop and end alike. */
+interface RunningSweep {
+  readonly done: Promise<SweepRunOutcome>;
+  stop(): void;
 }
 
 /** Builds a sweep's handlers once its id is known, so every event can carry it. */
@@ -48,7 +62,8 @@ interface SweepMeta {
 
 /**
  * The Lab's operations on the Node side (LabApi), for the Electron main process and the serve host
- * alike: sweeps run with the same runner as `kvscope sweep` (app/lab/sweep-run.ts) into
+ * alike: sweeps run with the same runners as `kvscope sweep` (app/lab/sweep-run.ts; a sweep whose
+ * points carry a task, app/cli/sweep-retrieval.ts) into
  * `<data>/sweeps/<id>/` (sweep.json, one folder per point, results derived; lab.json holds the name
  * the view gave it), so a sweep started in the workbench can be resumed, merged or read by the CLI.
  */
@@ -56,7 +71,7 @@ export class LabBackend {
   readonly #dir: string;
   readonly #options: LabBackendOptions;
   readonly #io = nodeSweepFolderIo();
-  readonly #running = new Map<string, SweepRun>();
+  readonly #running = new Map<string, RunningSweep>();
 
   constructor(options: LabBackendOptions) {
     this.#options = options;
@@ -66,36 +81,30 @@ export class LabBackend {
   async beginSweep(request: LabSweepRequest, handlers: LabHandlersFactory): Promise<LabSweepTicket> {
     const { sweepId, dir, manifest } = request.kind === 'new' ? await this.#create(request) : this.#reopen(request.sweepId);
     if (this.#running.has(sweepId)) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} is already running.`, fix: 'Stop it first, or wait for it to finish.' });
-    // A retrieval sweep (points with a task) runs each point as kvscope eval --task, which the Lab's workers do not run:
-    // it is opened and drawn here, and run (or resumed) from the command line.
-    if (manifest.points.some((point) => point.options['task'] !== undefined)) {
-      throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} is a retrieval sweep (its points carry a task); the Lab shows it but does not run it.`, fix: `Run it from the command line: kvscope sweep --spec SPEC --out ${dir}` });
-    }
-    const text = readSweepText(nodeEvalOptionIo(), manifest.spec, '.');
+    const retrieval = this.#isRetrieval(manifest.spec, manifest.points);
+    const text = retrieval ? null : readSweepText(nodeEvalOptionIo(), manifest.spec, '.');
     const todo = manifest.points.filter((point) => !isSettled(readPointState(this.#io, dir, point, manifest.specSha256)));
-    const cores = this.#options.cores ?? availableParallelism();
-    const jobs = Math.max(1, Math.min(request.jobs, cores, Math.max(1, todo.length)));
     const on = handlers(sweepId);
     let done = manifest.points.length - todo.length;
     const running = new Set<string>();
     const progress = (): void => on.onProgress({ done, total: manifest.points.length, running: [...running] });
-    const run = new SweepRun({
-      io: this.#io, dir, manifest, points: todo, jobs,
-      settingsForPoint: (point) => settingsForPoint(point, manifest.spec, text, nodeEvalOptionIo()),
-      startWorker: () => new LabWorker(this.#options.workerOptions),
-      ...(jobs > 1 ? { threadsPerJob: Math.max(1, Math.floor(cores / jobs)) } : {}),
-      kvscopeVersion: this.#options.kvscopeVersion, now: () => this.#now(), randomSuffix: () => randomBytes(4).toString('hex'),
-      onPointStart: (point) => {
-        running.add(point.name);
-        progress();
-      },
-      onPointDone: (point, row) => {
-        running.delete(point.name);
-        done++;
-        on.onPoint(row);
-        progress();
-      },
-    });
+    const onPointStart = (point: SweepPoint): void => {
+      running.add(point.name);
+      progress();
+    };
+    const onPointDone = (point: SweepPoint, row: SweepRow): void => {
+      running.delete(point.name);
+      done++;
+      on.onPoint(row);
+      progress();
+    };
+    const run: RunningSweep = retrieval
+      // points with a task: each runs as kvscope eval --task, through kvscope sweep's own retrieval runner, one at a time
+      ? new RetrievalSweepRun({
+        io: { ...this.#io, ...nodeEvalOptionIo() }, dir, manifest, points: todo, runtime: this.#retrievalRuntime(),
+        randomSuffix: () => randomBytes(4).toString('hex'), onPointStart, onPointDone,
+      })
+      : this.#textRun(dir, manifest, text, todo, request.jobs, onPointStart, onPointDone);
     this.#running.set(sweepId, run);
     // The sweep leaves the running set before its last event, so a list the page asks for then says so.
     void run.done.then(
@@ -121,6 +130,38 @@ export class LabBackend {
       },
     );
     return { sweepId, points: manifest.points.length, complete: manifest.points.length - todo.length };
+  }
+
+  #textRun(
+    dir: string, manifest: SweepManifest, text: ReturnType<typeof readSweepText>, todo: readonly SweepPoint[], requestedJobs: number,
+    onPointStart: (point: SweepPoint) => void, onPointDone: (point: SweepPoint, row: SweepRow) => void,
+  ): SweepRun {
+    const cores = this.#options.cores ?? availableParallelism();
+    const jobs = Math.max(1, Math.min(requestedJobs, cores, Math.max(1, todo.length)));
+    return new SweepRun({
+      io: this.#io, dir, manifest, points: todo, jobs,
+      settingsForPoint: (point) => settingsForPoint(point, manifest.spec, text, nodeEvalOptionIo()),
+      startWorker: () => new LabWorker(this.#options.workerOptions),
+      ...(jobs > 1 ? { threadsPerJob: Math.max(1, Math.floor(cores / jobs)) } : {}),
+      kvscopeVersion: this.#options.kvscopeVersion, now: () => this.#now(), randomSuffix: () => randomBytes(4).toString('hex'),
+      onPointStart, onPointDone,
+    });
+  }
+
+  /** Whether the sweep's points carry a task (all or none: a mix, or a task beside a text, is refused in the user's words). */
+  #isRetrieval(spec: SweepSpec, points: readonly SweepPoint[]): boolean {
+    try {
+      return isRetrievalSweep(spec, points);
+    } catch (error) {
+      if (error instanceof UsageError) throw new ApiError({ code: 'invalid-input', message: `The sweep cannot run: ${error.message}` });
+      throw error;
+    }
+  }
+
+  /** kvscope eval --task's runtime, as the CLI's: the workbench has no Ctrl-C (Stop cancels the point in flight). */
+  #retrievalRuntime(): RetrievalCommandRuntime {
+    const startRun: StartRun = this.#options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers));
+    return retrievalRuntime({ kvscopeVersion: this.#options.kvscopeVersion, startRun, onInterrupt: () => () => undefined, now: () => this.#now() });
   }
 
   async cancelSweep(sweepId: string): Promise<void> {
@@ -182,9 +223,11 @@ export class LabBackend {
 
   async #create(request: Extract<LabSweepRequest, { kind: 'new' }>): Promise<{ sweepId: string; dir: string; manifest: SweepManifest }> {
     // The page is untrusted: its spec is checked against eval's options as a spec file is.
-    const spec = checkSweepSpec(request.spec, EVAL_OPTION_SPECS, 'the sweep');
+    const spec = checkSweepSpec(request.spec, { ...EVAL_OPTION_SPECS, ...RETRIEVAL_OPTION_SPECS }, 'the sweep');
     const layerCount = spec.preset === 'layers' ? await modelLayerCount(spec.model) : 0;
     const points = expandSweep(spec, layerCount);
+    // checked before the folder is made: a spec mixing task and text points leaves nothing behind
+    this.#isRetrieval(spec, points);
     const createdAt = this.#now();
     const sweepId = newRunId(createdAt);
     const dir = join(this.#dir, sweepId);

@@ -126,6 +126,8 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
       dataDir: this.dataDir, kvscopeVersion: this.kvscopeVersion,
       ...(options.labWorkerOptions === undefined ? {} : { workerOptions: options.labWorkerOptions }),
       ...(options.now === undefined ? {} : { now: options.now }),
+      // a retrieval sweep's samples run as the run panel's runs do (a test's engine, else a worker of their own)
+      startRun: options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions)),
     });
     this.warm = options.startRun === undefined && options.warmWorker !== false ? new WarmGenerationWorker(options.runOptions) : null;
     // One limit per host on the runs going at once (run-limit.ts); the rest wait or are refused. A run
