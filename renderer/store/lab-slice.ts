@@ -1,6 +1,7 @@
 import type { StateCreator } from 'zustand/vanilla';
 import type { EvalRecord } from '../../app/lab/eval-record.js';
 import type { LabSweepProgress, LabSweepSummary } from '../../app/lab/lab-api.js';
+import type { RetrievalTaskName } from '../../app/lab/retrieval/retrieval-task.js';
 import type { SensitivityPreset } from '../../app/lab/sensitivity.js';
 import type { SweepPoint } from '../../app/lab/sweep-points.js';
 import type { SweepRow } from '../../app/lab/sweep-results.js';
@@ -26,6 +27,16 @@ export interface LabSetup {
   readonly jobs: number;
   /** also evaluate the full-precision dynamic cache (the reference itself, KLD 0) */
   readonly includeDynamic: boolean;
+  /**
+   * a retrieval task (`kvscope eval --task`): each point scores generated prompts on the depth × length
+   * grid in place of the text's windows; none: the text evaluation
+   */
+  readonly task: RetrievalTaskName | 'none';
+  /** the task's prompt lengths in tokens and needle depths in percent, comma-separated as --lengths and --depths take them */
+  readonly lengths: string;
+  readonly depths: string;
+  readonly samples: number;
+  readonly seed: number;
 }
 
 export type ParetoX = 'bits' | 'bytes';
@@ -104,6 +115,11 @@ export const DEFAULT_LAB_SETUP: LabSetup = {
   preset: 'none',
   jobs: 1,
   includeDynamic: false,
+  task: 'none',
+  lengths: '1k,2k,4k',
+  depths: '0,25,50,75,100',
+  samples: 1,
+  seed: 0,
 };
 
 const IDLE_SWEEP: LabSweepState = {

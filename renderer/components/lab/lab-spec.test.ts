@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { expandSweep } from '../../../app/lab/sweep-points.js';
 import { checkSweepSpec } from '../../../app/lab/sweep-spec.js';
 import { EVAL_OPTION_SPECS } from '../../../app/cli/option-specs.js';
+import { RETRIEVAL_OPTION_SPECS } from '../../../app/cli/retrieval-command.js';
+import { isRetrievalSweep } from '../../../app/cli/sweep-retrieval.js';
 import { extensionsFromOptions } from '../../../app/cli/extension-options.js';
 import { parseLayerMap } from '../../../app/cache/layer-map.js';
 import { DEFAULT_LAB_SETUP } from '../../store/lab-slice.js';
@@ -71,6 +73,39 @@ describe('the Lab setup as a sweep spec', () => {
       'axis-key-0_axis-value-0_backend-quanto_group-size-64_layer-map-text-HASH_nbits-4_residual-length-128',
       'cache-dynamic',
     ]);
+  });
+
+  it('with a retrieval task, sends the task\'s options in place of the text\'s windows: every point a retrieval eval (issue 28)', () => {
+    const setup = { ...DEFAULT_LAB_SETUP, task: 'passkey', lengths: '256, 1k', depths: '0,50', samples: 2, seed: 7, textPath: '/some/text.txt', vary: { ...DEFAULT_LAB_SETUP.vary, nbits: '2, 4' } } as const;
+    const { spec, problems } = labSpec(setup, DEFAULT_RUN_FORM, 'synthetic-retrieval');
+    expect(problems).toEqual([]);
+    expect(spec.fixed).toMatchObject({ ep: 'cpu', task: 'passkey', lengths: '256,1k', depths: '0,50', samples: 2, seed: 7 });
+    for (const key of ['context', 'windows']) expect(spec.fixed).not.toHaveProperty(key);
+    // a retrieval sweep generates its prompts: the text field is not sent (the runner refuses a text beside a task)
+    expect(spec).not.toHaveProperty('text');
+    expect(spec.grid).toEqual({ nbits: [2, 4] });
+    // the host checks the spec against eval's options and the retrieval ones, as kvscope sweep does
+    const checked = checkSweepSpec(spec, { ...EVAL_OPTION_SPECS, ...RETRIEVAL_OPTION_SPECS }, 'lab');
+    const points = expandSweep(checked, 0);
+    expect(points.map((point) => [point.options['task'], point.options['nbits']])).toEqual([['passkey', 2], ['passkey', 4]]);
+    expect(isRetrievalSweep(checked, points)).toBe(true);
+    // the dynamic cache as an extra point is a retrieval point too
+    const withDynamic = labSpec({ ...setup, includeDynamic: true }, DEFAULT_RUN_FORM, 'synthetic-retrieval').spec;
+    expect(expandSweep(withDynamic, 0).at(-1)!.options).toMatchObject({ cache: 'dynamic', task: 'passkey', lengths: '256,1k' });
+    // none: the text evaluation as before, no task key
+    expect(labSpec(DEFAULT_LAB_SETUP, DEFAULT_RUN_FORM, 'synthetic').spec.fixed).not.toHaveProperty('task');
+  });
+
+  it('a task without a needle takes no depths; bad task fields and a preset beside a task are said before anything runs', () => {
+    expect(labSpec({ ...DEFAULT_LAB_SETUP, task: 'cwe', lengths: '4k' }, DEFAULT_RUN_FORM, 'm').spec.fixed).not.toHaveProperty('depths');
+    const { problems } = labSpec({ ...DEFAULT_LAB_SETUP, task: 'niah-single', lengths: '128,2k', depths: '50,150', samples: 0, preset: 'kv' }, DEFAULT_RUN_FORM, 'm');
+    expect(problems).toEqual([
+      'Lengths: 128 leaves no room for the prompt beside niah-single\'s 128 answer tokens; give lengths above 128.',
+      'Depths: 50,150 is not a list of percentages in 0–100.',
+      'Samples: give a whole number of samples per cell, at least 1.',
+      'Sensitivity presets score the text evaluation\'s windows: set the task to none, or the preset to none.',
+    ]);
+    expect(labSpec({ ...DEFAULT_LAB_SETUP, task: 'passkey', lengths: 'long' }, DEFAULT_RUN_FORM, 'm').problems).toEqual(['Lengths: long is not a list of token counts (1024 or 1k).']);
   });
 
   it('says what is wrong with a list', () => {

@@ -1,5 +1,6 @@
 import type { CacheExtensions } from '../../../app/cache/cache-extensions.js';
 import { formatLayerMap } from '../../../app/cache/layer-map.js';
+import { retrievalTask } from '../../../app/lab/retrieval/registry.js';
 import type { SweepSpec, SweepValue } from '../../../app/lab/sweep-spec.js';
 import type { LabSetup, LabVariedField } from '../../store/lab-slice.js';
 import { LAB_VARIED_FIELDS } from '../../store/lab-slice.js';
@@ -10,6 +11,8 @@ import type { RunForm } from '../../store/settings-slice.js';
  * its value, except the fields given a list of values, which form the grid (keys are eval's option
  * names, as in a spec file). No varied field and no preset: a sweep of one point, an evaluation.
  * The run panel's kvscope extensions go into the fixed settings under their own option names.
+ * With a retrieval task, the text's window fields give way to the task's (task, lengths, depths,
+ * samples, seed, as `kvscope eval --task` takes them): every point is a retrieval eval.
  */
 export function labSpec(setup: LabSetup, form: RunForm, model: string): { spec: SweepSpec; problems: string[] } {
   const problems: string[] = [];
@@ -17,7 +20,9 @@ export function labSpec(setup: LabSetup, form: RunForm, model: string): { spec: 
   const base: Record<LabVariedField, SweepValue> = {
     backend: String(q.backend), nbits: q.nbits, 'group-size': q.groupSize, 'residual-length': q.residualLength, 'axis-key': q.axisKey, 'axis-value': q.axisValue,
   };
-  const fixed: Record<string, SweepValue> = { ep: form.executionProvider, context: setup.context, windows: setup.windows };
+  const fixed: Record<string, SweepValue> = {
+    ep: form.executionProvider, ...(setup.task === 'none' ? { context: setup.context, windows: setup.windows } : retrievalOptions(setup, problems)),
+  };
   const grid: Record<string, SweepValue[]> = {};
   const quantized = form.cacheMode === 'quantized';
   if (!quantized) fixed['cache'] = 'dynamic';
@@ -45,9 +50,11 @@ export function labSpec(setup: LabSetup, form: RunForm, model: string): { spec: 
   }
   const points: Record<string, SweepValue>[] = setup.includeDynamic && quantized ? [{ cache: 'dynamic' }] : [];
   if (setup.preset !== 'none' && !quantized) problems.push('Sensitivity presets quantize layers one at a time: set the run panel to the quantized cache.');
+  if (setup.preset !== 'none' && setup.task !== 'none') problems.push('Sensitivity presets score the text evaluation\'s windows: set the task to none, or the preset to none.');
   const spec: SweepSpec = {
     model, fixed, grid, points,
-    ...(setup.textPath.trim() === '' ? {} : { text: setup.textPath.trim() }),
+    // a retrieval task generates its prompts: no text goes with it
+    ...(setup.textPath.trim() === '' || setup.task !== 'none' ? {} : { text: setup.textPath.trim() }),
     ...(setup.preset === 'none' ? {} : { preset: setup.preset }),
   };
   return { spec, problems };
@@ -57,6 +64,35 @@ export function labSpec(setup: LabSetup, form: RunForm, model: string): { spec: 
 export function gridSize(spec: SweepSpec): number {
   const grid = Object.values(spec.grid).reduce((product, values) => product * values.length, 1);
   return (Object.keys(spec.grid).length > 0 || spec.points.length === 0 ? grid : 0) + spec.points.length;
+}
+
+/**
+ * The task's options, checked as far as the page can (the list forms eval takes); the runner checks
+ * the rest (a length past the model's positions, a model without a tokenizer) and says so per point.
+ */
+function retrievalOptions(setup: LabSetup, problems: string[]): Record<string, SweepValue> {
+  const task = retrievalTask(setup.task);
+  const lengths = listText(setup.lengths);
+  if (lengths === '') problems.push('Lengths: give the prompt lengths in tokens, comma-separated (for example 1k,2k,4k).');
+  else if (!lengths.split(',').every((length) => /^\d+k?$/i.test(length))) problems.push(`Lengths: ${lengths} is not a list of token counts (1024 or 1k).`);
+  else {
+    // as RULER, a length holds the prompt and the answer's tokens
+    const short = lengths.split(',').find((length) => parseInt(length, 10) * (/k$/i.test(length) ? 1024 : 1) <= task.tokensToGenerate);
+    if (short !== undefined) problems.push(`Lengths: ${short} leaves no room for the prompt beside ${task.name}'s ${task.tokensToGenerate} answer tokens; give lengths above ${task.tokensToGenerate}.`);
+  }
+  const depths = listText(setup.depths);
+  if (task.hasDepth && !depths.split(',').every((depth) => /^\d+(\.\d+)?$/.test(depth) && Number(depth) <= 100)) {
+    problems.push(`Depths: ${depths === '' ? '(empty)' : depths} is not a list of percentages in 0–100.`);
+  }
+  if (!Number.isInteger(setup.samples) || setup.samples < 1) problems.push('Samples: give a whole number of samples per cell, at least 1.');
+  if (!Number.isInteger(setup.seed) || setup.seed < 0) problems.push('Seed: give a whole number, 0 or more.');
+  // a task without a needle (cwe, fwe, variable tracking…) takes no depths: eval refuses them
+  return { task: task.name, lengths, ...(task.hasDepth ? { depths } : {}), samples: setup.samples, seed: setup.seed };
+}
+
+/** A comma-separated list as typed, without spaces: eval's list form. */
+function listText(text: string): string {
+  return text.split(',').map((item) => item.trim()).filter((item) => item !== '').join(',');
 }
 
 function parseValues(field: LabVariedField, text: string, problems: string[]): SweepValue[] {
