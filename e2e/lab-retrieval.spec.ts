@@ -1,6 +1,6 @@
 import { expect } from '@playwright/test';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from './fixtures.js';
 import { dataDir, PROJECT_ROOT } from './environment.js';
@@ -54,5 +54,46 @@ test.describe('the Lab draws a retrieval sweep (real engine)', () => {
     const four = readFileSync(await (await fourDownload).path(), 'utf8');
     expect(four.match(/>1\.00</g)).toHaveLength(3);
     await workbench.screenshot('lab-retrieval-map');
+  });
+
+  test('a passkey sweep started from the Lab\'s setup: the task\'s fields, progress, two rows and each configuration\'s map', async ({ openWorkbench }) => {
+    const data = dataDir();
+    test.skip(data === null, 'the browser project against kvscope serve only (the testbed\'s folder is built by the CLI into a cache the test names)');
+    // the workbench opens model folders and its own synthetic models; the testbed's folder is built by one CLI run
+    const cache = join(data!, 'setup-cache');
+    execFileSync(process.execPath, [join(PROJECT_ROOT, 'out/node/main/cli/kvscope.js'), 'eval', '--task', 'passkey', '--model', 'synthetic-retrieval', '--lengths', '256', '--depths', '50', '--cache', 'dynamic'], {
+      env: { ...process.env, KVSCOPE_CACHE_DIR: cache }, stdio: 'pipe', timeout: 120_000,
+    });
+    const folder = readdirSync(join(cache, 'models')).find((name) => name.startsWith('synthetic-retrieval-v'))!;
+    const workbench = await openWorkbench();
+    await workbench.model.openFolder(join(cache, 'models', folder));
+    await workbench.run.setCache({ backend: 'quanto' });
+    const lab = new LabView(workbench.page);
+    await lab.open();
+    await lab.vary('nbits', '2, 4');
+    await lab.root.getByTestId('lab-task').selectOption('passkey');
+    // the text's window fields give way to the task's
+    await expect(lab.root.getByTestId('lab-context')).toHaveCount(0);
+    await lab.root.getByTestId('lab-lengths').fill('256');
+    await lab.root.getByTestId('lab-depths').fill('0, 100');
+    await lab.root.getByTestId('lab-name').fill('passkey from the setup');
+    await expect(lab.startButton).toHaveText('Sweep 2 points');
+    await lab.startButton.click();
+    await lab.waitDone();
+    await expect(lab.root.getByTestId('lab-progress-text')).toContainText('2 of 2 points complete');
+    await expect(lab.rows).toHaveCount(2);
+    const map = lab.root.getByTestId('lab-retrieval-map');
+    await expect(map).toBeVisible();
+    // two depths at one length: two cells; the 2-bit map loses both pass keys, the 4-bit one keeps them (as kvscope sweep finds)
+    await expect(map).toHaveAttribute('data-points', '2');
+    const download = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-svg-lab-retrieval').click();
+    const svg = readFileSync(await (await download).path(), 'utf8');
+    expect(svg).toContain('passkey: accuracy by depth and length, quanto 2-bit');
+    expect(svg.match(/>0\.00</g)).toHaveLength(2);
+    await lab.root.getByTestId('lab-retrieval-group').selectOption({ index: 1 });
+    const fourDownload = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-svg-lab-retrieval').click();
+    expect(readFileSync(await (await fourDownload).path(), 'utf8').match(/>1\.00</g)).toHaveLength(2);
   });
 });
