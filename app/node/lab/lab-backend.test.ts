@@ -114,6 +114,34 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     expect((await again.done).results).toEqual(outcome.results);
   }, 60_000);
 
+  it('stops a retrieval sweep at Stop (the point in flight unrecorded) and resumes it where it stopped', async () => {
+    const spec = {
+      model: 'synthetic-retrieval',
+      fixed: { task: 'passkey', lengths: '256', depths: '0', samples: 1, seed: 3, cache: 'quantized', backend: 'quanto' },
+      grid: { nbits: [2, 4] }, points: [],
+    };
+    const first = collect();
+    let sweepId = '';
+    // Stop as soon as the second point starts: the first is recorded, the second cancelled mid-run
+    const ticket = await lab.beginSweep({ kind: 'new', name: 'stopped', spec: spec as never, jobs: 1 }, (id) => {
+      const handlers = first.handlers(id);
+      return { ...handlers, onProgress: (p) => { handlers.onProgress(p); if (p.running.includes('nbits-4')) void lab.cancelSweep(sweepId); } };
+    });
+    sweepId = ticket.sweepId;
+    // the first progress events can arrive before the ticket: the cancel then goes through here
+    if (first.progress.some((p) => p.running.includes('nbits-4'))) await lab.cancelSweep(sweepId);
+    const stopped = await first.done;
+    expect(stopped.interrupted).toBe(true);
+    expect(stopped.results.rows.map((row) => row.name)).toEqual(['nbits-2']);
+    expect(existsSync(join(dir, 'sweeps', sweepId, 'nbits-4', 'retrieval.json'))).toBe(false);
+    expect((await lab.listSweeps()).find((summary) => summary.id === sweepId)).toMatchObject({ status: 'partial', complete: 1 });
+    const again = collect();
+    expect(await lab.beginSweep({ kind: 'resume', sweepId, jobs: 1 }, again.handlers)).toMatchObject({ points: 2, complete: 1 });
+    const resumed = await again.done;
+    expect(again.rows.map((row) => row.name)).toEqual(['nbits-4']);
+    expect(resumed.results.rows.map((row) => [row.name, row.retrieval?.accuracyReference])).toEqual([['nbits-2', 1], ['nbits-4', 1]]);
+  }, 60_000);
+
   it('records a length past the model\'s positions as a row that says so in the retrieval eval\'s words, and refuses a mixed spec before making a folder', async () => {
     const events = collect();
     const spec = { model: storiesDir(), fixed: { task: 'passkey', lengths: '1024', depths: '50', cache: 'dynamic' }, grid: {}, points: [] };
