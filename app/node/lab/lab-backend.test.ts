@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LabSweepHandlers, LabSweepProgress } from '../../lab/lab-api.js';
@@ -142,7 +142,7 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     expect(resumed.results.rows.map((row) => [row.name, row.retrieval?.accuracyReference])).toEqual([['nbits-2', 1], ['nbits-4', 1]]);
   }, 60_000);
 
-  it('records a length past the model\'s positions as a row that says so in the retrieval eval\'s words, and refuses a mixed spec before making a folder', async () => {
+  it('records a length past the model\'s positions and a folder without a tokenizer as rows that say so in the retrieval eval\'s words, and refuses a mixed spec before making a folder', async () => {
     const events = collect();
     const spec = { model: storiesDir(), fixed: { task: 'passkey', lengths: '1024', depths: '50', cache: 'dynamic' }, grid: {}, points: [] };
     await lab.beginSweep({ kind: 'new', name: 'too long', spec: spec as never, jobs: 1 }, events.handlers);
@@ -150,6 +150,15 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     // refused before the run started, by the runner's own prompt-length check, its fix in the task's terms
     expect(row).toMatchObject({ status: 'failed', result: null });
     expect(row!.reason).toMatch(/max_position_embeddings = 512.*The run was not started\.\nfix: Give --lengths of at most 512/s);
+    // a folder without tokenizer.json: the prompts cannot be fitted, and the row says so with the fix
+    const bare = join(dir, 'no-tokenizer');
+    cpSync(storiesDir(), bare, { recursive: true });
+    rmSync(join(bare, 'tokenizer.json'));
+    const untokenized = collect();
+    await lab.beginSweep({ kind: 'new', name: 'no tokenizer', spec: { ...spec, model: bare, fixed: { ...spec.fixed, lengths: '256' } } as never, jobs: 1 }, untokenized.handlers);
+    const [bareRow] = (await untokenized.done).results.rows;
+    expect(bareRow).toMatchObject({ status: 'failed', result: null });
+    expect(bareRow!.reason).toMatch(/no tokenizer\.json.*kvscope eval --task fits each prompt with the model's tokenizer/s);
     const before = readdirSync(join(dir, 'sweeps')).length;
     const mixed = { model: storiesDir(), fixed: {}, grid: {}, points: [{ task: 'passkey', lengths: '256' }, { nbits: 2 }] };
     await expect(lab.beginSweep({ kind: 'new', name: 'mixed', spec: mixed as never, jobs: 1 }, collect().handlers)).rejects.toThrow(/a sweep is all retrieval points or none/);
