@@ -223,4 +223,18 @@ describe.skipIf(!hasShared())('kvscope sweep --preset runtimes (issue 27): the r
     expect(kld('ort-webgpu:q8')).toBeLessThan(kld('ort-webgpu:q4'));
     expect(rows.find((r) => r.settings!.kvFormatKey === 'mlx:4bit-g64')!.result!.formatBitsPerValue).toBe(5);
   }, 600_000);
+
+  it('synthetic-qwen2.5-0.5b (Qwen2.5-0.5B\'s geometry: head_dim 64, 2 KV heads, 24 layers, a 151,936-token vocabulary): every format evaluates', async () => {
+    const out = join(dir, 'runtimes-qwen');
+    const { code } = await sweep(['--preset', 'runtimes', '--model', 'synthetic-qwen2.5-0.5b', '--out', out, '--windows', '1', '--context', '32']);
+    expect(code).toBe(0);
+    const rows = results(out).rows;
+    expect(rows).toHaveLength(12);
+    expect(rows.map((row) => [row.name, row.status])).toEqual(rows.map((row) => [row.name, 'ok']));
+    const kld = (format: string): number => rows.find((r) => r.settings!.kvFormatKey === format)!.result!.kldMean;
+    for (const row of rows) expect(Number.isFinite(row.result!.kldMean)).toBe(true);
+    expect(kld('llama.cpp:q8_0')).toBeLessThan(kld('llama.cpp:q4_0'));
+    expect(kld('ort-webgpu:q8')).toBeLessThan(kld('ort-webgpu:q4'));
+    expect(rows.find((r) => r.settings!.kvFormatKey === 'nvfp4')!.result!.formatBitsPerValue).toBe(4.5);
+  }, 900_000);
 });
