@@ -129,10 +129,11 @@ test.describe('the Lab (real engine)', () => {
     const lab = new LabView(workbench.page);
     await lab.open();
     await lab.vary('nbits', '');
-    // Four windows a point: the 15 points take tens of seconds, so a stop clicked at once lands before
-    // the last even on a loaded machine (with one window the whole sweep ended before the click under
-    // load 5). Waiting for a first row before stopping raced the sweep's end on a fast machine.
-    await lab.setWindows(128, 4);
+    // Sixteen windows a point, so a stop clicked at once lands before the last point even on a loaded
+    // machine: with one window the whole sweep ended before the click under load 5, and with four it
+    // did once in CI after warm sessions made points quicker (the 15 took about 3 s). Waiting for a
+    // first row before stopping raced the sweep's end on a fast machine.
+    await lab.setWindows(128, 16);
     await lab.root.getByTestId('lab-preset').selectOption('layers');
     await lab.startButton.click();
     // Stop at once, then resume: the complete ones are kept.
