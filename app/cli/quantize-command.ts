@@ -12,21 +12,51 @@ import { choiceOption, integerOption, optionalString, requireString, type RawOpt
  * `QuantizedCache` would (quanto or HQQ), write the reconstruction (and optionally codes, scale and
  * zero in the golden files' layout) and report the error.
  */
-export interface QuantizeReport {
-  readonly backend: string;
-  readonly nbits: number;
-  readonly axis: number;
-  readonly group_size: number;
+/** What both quantize paths report of a reconstruction (transformers' backends and the runtimes' formats). */
+export interface ReconstructionReport {
   readonly shape: readonly number[];
   readonly dtype: KvDtype;
   readonly rel_fro_err: number;
   readonly max_abs_err: number;
   readonly mean_abs_err: number;
   readonly snr_db: number | null;
-  /** packed codes plus scale and zero in the input dtype, per value */
+  /** the stored bytes per value (codes with their scales; a format's rows with its per-tensor scale) */
   readonly bits_per_value: number;
   readonly quantized_bytes: number;
   readonly original_bytes: number;
+}
+
+export interface QuantizeReport extends ReconstructionReport {
+  readonly backend: string;
+  readonly nbits: number;
+  readonly axis: number;
+  readonly group_size: number;
+}
+
+/** The error and size figures of `restored` against `input`, for `quantizedBytes` stored. */
+export function reconstructionReport(input: KvTensor, restored: Float32Array, quantizedBytes: number): ReconstructionReport {
+  const stats = errorStats(input.data, restored);
+  return {
+    shape: [...input.shape],
+    dtype: input.dtype,
+    rel_fro_err: stats.relFroErr,
+    max_abs_err: stats.maxAbsErr,
+    mean_abs_err: stats.meanAbsErr,
+    snr_db: Number.isFinite(stats.snrDb) ? stats.snrDb : null,
+    bits_per_value: (quantizedBytes * 8) / input.data.length,
+    quantized_bytes: quantizedBytes,
+    original_bytes: input.data.length * (input.dtype === 'float16' ? 2 : 4),
+  };
+}
+
+/** The report's error lines, as both quantize paths print them. */
+export function errorLines(r: ReconstructionReport): string[] {
+  return [
+    `  rel_fro_err    ${r.rel_fro_err.toExponential(4)}`,
+    `  max_abs_err    ${r.max_abs_err.toExponential(4)}`,
+    `  mean_abs_err   ${r.mean_abs_err.toExponential(4)}`,
+    `  snr            ${r.snr_db === null ? 'exact' : `${r.snr_db.toFixed(2)} dB`}`,
+  ];
 }
 
 export function runQuantize(options: RawOptions, io: CliIo): ExitCode {
@@ -69,23 +99,12 @@ export function runQuantize(options: RawOptions, io: CliIo): ExitCode {
 }
 
 export function quantizeReport(input: KvTensor, restored: KvTensor, quantized: QuantizedTensor): QuantizeReport {
-  const stats = errorStats(input.data, restored.data);
-  const bytes = quantizedByteSize(quantized);
-  const elementBytes = input.dtype === 'float16' ? 2 : 4;
   return {
     backend: quantized.backend,
     nbits: quantized.params.nbits,
     axis: quantized.params.axis,
     group_size: quantized.params.groupSize,
-    shape: [...input.shape],
-    dtype: input.dtype,
-    rel_fro_err: stats.relFroErr,
-    max_abs_err: stats.maxAbsErr,
-    mean_abs_err: stats.meanAbsErr,
-    snr_db: Number.isFinite(stats.snrDb) ? stats.snrDb : null,
-    bits_per_value: (bytes * 8) / input.data.length,
-    quantized_bytes: bytes,
-    original_bytes: input.data.length * elementBytes,
+    ...reconstructionReport(input, restored.data, quantizedByteSize(quantized)),
   };
 }
 
@@ -93,10 +112,7 @@ function formatReport(r: QuantizeReport, outPath: string): string {
   const ratio = r.original_bytes / r.quantized_bytes;
   return [
     `${r.backend} int${r.nbits}, axis ${r.axis}, group ${r.group_size} on [${r.shape.join(', ')}] ${r.dtype}`,
-    `  rel_fro_err    ${r.rel_fro_err.toExponential(4)}`,
-    `  max_abs_err    ${r.max_abs_err.toExponential(4)}`,
-    `  mean_abs_err   ${r.mean_abs_err.toExponential(4)}`,
-    `  snr            ${r.snr_db === null ? 'exact' : `${r.snr_db.toFixed(2)} dB`}`,
+    ...errorLines(r),
     `  bits_per_value ${r.bits_per_value.toFixed(3)} (${r.quantized_bytes} bytes, ${ratio.toFixed(2)}x smaller than ${r.dtype})`,
     `  wrote ${outPath}`,
     '',

@@ -1,12 +1,10 @@
 import { serializeNpy } from '../npy/npy.js';
 import { float32ToFloat16Bits } from '../tensor/float16.js';
-import type { KvDtype } from '../tensor/kv-tensor.js';
-import { errorStats } from '../quant/error-stats.js';
 import { runtimeFormat } from '../quant/runtime-formats/registry.js';
 import { RuntimeFormatError, type FormatGeometry } from '../quant/runtime-formats/types.js';
 import { ExitCode, UsageError, type CliIo } from './io.js';
 import { choiceOption, optionalString, requireString, type RawOptions } from './options.js';
-import { readKvTensor } from './quantize-command.js';
+import { errorLines, readKvTensor, reconstructionReport, type ReconstructionReport } from './quantize-command.js';
 
 /**
  * `kvscope quantize --format F` (a kvscope extension, issue 27): one KV tensor through a serving
@@ -15,23 +13,13 @@ import { readKvTensor } from './quantize-command.js';
  * (`--blocks`: uint8 [batch·heads·seq, bytes per row]) and the error, reported as transformers'
  * backends are.
  */
-export interface QuantizeFormatReport {
+export interface QuantizeFormatReport extends ReconstructionReport {
   readonly format: string;
   readonly runtime: string;
   readonly kvscope_extension: true;
   readonly side: 'key' | 'value';
-  readonly shape: readonly number[];
-  readonly dtype: KvDtype;
-  readonly rel_fro_err: number;
-  readonly max_abs_err: number;
-  readonly mean_abs_err: number;
-  readonly snr_db: number | null;
-  /** the rows as the runtime stores them plus its per-tensor scale, per value */
-  readonly bits_per_value: number;
   /** bytes one head vector takes as the runtime stores it */
   readonly row_bytes: number;
-  readonly quantized_bytes: number;
-  readonly original_bytes: number;
   /** the per-tensor scale used (vLLM's k_scale/v_scale, NVFP4's global scale), null where there is none */
   readonly tensor_scale: number | null;
 }
@@ -77,23 +65,13 @@ export function runQuantizeFormat(options: RawOptions, io: CliIo): ExitCode {
   const blocksPath = optionalString(options, 'blocks');
   if (blocksPath !== undefined) io.writeFileAtomic(blocksPath, serializeNpy({ dtype: 'uint8', shape: [rows, rowBytes], data: blocks }));
 
-  const stats = errorStats(input.data, restored);
-  const quantizedBytes = rows * rowBytes + format.tensorBytes;
   const report: QuantizeFormatReport = {
     format: format.name,
     runtime: format.runtime,
     kvscope_extension: true,
     side,
-    shape: [...input.shape],
-    dtype: input.dtype,
-    rel_fro_err: stats.relFroErr,
-    max_abs_err: stats.maxAbsErr,
-    mean_abs_err: stats.meanAbsErr,
-    snr_db: Number.isFinite(stats.snrDb) ? stats.snrDb : null,
-    bits_per_value: (quantizedBytes * 8) / input.data.length,
+    ...reconstructionReport(input, restored, rows * rowBytes + format.tensorBytes),
     row_bytes: rowBytes,
-    quantized_bytes: quantizedBytes,
-    original_bytes: input.data.length * (input.dtype === 'float16' ? 2 : 4),
     tensor_scale: format.tensorScale === 'none' ? null : params.tensorScale,
   };
   io.stdout(options['json'] === true ? JSON.stringify(report) + '\n' : formatReport(report, dequantizedPath, blocksPath));
@@ -113,10 +91,7 @@ function formatReport(r: QuantizeFormatReport, outPath: string, blocksPath: stri
   const ratio = r.original_bytes / r.quantized_bytes;
   return [
     `${r.format} (${r.runtime}; a kvscope extension) on [${r.shape.join(', ')}] ${r.dtype}, ${r.side}s`,
-    `  rel_fro_err    ${r.rel_fro_err.toExponential(4)}`,
-    `  max_abs_err    ${r.max_abs_err.toExponential(4)}`,
-    `  mean_abs_err   ${r.mean_abs_err.toExponential(4)}`,
-    `  snr            ${r.snr_db === null ? 'exact' : `${r.snr_db.toFixed(2)} dB`}`,
+    ...errorLines(r),
     `  bits_per_value ${r.bits_per_value.toFixed(3)} (${r.row_bytes} bytes per head vector, ${r.quantized_bytes} bytes, ${ratio.toFixed(2)}x smaller than ${r.dtype})`,
     ...(r.tensor_scale === null ? [] : [`  tensor_scale   ${r.tensor_scale}`]),
     `  wrote ${outPath}${blocksPath === undefined ? '' : ` and ${blocksPath}`}`,
