@@ -27,6 +27,20 @@ describe('the Lab in the workbench API transport', () => {
       .toEqual({ type: 'lab-sweep-progress', id: 2, sweepId: 's1', progress: { done: 1, total: 3, running: ['p'] } });
   });
 
+  it('keeps a runtime format point\'s family, formats and format bits across the transport (the hand reader dropped them)', () => {
+    const row = {
+      index: 1, name: 'q4_0', status: 'ok', reason: null, options: { preset: 'runtimes' },
+      settings: {
+        cacheMode: 'quantized', backend: 'quanto', nbits: 4, axisKey: 0, axisValue: 0, groupSize: 32, residualLength: 0, layers: 'all', parts: 'both',
+        family: 'llama.cpp', kvFormatKey: 'q4_0', kvFormatValue: 'q4_0',
+      },
+      result: { ...Object.fromEntries(['tokens', 'ppl', 'pplError', 'pplReference', 'pplReferenceError', 'deltaPpl', 'deltaPplError', 'pplRatio', 'pplRatioError', 'kldMean',
+        'kldMeanError', 'kldMedian', 'kldP99', 'kldP999', 'kldMax', 'top1Agreement', 'top1AgreementError', 'deltaPMean', 'deltaPMeanError', 'deltaPRms', 'deltaPRmsError',
+        'bitsPerValue', 'storedBytes', 'fp16BaselineBytes'].map((key) => [key, 1])), formatBitsPerValue: 4.5 },
+    };
+    expect(parseApiHostMessage({ type: 'lab-sweep-point', id: 2, sweepId: 's1', row })).toEqual({ type: 'lab-sweep-point', id: 2, sweepId: 's1', row });
+  });
+
   it('carries a retrieval point\'s accuracies and maps (a sweep with a task), and refuses a malformed map', () => {
     const map = { lengths: [256], depths: [0, null], accuracy: [[0], [null]] };
     const row = {

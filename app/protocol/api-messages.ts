@@ -1,4 +1,4 @@
-import type { EventsOf, RUN_EVENTS } from './api-events.js';
+import type { ApiRunEvent } from './api-events.js';
 import type { RequestId } from './messages.js';
 import type { LabApiEvent, LabApiRequest, LabApiResults } from '../lab/lab-api-messages.js';
 import type { RequestsOf, ResultsOf } from './api-declaration.js';
@@ -52,7 +52,7 @@ export interface ApiErrorMessage {
 export type ApiResponse = ApiResultMessage | ApiErrorMessage;
 
 /** Events of the run started by request `id`, in order (declared in api-events.ts); `run-done` or `run-error` is the last. */
-export type ApiRunEvent = EventsOf<typeof RUN_EVENTS>;
+export type { ApiRunEvent };
 
 /** An application menu command or a dropped folder (Electron). */
 export interface ApiCommandEvent {

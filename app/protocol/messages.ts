@@ -1,13 +1,18 @@
-import type { GenerationResult } from '../engine/generation-result.js';
-import type { RunSettings, StepMetrics } from '../engine/types.js';
-import type { DiagnosticPayload } from './read-diagnostic.js';
+import type { z } from 'zod';
+import { EXECUTION_PROVIDERS, type RunSettings } from '../engine/types.js';
+import type { MessageOf, MessagesOf } from './message-table.js';
+import { arraySchema, choiceSchema, countSchema, integerSchema, numberSchema, objectSchema, stringSchema } from './protocol-schema.js';
+import { diagnosticSchema, type DiagnosticPayload } from './read-diagnostic.js';
+import { generationResultSchema, runSettingsSchema } from './read-generation-result.js';
+import { stepMetricsSchema } from './read-step-metrics.js';
 
 /**
- * Every message between a host (the CLI, the Electron main process, later the serve host) and the
- * generation worker: one discriminated union on `type`, imported by all sides (STYLE.md §2). A host
- * numbers its requests with `id` (1, 2, …); every reply carries the id of the run it belongs to.
- * Messages are pure data (structured clone, or JSON with json-numbers.ts), and every receiver runs
- * them through parse-message.ts first.
+ * THE declaration of every message between a host (the CLI, the Electron main process, the serve
+ * host) and the generation worker: one table per direction from `type` to the fields' schemas
+ * (message-table.ts), from which the discriminated unions below (STYLE.md §2) and the readers every
+ * receiver runs them through (parse-message.ts) follow. Adding a message is one entry here, its
+ * sender and its handler. A host numbers its requests with `id` (1, 2, …); every reply carries the
+ * id of the run it belongs to. Messages are pure data (structured clone, or JSON with json-numbers.ts).
  */
 
 /** Bumped whenever a message changes shape, so a host never talks to a stale built worker. */
@@ -17,84 +22,16 @@ export const PROTOCOL_VERSION = 1;
 export type RequestId = number;
 export const NO_REQUEST: RequestId = 0;
 
-// ---- host → worker ---------------------------------------------------------------------------
-
-/** Start one generation run. A worker runs one at a time; a second start is refused (`worker-busy`). */
-export interface StartMessage {
-  readonly type: 'start';
-  readonly id: RequestId;
-  readonly settings: RunSettings;
-}
-
-/** Stop run `id` at the next step boundary; the run then ends with `done` and stopReason `cancelled`. */
-export interface CancelMessage {
-  readonly type: 'cancel';
-  readonly id: RequestId;
-}
+export const requestIdSchema = integerSchema(1);
 
 /** Which model a warm worker should have ready: what a run's settings name of it. */
 export type WarmTarget = Pick<RunSettings, 'model' | 'onnxFile' | 'executionProvider'>;
 
-/**
- * Load this model now (its files, tokenizer and session), so that the next run on it starts at once:
- * the worker keeps it warm between runs. Answered by `warmed`, or `error` when the model cannot load.
- */
-export interface WarmMessage {
-  readonly type: 'warm';
-  readonly id: RequestId;
-  readonly target: WarmTarget;
-}
-
-export type HostMessage = StartMessage | CancelMessage | WarmMessage;
-
-// ---- worker → host ---------------------------------------------------------------------------
-
-/** The worker is up and speaks `protocolVersion`. */
-export interface ReadyMessage {
-  readonly type: 'ready';
-  readonly protocolVersion: number;
-}
-
-/** Per-step metrics, batched by time so that posting never slows generation (see stream-batcher.ts). */
-export interface MetricsMessage {
-  readonly type: 'metrics';
-  readonly id: RequestId;
-  readonly steps: readonly StepMetrics[];
-}
-
-/** Newly decoded text and the tokens that completed it, batched like the metrics. */
-export interface TextMessage {
-  readonly type: 'text';
-  readonly id: RequestId;
-  readonly delta: string;
-  readonly tokenIds: readonly number[];
-}
-
-/** The run's last message when it finished or was cancelled; every text and metrics batch came before it. */
-export interface DoneMessage {
-  readonly type: 'done';
-  readonly id: RequestId;
-  readonly result: GenerationResult;
-}
-
-/** The run's last message when it failed. */
-export interface ErrorMessage {
-  readonly type: 'error';
-  readonly id: RequestId;
-  readonly error: RunErrorPayload;
-}
-
-/** The model of `warm` request `id` is loaded; `loadMs` is how long that took (0 when it already was). */
-export interface WarmedMessage {
-  readonly type: 'warmed';
-  readonly id: RequestId;
-  readonly loadMs: number;
-}
-
-export type WorkerMessage = ReadyMessage | MetricsMessage | TextMessage | DoneMessage | ErrorMessage | WarmedMessage;
-
-/** The one union of the protocol. */
-export type ProtocolMessage = HostMessage | WorkerMessage;
+const warmTargetSchema: z.ZodType<WarmTarget> = objectSchema({
+  model: stringSchema,
+  onnxFile: stringSchema.optional(),
+  executionProvider: choiceSchema(EXECUTION_PROVIDERS),
+});
 
 // ---- errors ----------------------------------------------------------------------------------
 
@@ -126,3 +63,60 @@ export interface RunErrorPayload {
   /** the preflight's or the model checks' findings when they are why the run was refused */
   readonly diagnostics?: readonly DiagnosticPayload[];
 }
+
+export const runErrorPayloadSchema: z.ZodType<RunErrorPayload> = objectSchema({
+  code: choiceSchema(RUN_ERROR_CODES),
+  message: stringSchema,
+  fix: stringSchema.optional(),
+  diagnostics: arraySchema(diagnosticSchema).optional(),
+});
+
+// ---- host → worker ---------------------------------------------------------------------------
+
+export const HOST_MESSAGES = {
+  /** Start one generation run. A worker runs one at a time; a second start is refused (`worker-busy`). */
+  start: objectSchema({ id: requestIdSchema, settings: runSettingsSchema }),
+  /** Stop run `id` at the next step boundary; the run then ends with `done` and stopReason `cancelled`. */
+  cancel: objectSchema({ id: requestIdSchema }),
+  /**
+   * Load this model now (its files, tokenizer and session), so that the next run on it starts at once:
+   * the worker keeps it warm between runs. Answered by `warmed`, or `error` when the model cannot load.
+   */
+  warm: objectSchema({ id: requestIdSchema, target: warmTargetSchema }),
+} as const;
+
+export type HostMessage = MessagesOf<typeof HOST_MESSAGES>;
+export type StartMessage = MessageOf<typeof HOST_MESSAGES, 'start'>;
+export type CancelMessage = MessageOf<typeof HOST_MESSAGES, 'cancel'>;
+export type WarmMessage = MessageOf<typeof HOST_MESSAGES, 'warm'>;
+
+// ---- worker → host ---------------------------------------------------------------------------
+
+export const WORKER_MESSAGES = {
+  /** The worker is up and speaks `protocolVersion`. */
+  ready: objectSchema({ protocolVersion: countSchema }),
+  /**
+   * Per-step metrics, batched by time so that posting never slows generation (see stream-batcher.ts).
+   * The hot path: a batch every 80 ms, read in full (measured: bench/protocol.ts).
+   */
+  metrics: objectSchema({ id: requestIdSchema, steps: arraySchema(stepMetricsSchema) }),
+  /** Newly decoded text and the tokens that completed it, batched like the metrics. */
+  text: objectSchema({ id: requestIdSchema, delta: stringSchema, tokenIds: arraySchema(countSchema) }),
+  /** The run's last message when it finished or was cancelled; every text and metrics batch came before it. */
+  done: objectSchema({ id: requestIdSchema, result: generationResultSchema }),
+  /** The run's last message when it failed; id 0 (NO_REQUEST) when the worker could not tell which request failed. */
+  error: objectSchema({ id: countSchema, error: runErrorPayloadSchema }),
+  /** The model of `warm` request `id` is loaded; `loadMs` is how long that took (0 when it already was). */
+  warmed: objectSchema({ id: requestIdSchema, loadMs: numberSchema }),
+} as const;
+
+export type WorkerMessage = MessagesOf<typeof WORKER_MESSAGES>;
+export type ReadyMessage = MessageOf<typeof WORKER_MESSAGES, 'ready'>;
+export type MetricsMessage = MessageOf<typeof WORKER_MESSAGES, 'metrics'>;
+export type TextMessage = MessageOf<typeof WORKER_MESSAGES, 'text'>;
+export type DoneMessage = MessageOf<typeof WORKER_MESSAGES, 'done'>;
+export type ErrorMessage = MessageOf<typeof WORKER_MESSAGES, 'error'>;
+export type WarmedMessage = MessageOf<typeof WORKER_MESSAGES, 'warmed'>;
+
+/** The one union of the protocol. */
+export type ProtocolMessage = HostMessage | WorkerMessage;

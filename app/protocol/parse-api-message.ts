@@ -98,7 +98,7 @@ export function parseApiHostMessage(value: unknown): ApiHostMessage {
       case 'command':
         return { type, command: fields.get('command', readWorkbenchCommand) };
       default:
-        if (isLabEventType(type)) return readLabApiEvent(fields, type);
+        if (isLabEventType(type)) return readLabApiEvent(value, type);
         throw new ApiProtocolError(`Unsupported host message type ${describeValue(type)}.`, 0);
     }
   });

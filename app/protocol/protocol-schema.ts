@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FieldError, describeValue, type Read } from './field-readers.js';
+import { decodeJsonNumber } from './json-numbers.js';
 
 /**
  * The schema vocabulary of the API declaration (api-methods.ts), on zod: each schema's error is the
@@ -19,12 +20,31 @@ const words = (expected: string) => ({ error: () => expected });
 export const stringSchema = z.string(words('a string'));
 export const booleanSchema = z.boolean(words('true or false'));
 
+/**
+ * Any number, non-finite ones included: they arrive as numbers through structured clone and as
+ * `"Infinity"` etc. through JSON (json-numbers.ts), and are numbers again after reading. (zod's own
+ * z.number() refuses Infinity, which an exact reconstruction's SNR is.)
+ */
+export const numberSchema: z.ZodType<number> = z
+  .custom<number>((value) => decodeJsonNumber(value) !== undefined, words('a number'))
+  .transform((value) => decodeJsonNumber(value)!) as unknown as z.ZodType<number>;
+
+export const finiteNumberSchema: z.ZodType<number> = z.custom<number>((value) => typeof value === 'number' && Number.isFinite(value), words('a finite number'));
+
+/** Counts, sizes, indices and ids (readCount's schema). */
+export const countSchema = integerSchema(0);
+
 export function integerSchema(min: number): z.ZodType<number> {
   return z.int(words(`an integer ≥ ${min}`)).min(min, words(`an integer ≥ ${min}`));
 }
 
-export function choiceSchema<const T extends readonly [string, ...string[]]>(choices: T): z.ZodEnum<{ [K in T[number]]: K }> {
-  return z.enum(choices, words(`one of ${choices.join(', ')}`));
+export function choiceSchema<const T extends string>(choices: readonly T[]): z.ZodType<T> {
+  return z.enum(choices as unknown as [T, ...T[]], words(`one of ${choices.join(', ')}`)) as unknown as z.ZodType<T>;
+}
+
+/** One exact value (a format tag, a version), described as JSON writes it. */
+export function literalSchema<const T extends string | number>(literal: T): z.ZodType<T> {
+  return z.literal(literal, words(JSON.stringify(literal)));
 }
 
 export function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {

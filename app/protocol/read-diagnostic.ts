@@ -1,5 +1,7 @@
+import type { z } from 'zod';
 import type { Diagnostic } from '../preflight/diagnostic.js';
-import { arrayReader, choiceReader, readCount, readObject, readString, withOptional, type Read } from './field-readers.js';
+import type { Read } from './field-readers.js';
+import { arraySchema, choiceSchema, countSchema, objectSchema, schemaReader, stringSchema } from './protocol-schema.js';
 
 /**
  * A preflight `Diagnostic` or an engine `ModelDiagnostic` as it crosses a boundary. Both share this
@@ -8,14 +10,13 @@ import { arrayReader, choiceReader, readCount, readObject, readString, withOptio
  */
 export type DiagnosticPayload = Omit<Diagnostic, 'code'> & { readonly code: string };
 
-export const readDiagnostic: Read<DiagnosticPayload> = (value, path) => {
-  const fields = readObject(value, path);
-  return {
-    code: fields.get('code', readString),
-    severity: fields.get('severity', choiceReader(['error', 'warning', 'info'] as const)),
-    origin: fields.get('origin', choiceReader(['transformers', 'backend', 'kvscope'] as const)),
-    message: fields.get('message', readString),
-    layers: fields.get('layers', arrayReader(readCount)),
-    ...withOptional('fix', fields.optional('fix', readString)),
-  };
-};
+export const diagnosticSchema: z.ZodType<DiagnosticPayload> = objectSchema({
+  code: stringSchema,
+  severity: choiceSchema(['error', 'warning', 'info']),
+  origin: choiceSchema(['transformers', 'backend', 'kvscope']),
+  message: stringSchema,
+  layers: arraySchema(countSchema),
+  fix: stringSchema.optional(),
+});
+
+export const readDiagnostic: Read<DiagnosticPayload> = schemaReader(diagnosticSchema);
