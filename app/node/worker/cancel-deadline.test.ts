@@ -17,4 +17,13 @@ describe('the cancel deadline', () => {
     expect(deadline.timeoutMs(10_000)).toBe(24_000);
     expect(deadline.message(24_000)).toMatch(/did not stop within 24 s of the cancel .*stuck/);
   });
+
+  it('takes step times from a worker that does not time its own (a lab job\'s windows), and names the worker', () => {
+    const deadline = new CancelDeadline();
+    deadline.observeStepMs(2_600);
+    deadline.observeStepMs(Infinity);
+    expect(deadline.timeoutMs(10_000)).toBe(10_400);
+    expect(deadline.message(10_400, 'lab worker', 'Nothing of the job is recorded.'))
+      .toMatch(/^The lab worker did not stop within 10\.4 s of the cancel .*taken to be stuck.*Nothing of the job is recorded\.$/);
+  });
 });

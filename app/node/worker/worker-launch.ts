@@ -1,9 +1,11 @@
 import { isMainThread, Worker, type ResourceLimits } from 'node:worker_threads';
-import type { GenerationWorkerData } from '../../../workers/generation-worker.js';
 import { disableOrtTelemetry } from './ort-telemetry.js';
 
+/** The worker threads kvscope starts: workers/generation-worker.ts (runs) and workers/lab-worker.ts (evaluations). */
+export type WorkerEntry = 'generation-worker' | 'lab-worker';
+
 export interface WorkerLaunchOptions {
-  /** a module URL exporting `runGeneration`, in place of the engine (tests) */
+  /** a module URL in place of the engine (tests): `runGeneration` for a generation worker, `runEval` and `ensureReference` for a lab worker */
   readonly engineModule?: string;
   /** V8 heap limits of the worker; a run that exceeds them ends with `worker-crashed` */
   readonly resourceLimits?: ResourceLimits;
@@ -14,20 +16,25 @@ export interface WorkerLaunchOptions {
   readonly workerEntry?: URL;
 }
 
+/** What both workers read from workerData (workers/generation-worker.ts, workers/lab-worker.ts). */
+interface WorkerData {
+  readonly engineModule?: string;
+}
+
 /**
- * Starts workers/generation-worker in a new thread, from whichever form this module runs in:
- * - built (`tsc -p tsconfig.node.json`): out/node/workers/generation-worker.js beside this file's tree;
+ * Starts workers/<entry> in a new thread, from whichever form this module runs in:
+ * - built (`tsc -p tsconfig.node.json`): out/node/workers/<entry>.js beside this file's tree;
  * - from source under tsx or vitest: the .ts entry, loaded through tsx's loader. Node 20 does not
  *   apply `--import` hooks given in a worker's execArgv to the worker's own entry (it fails with
  *   ERR_UNKNOWN_FILE_EXTENSION), so a two-line bootstrap registers tsx inside the thread first and
  *   then imports the entry.
  */
-export function launchGenerationWorker(options: WorkerLaunchOptions = {}): Worker {
+export function launchWorker(entryName: WorkerEntry, options: WorkerLaunchOptions = {}): Worker {
   // Before the thread's first session: ORT's telemetry overflows a worker's stack on a long argv (ort-telemetry.ts).
   if (isMainThread) disableOrtTelemetry();
   const fromSource = import.meta.url.endsWith('.ts');
-  const entry = new URL(`../../../workers/generation-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-  const workerData: GenerationWorkerData = options.engineModule !== undefined ? { engineModule: options.engineModule } : {};
+  const entry = new URL(`../../../workers/${entryName}.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  const workerData: WorkerData = options.engineModule !== undefined ? { engineModule: options.engineModule } : {};
   const common = { workerData, ...(options.resourceLimits !== undefined ? { resourceLimits: options.resourceLimits } : {}) };
   if (options.workerEntry !== undefined) return new Worker(options.workerEntry, common);
   if (!fromSource) return new Worker(entry, common);
