@@ -1,8 +1,7 @@
-import type { z } from 'zod';
 import type { RequestsOf, ResultsOf } from '../protocol/api-declaration.js';
 import type { Read } from '../protocol/field-readers.js';
 import { isDeclaredType } from '../protocol/message-table.js';
-import { readWithSchema, schemaReader } from '../protocol/protocol-schema.js';
+import { schemaReader } from '../protocol/protocol-schema.js';
 import { LAB_EVENTS, sweepResultsSchema, type LabApiEvent } from './lab-api-events.js';
 import type { LAB_METHODS } from './lab-api-methods.js';
 import type { SweepResults } from './sweep-results.js';
@@ -23,11 +22,6 @@ export type { LabApiEvent };
 
 export function isLabEventType(type: string): type is LabApiEvent['type'] {
   return isDeclaredType(LAB_EVENTS, type);
-}
-
-/** A lab event from the host (the page checks what the host sends, as for runs). */
-export function readLabApiEvent(value: unknown, type: LabApiEvent['type']): LabApiEvent {
-  return { type, ...readWithSchema(LAB_EVENTS[type] as z.ZodType<object>, value, '') } as LabApiEvent;
 }
 
 /** results.json as the page reads it (a loaded sweep's view). */

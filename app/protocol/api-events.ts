@@ -1,9 +1,11 @@
-import { runIdSchema } from './api-methods.js';
-import type { MessagesOf } from './message-table.js';
+import { z } from 'zod';
+import { modelSourceSchema, pathSchema, runIdSchema } from './api-methods.js';
+import type { MessageOf, MessagesOf } from './message-table.js';
 import { requestIdSchema, runErrorPayloadSchema } from './messages.js';
-import { arraySchema, countSchema, objectSchema, stringSchema } from './protocol-schema.js';
+import { arraySchema, choiceSchema, countSchema, isPlainObject, objectSchema, stringSchema } from './protocol-schema.js';
 import { generationResultSchema } from './read-generation-result.js';
 import { stepMetricsSchema } from './read-step-metrics.js';
+import type { WorkbenchCommand } from './workbench-api.js';
 
 /**
  * The declaration of a run's events, host → page (the Lab's sweep events are declared in
@@ -22,3 +24,20 @@ export const RUN_EVENTS = {
 } as const;
 
 export type ApiRunEvent = MessagesOf<typeof RUN_EVENTS>;
+
+const COMMAND_TYPES = ['open-model', 'open-recent', 'model-dropped', 'run', 'stop', 'export'] as const;
+
+/** An application menu command or a dropped folder (Electron), as the page receives it. */
+export const workbenchCommandSchema: z.ZodType<WorkbenchCommand> = z.discriminatedUnion('type', [
+  objectSchema({ type: z.enum(['open-model', 'run', 'stop']) }),
+  objectSchema({ type: z.literal('open-recent'), source: modelSourceSchema }),
+  objectSchema({ type: z.literal('model-dropped'), path: pathSchema }),
+  objectSchema({ type: z.literal('export'), format: choiceSchema(['json', 'csv']) }),
+], { error: (issue) => (isPlainObject(issue.input) ? `one of ${COMMAND_TYPES.join(', ')}` : 'an object') });
+
+/** The host's events that belong to no request. */
+export const COMMAND_EVENTS = {
+  command: objectSchema({ command: workbenchCommandSchema }),
+} as const;
+
+export type ApiCommandEvent = MessageOf<typeof COMMAND_EVENTS, 'command'>;

@@ -1,9 +1,8 @@
-import type { ApiRunEvent } from './api-events.js';
+import type { ApiCommandEvent, ApiRunEvent } from './api-events.js';
 import type { RequestId } from './messages.js';
 import type { LabApiEvent, LabApiRequest, LabApiResults } from '../lab/lab-api-messages.js';
 import type { RequestsOf, ResultsOf } from './api-declaration.js';
 import type { WORKBENCH_METHODS } from './api-methods.js';
-import type { WorkbenchCommand } from './workbench-api.js';
 
 /**
  * Every message between the renderer and its host (the Electron main process or the serve-mode
@@ -54,11 +53,8 @@ export type ApiResponse = ApiResultMessage | ApiErrorMessage;
 /** Events of the run started by request `id`, in order (declared in api-events.ts); `run-done` or `run-error` is the last. */
 export type { ApiRunEvent };
 
-/** An application menu command or a dropped folder (Electron). */
-export interface ApiCommandEvent {
-  readonly type: 'command';
-  readonly command: WorkbenchCommand;
-}
+/** An application menu command or a dropped folder (Electron), declared in api-events.ts. */
+export type { ApiCommandEvent };
 
 export type ApiEvent = ApiRunEvent | ApiCommandEvent | LabApiEvent;
 

@@ -1,18 +1,16 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { KvscopeError } from '../errors.js';
-import {
-  FieldError, describeValue, choiceReader, integerReader, readCount, readObject, readString, withOptional,
-  type ObjectFields, type Read,
-} from './field-readers.js';
+import { FieldError, describeValue, integerReader, readObject, readString, type ObjectFields, type Read } from './field-readers.js';
 import { declaredMethod } from './api-method-index.js';
-import { RUN_EVENTS } from './api-events.js';
-import { modelSourceSchema, pathSchema, runIdSchema } from './api-methods.js';
-import { readWithSchema, schemaReader } from './protocol-schema.js';
+import { COMMAND_EVENTS, RUN_EVENTS, workbenchCommandSchema } from './api-events.js';
+import { modelSourceSchema, runIdSchema } from './api-methods.js';
+import { readDeclaredMessage } from './message-table.js';
+import { choiceSchema, countSchema, integerSchema, objectSchema, readWithSchema, schemaReader, stringSchema } from './protocol-schema.js';
 import {
   API_ERROR_CODES, type ApiErrorPayload, type ApiHostMessage, type ApiRequest,
 } from './api-messages.js';
 import type { ModelSource, WorkbenchCommand } from './workbench-api.js';
-import { isLabEventType, readLabApiEvent } from '../lab/lab-api-messages.js';
+import { LAB_EVENTS } from '../lab/lab-api-events.js';
 
 /** A message that is not a member of the API protocol, or a member with a malformed field. */
 export class ApiProtocolError extends KvscopeError {
@@ -25,32 +23,28 @@ export class ApiProtocolError extends KvscopeError {
 const readRequestId = integerReader(1);
 
 export const readRunId: Read<string> = schemaReader(runIdSchema);
-const readPath: Read<string> = schemaReader(pathSchema);
 export const readModelSource: Read<ModelSource> = schemaReader(modelSourceSchema);
 
-export const readWorkbenchCommand: Read<WorkbenchCommand> = (value, path) => {
-  const fields = readObject(value, path);
-  const type = fields.get('type', choiceReader(['open-model', 'open-recent', 'model-dropped', 'run', 'stop', 'export'] as const));
-  switch (type) {
-    case 'open-recent':
-      return { type, source: fields.get('source', readModelSource) };
-    case 'model-dropped':
-      return { type, path: fields.get('path', readPath) };
-    case 'export':
-      return { type, format: fields.get('format', choiceReader(['json', 'csv'] as const)) };
-    default:
-      return { type };
-  }
-};
+export const readWorkbenchCommand: Read<WorkbenchCommand> = schemaReader(workbenchCommandSchema);
 
-export const readApiErrorPayload: Read<ApiErrorPayload> = (value, path) => {
-  const fields = readObject(value, path);
-  return {
-    code: fields.get('code', choiceReader(API_ERROR_CODES)),
-    message: fields.get('message', readString),
-    ...withOptional('fix', fields.optional('fix', readString)),
-  };
-};
+const apiErrorPayloadSchema: z.ZodType<ApiErrorPayload> = objectSchema({
+  code: choiceSchema(API_ERROR_CODES),
+  message: stringSchema,
+  fix: stringSchema.optional(),
+});
+
+/**
+ * Everything a host sends the page: the answer to a request (a `result`, whose value's shape depends
+ * on the request it answers and is read by the client, or an `error`; id 0 when the request was too
+ * malformed to carry one), and the events declared in api-events.ts and app/lab/lab-api-events.ts.
+ */
+const HOST_MESSAGES = {
+  result: objectSchema({ id: integerSchema(1), value: z.unknown() }),
+  error: objectSchema({ id: countSchema, error: apiErrorPayloadSchema }),
+  ...RUN_EVENTS,
+  ...COMMAND_EVENTS,
+  ...LAB_EVENTS,
+} as const;
 
 /**
  * Checks a request against its declaration (api-methods.ts) and returns a typed copy with only the
@@ -79,29 +73,17 @@ export function readApiResult(type: string, value: unknown): unknown {
 }
 
 /**
- * Checks what a host sent (serve mode: a JSON frame). Run events are read in full, which also turns
- * JSON's `"Infinity"` back into numbers (json-numbers.ts); a `result` value is passed on as is,
- * because its shape depends on the request it answers (see the WebSocket client).
+ * Checks what a host sent (serve mode: a JSON frame) against its declaration. Events are read in
+ * full, which also turns JSON's `"Infinity"` back into numbers (json-numbers.ts); a `result` value is
+ * passed on as is, because its shape depends on the request it answers (see the WebSocket client).
  */
 export function parseApiHostMessage(value: unknown): ApiHostMessage {
-  return parseWith(value, 'host', (fields, type) => {
-    switch (type) {
-      case 'result':
-        return { type, id: fields.get('id', readRequestId), value: fields.get('value', (field) => field) as never };
-      case 'error':
-        return { type, id: fields.get('id', readCount), error: fields.get('error', readApiErrorPayload) };
-      case 'run-text':
-      case 'run-metrics':
-      case 'run-done':
-      case 'run-error':
-        return { type, ...readWithSchema(RUN_EVENTS[type] as z.ZodType<object>, value, '') } as ApiHostMessage;
-      case 'command':
-        return { type, command: fields.get('command', readWorkbenchCommand) };
-      default:
-        if (isLabEventType(type)) return readLabApiEvent(value, type);
-        throw new ApiProtocolError(`Unsupported host message type ${describeValue(type)}.`, 0);
-    }
-  });
+  try {
+    return readDeclaredMessage(HOST_MESSAGES, value, '', (type) => new ApiProtocolError(`Unsupported host message type ${describeValue(type)}.`, 0)) as ApiHostMessage;
+  } catch (error) {
+    if (error instanceof FieldError) throw new ApiProtocolError(`Invalid message from the host: ${error.message}.`, salvageId(value));
+    throw error;
+  }
 }
 
 /** The id of a request that failed to parse, when it has a usable one (so its caller gets the error). */
@@ -110,7 +92,7 @@ function salvageId(value: unknown): number {
   return Number.isSafeInteger(id) && (id as number) >= 1 ? (id as number) : 0;
 }
 
-function parseWith<T>(value: unknown, sender: 'page' | 'host', parse: (fields: ObjectFields, type: string) => T): T {
+function parseWith<T>(value: unknown, sender: 'page', parse: (fields: ObjectFields, type: string) => T): T {
   try {
     const fields = readObject(value, '');
     return parse(fields, fields.get('type', readString));
