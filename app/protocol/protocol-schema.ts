@@ -18,6 +18,8 @@ const words = (expected: string) => ({ error: () => expected });
 
 export const stringSchema = z.string(words('a string'));
 export const booleanSchema = z.boolean(words('true or false'));
+/** zod's numbers are finite: Infinity and NaN are refused. */
+export const finiteNumberSchema = z.number(words('a finite number'));
 
 export function integerSchema(min: number): z.ZodType<number> {
   return z.int(words(`an integer ≥ ${min}`)).min(min, words(`an integer ≥ ${min}`));
