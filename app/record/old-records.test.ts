@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseEvalRecord } from '../lab/eval-record.js';
+import { parseEvalRecord, serializeEvalRecord } from '../lab/eval-record.js';
 import { parseRunRecord } from './parse-run-record.js';
+import { serializeRunRecord } from './run-record.js';
 
 /**
  * Records written before the run and eval records shared one header (test-fixtures/: a `kvscope run
@@ -22,6 +23,8 @@ describe('records written by kvscope 0.1.0 still load', () => {
     expect(record.settings.quantization).toMatchObject({ backend: 'quanto', nbits: 4, groupSize: 16, residualLength: 8, extensions: { nbitsKey: 2 } });
     expect(record.extensions).toEqual([{ id: 'kv-bits-apart', label: 'K and V bits apart', detail: 'K 2 bits, V 4 bits' }]);
     expect(record.generatedTokenIds).toHaveLength(4);
+    // the writer of today writes the same file again, byte for byte: the one header kept the layout
+    expect(serializeRunRecord(record)).toBe(fixture('run-record-v1.json'));
   });
 
   it('an eval record', () => {
@@ -33,5 +36,6 @@ describe('records written by kvscope 0.1.0 still load', () => {
     expect(record.settings.quantization).toMatchObject({ backend: 'quanto', nbits: 4, groupSize: 16, residualLength: 8, extensions: { nbitsKey: 2 } });
     expect(record.extensions).toEqual(['K and V bits apart: K 2 bits, V 4 bits']);
     expect(record.perWindow).toHaveLength(2);
+    expect(serializeEvalRecord(record)).toBe(fixture('eval-record-v1.json'));
   });
 });

@@ -196,7 +196,8 @@ export class LabBackend {
     const point = manifest.points.find((p) => p.name === pointName);
     if (point === undefined) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} has no point ${pointName}.` });
     const state = readPointState(this.#io, dir, point, manifest.specSha256);
-    if (state.kind === 'ok') return parseEvalRecord(this.#io.readTextFile(join(dir, point.name, 'eval.json')));
+    const evalPath = join(dir, point.name, 'eval.json');
+    if (state.kind === 'ok') return parseEvalRecord(this.#io.readTextFile(evalPath), evalPath);
     const reason = state.kind === 'missing' ? 'it has not run yet'
       : state.kind === 'retrieval' ? 'it is a retrieval point (its record is retrieval.json, read with kvscope sweep\'s results)' : `it was ${state.kind}: ${state.failure.error.message}`;
     throw new ApiError({ code: 'invalid-input', message: `The point ${pointName} has no measurements: ${reason}.` });
