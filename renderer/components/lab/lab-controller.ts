@@ -4,7 +4,8 @@ import { downloadText, downloadUrl } from '../../platform/download.js';
 import { fromRunError, fromThrown } from '../../store/error-info.js';
 import { modelArgument } from '../../store/model-slice.js';
 import type { WorkbenchStore } from '../../store/workbench-store.js';
-import { labSpec } from './lab-spec.js';
+import { labSweepSpec } from '../../../app/lab/lab-sweep-spec.js';
+import { labSweepSettings } from './lab-spec.js';
 
 /**
  * What the Lab view does with the engine, framework-free (like renderer/controller's): it calls the
@@ -32,7 +33,10 @@ export class LabController {
     const state = this.#store.getState();
     const source = state.model.source;
     if (lab === null || source === null) return;
-    const { spec, problems } = labSpec(state.lab.setup, state.form, modelArgument(source));
+    // The page sends typed settings; the host makes the sweep's spec from them with the function the preview used.
+    const { settings, problems: listProblems } = labSweepSettings(state.lab.setup, state.form, modelArgument(source));
+    const { spec, problems: sweepProblems } = labSweepSpec(settings);
+    const problems = [...listProblems, ...sweepProblems];
     if (problems.length > 0) {
       state.labSweepFailed({ code: 'invalid-input', message: problems.join(' '), fix: 'Correct the values to sweep.' });
       return;
@@ -40,7 +44,7 @@ export class LabController {
     const name = state.lab.setup.name.trim() || defaultName(spec.grid, state.lab.setup.preset);
     state.labSweepStarting(name, spec);
     try {
-      const ticket = await lab.startSweep({ kind: 'new', name, spec, jobs: state.lab.setup.jobs }, this.#handlers());
+      const ticket = await lab.startSweep({ kind: 'new', name, settings, jobs: state.lab.setup.jobs }, this.#handlers());
       this.#store.getState().labSweepStarted(ticket.sweepId, ticket.points);
       void this.refreshHistory();
     } catch (error) {
