@@ -1,4 +1,3 @@
-import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { ErrorStats } from '../quant/error-stats.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 
@@ -25,18 +24,6 @@ export const DEQUANTIZE_PATHS: readonly DequantizePath[] = ['graph', 'host'];
 /** The default: the memory a researcher measures is the method's (README "Where the cache is dequantized"). */
 export const DEFAULT_DEQUANTIZE_PATH: DequantizePath = 'graph';
 
-export interface SamplingSettings {
-  /** greedy decoding (argmax); the other fields are then ignored */
-  readonly greedy: boolean;
-  readonly temperature: number;
-  /** 0 = no top-k filter */
-  readonly topK: number;
-  /** 1 = no nucleus filter */
-  readonly topP: number;
-  /** seeds the sampler's PRNG: the same seed gives the same tokens */
-  readonly seed: number;
-}
-
 /**
  * `text`: the prompt as typed (with the tokenizer's BOS); `chat`: one user turn through the model's
  * chat template with the generation prompt appended, as transformers' `apply_chat_template` does.
@@ -44,48 +31,11 @@ export interface SamplingSettings {
 export type PromptFormat = 'text' | 'chat';
 export const PROMPT_FORMATS: readonly PromptFormat[] = ['text', 'chat'];
 
-/** What a run is asked to do. `model` is a folder path, or `synthetic` / `synthetic-hybrid`. */
-export interface RunSettings {
-  readonly model: string;
-  /** a file under the folder's `onnx/` (or beside config.json); default: the folder's `model.onnx` */
-  readonly onnxFile?: string;
-  readonly executionProvider: ExecutionProviderName;
-  readonly cacheMode: CacheMode;
-  /** used when cacheMode is `quantized` (its layerPolicy too) */
-  readonly quantization: QuantizedCacheSettings;
-  readonly prompt: string;
-  /** how the prompt becomes tokens; absent means `text` */
-  readonly promptFormat?: PromptFormat;
-  /**
-   * Left-pads the encoded prompt to this many tokens with the pad token, masked out by the attention
-   * mask, as transformers' `tokenizer(..., padding="max_length", max_length=N)` with
-   * `padding_side="left"` feeds generate(); absent (or not longer than the prompt): no padding.
-   */
-  readonly padPromptTo?: number;
-  /**
-   * the prompt as token ids, fed as they are (no tokenizer, no BOS added): for folders without a
-   * tokenizer, whose generated text is then shown as ids. `prompt` is ignored when this is set.
-   */
-  readonly promptTokenIds?: readonly number[];
-  readonly maxNewTokens: number;
-  readonly sampling: SamplingSettings;
-  /** replay the same tokens through a full-precision cache, teacher-forced (KL, top-1 agreement) */
-  readonly reference: boolean;
-  /**
-   * quantized mode: where the cache is dequantized; absent means the default, `graph` where the graph
-   * path can express the settings, else `host` (the result's `dequantize` says which ran, and why)
-   */
-  readonly dequantize?: DequantizePath;
-  /** keep decoding past EOS until maxNewTokens (bench runs that must all do the same work) */
-  readonly ignoreEos?: boolean;
-  /**
-   * refuse, before the prompt is encoded or the graph loaded, a run whose prompt + max new tokens
-   * pass max_position_embeddings (graphs run past it, untrained); `kvscope run` sets it unless
-   * `--allow-past-positions`. Absent: allowed, and the result's diagnostics say so (the run panel
-   * shows the same note before the run).
-   */
-  readonly refusePastPositions?: boolean;
-}
+/**
+ * What a run is asked to do, and its sampling: declared once as a zod schema where they cross
+ * boundaries (app/protocol/run-settings-schema.ts), their types derived from it.
+ */
+export type { RunSettings, SamplingSettings } from '../protocol/run-settings-schema.js';
 
 /** A quantize event of one layer during one step (prefill or a residual flush), K and V apart. */
 export interface FlushMetrics {

@@ -8,8 +8,8 @@ describe('the Lab in the workbench API transport', () => {
       .toEqual({ type: 'lab-start-sweep', id: 4, request: { kind: 'resume', sweepId: 'abc', jobs: 2 } });
     expect(() => parseApiRequest({ type: 'lab-load-sweep', id: 5, sweepId: '../etc' })).toThrow(expect.objectContaining({ requestId: 5 }));
     expect(() => parseApiRequest({ type: 'lab-load-point', id: 6, sweepId: 'a', pointName: 'x/../y' })).toThrow(/point name/);
-    expect(() => parseApiRequest({ type: 'lab-start-sweep', id: 7, request: { kind: 'new', name: 'n', spec: [], jobs: 1 } })).toThrow(/sweep spec object/);
-    expect(() => parseApiRequest({ type: 'lab-start-sweep', id: 8, request: { kind: 'new', name: 'n', spec: {}, jobs: 0 } })).toThrow(/jobs/);
+    expect(() => parseApiRequest({ type: 'lab-start-sweep', id: 7, request: { kind: 'new', name: 'n', settings: [], jobs: 1 } })).toThrow(/request\.settings: expected an object, got an array/);
+    expect(() => parseApiRequest({ type: 'lab-start-sweep', id: 8, request: { kind: 'new', name: 'n', settings: {}, jobs: 0 } })).toThrow(/jobs/);
   });
 
   it('reads a sweep\'s events, non-finite numbers included', () => {

@@ -1,14 +1,19 @@
 import { z } from 'zod';
 import { method, returns } from '../protocol/api-declaration.js';
+import { anyIntegerSchema } from '../protocol/cache-settings-schema.js';
 import { readObject } from '../protocol/field-readers.js';
-import { choiceSchema, integerSchema, isPlainObject, objectSchema, patternSchema, stringSchema } from '../protocol/protocol-schema.js';
+import {
+  arraySchema, booleanSchema, choiceSchema, integerSchema, isPlainObject, objectSchema, patternSchema, stringSchema,
+} from '../protocol/protocol-schema.js';
+import { runSettingsSchema } from '../protocol/run-settings-schema.js';
 import type { RunExport } from '../protocol/workbench-api.js';
 import { readEvalRecord, type EvalRecord } from './eval-record.js';
 import {
   POINT_NAME_PATTERN, SWEEP_ID_PATTERN, type LabSweepRequest, type LabSweepSummary, type LabSweepTicket, type LabSweepView,
 } from './lab-api.js';
 import { readSweepResults } from './lab-api-messages.js';
-import type { SweepSpec } from './sweep-spec.js';
+import { RETRIEVAL_TASK_NAMES } from './retrieval/retrieval-task.js';
+import { SENSITIVITY_PRESETS } from './sensitivity.js';
 
 /**
  * The declaration of the Lab's API methods (WorkbenchApi's `lab`), as app/protocol/api-methods.ts
@@ -20,16 +25,55 @@ export const sweepIdSchema = patternSchema('a sweep id (letters, digits, ".", "_
 const pointNameSchema = patternSchema('a point name', (name) => POINT_NAME_PATTERN.test(name));
 const jobsSchema = integerSchema(1);
 
+/** What the text evaluation scores: a text file on the host (absent: kvscope's own text), its windows. */
+const textEvaluationSchema = objectSchema({
+  kind: z.literal('text'),
+  text: stringSchema.optional(),
+  /** tokens per window, and windows evaluated (eval's --context and --windows, checked by eval per point) */
+  context: anyIntegerSchema,
+  windows: anyIntegerSchema,
+});
+
+/** A retrieval task (kvscope eval --task): generated prompts on the depth × length grid in place of a text. */
+const retrievalEvaluationSchema = objectSchema({
+  kind: z.literal('retrieval'),
+  task: choiceSchema(RETRIEVAL_TASK_NAMES),
+  /** prompt lengths in tokens and needle depths in percent, comma-separated as --lengths and --depths take them (`1k,2k`) */
+  lengths: stringSchema,
+  depths: stringSchema,
+  samples: anyIntegerSchema,
+  seed: anyIntegerSchema,
+});
+
 /**
- * A new sweep's spec is read as a JSON object here; the host checks it against eval's options
- * (checkSweepSpec) before anything runs, as it checks a spec file.
+ * A new sweep as the Lab sends it, typed: the Run panel's settings (the RunSettings it sends to
+ * startRun, extensions and all), the values each quantization field takes (an empty list: the run's
+ * value), what is scored, and a sensitivity preset. The host turns it into the sweep's spec with
+ * labSweepSpec (lab-sweep-spec.ts), the one function that writes typed settings as eval's options;
+ * values are checked there and by eval per point, so counts here are any integers.
  */
-const sweepSpecSchema = z.custom<SweepSpec>(
-  (value) => isPlainObject(value), { error: () => 'a sweep spec object' },
-);
+export const labSweepSettingsSchema = objectSchema({
+  run: runSettingsSchema,
+  vary: objectSchema({
+    backend: arraySchema(stringSchema),
+    nbits: arraySchema(anyIntegerSchema),
+    groupSize: arraySchema(anyIntegerSchema),
+    residualLength: arraySchema(anyIntegerSchema),
+    axisKey: arraySchema(anyIntegerSchema),
+    axisValue: arraySchema(anyIntegerSchema),
+  }),
+  /** also evaluate the full-precision dynamic cache (the reference itself, KLD 0) */
+  includeDynamic: booleanSchema,
+  evaluation: z.discriminatedUnion('kind', [textEvaluationSchema, retrievalEvaluationSchema], {
+    error: (issue) => (isPlainObject(issue.input) ? 'one of text, retrieval' : 'an object'),
+  }),
+  preset: choiceSchema(SENSITIVITY_PRESETS).optional(),
+});
+
+export type LabSweepSettings = z.output<typeof labSweepSettingsSchema>;
 
 const sweepRequestSchema: z.ZodType<LabSweepRequest> = z.discriminatedUnion('kind', [
-  objectSchema({ kind: z.literal('new'), jobs: jobsSchema, name: stringSchema, spec: sweepSpecSchema }),
+  objectSchema({ kind: z.literal('new'), jobs: jobsSchema, name: stringSchema, settings: labSweepSettingsSchema }),
   objectSchema({ kind: z.literal('resume'), jobs: jobsSchema, sweepId: sweepIdSchema }),
 ], { error: (issue) => (isPlainObject(issue.input) ? 'one of new, resume' : 'an object') });
 

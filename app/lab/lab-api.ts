@@ -1,6 +1,6 @@
 import type { RunErrorPayload } from '../protocol/messages.js';
 import type { ClientOf } from '../protocol/api-declaration.js';
-import type { LAB_METHODS } from './lab-api-methods.js';
+import type { LAB_METHODS, LabSweepSettings } from './lab-api-methods.js';
 import type { SweepPoint } from './sweep-points.js';
 import type { SweepResults, SweepRow } from './sweep-results.js';
 import type { SweepSpec } from './sweep-spec.js';
@@ -14,8 +14,8 @@ import type { SweepSpec } from './sweep-spec.js';
 export type LabApi = ClientOf<typeof LAB_METHODS>;
 
 export type LabSweepRequest =
-  /** a new sweep: its spec (keys are eval's options) and how many points run side by side */
-  | { readonly kind: 'new'; readonly name: string; readonly spec: SweepSpec; readonly jobs: number }
+  /** a new sweep: its typed settings (the host makes its spec, lab-sweep-spec.ts) and how many points run side by side */
+  | { readonly kind: 'new'; readonly name: string; readonly settings: LabSweepSettings; readonly jobs: number }
   /** the saved sweep `sweepId`, again: its complete points are kept */
   | { readonly kind: 'resume'; readonly sweepId: string; readonly jobs: number };
 

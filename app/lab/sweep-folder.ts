@@ -120,7 +120,7 @@ export function readPointState(io: SweepIo, dir: string, point: SweepPoint, spec
     const settings = JSON.parse(io.readTextFile(settingsPath)) as Partial<PointSettingsFile>;
     if (settings.specSha256 !== specSha256 || settings.index !== point.index || JSON.stringify(settings.options) !== JSON.stringify(point.options)) return { kind: 'missing' };
     const evalPath = io.joinPath(folder, 'eval.json');
-    if (io.exists(evalPath)) return { kind: 'ok', record: parseEvalRecord(io.readTextFile(evalPath)) };
+    if (io.exists(evalPath)) return { kind: 'ok', record: parseEvalRecord(io.readTextFile(evalPath), evalPath) };
     const retrievalPath = io.joinPath(folder, 'retrieval.json');
     if (io.exists(retrievalPath)) {
       const record = JSON.parse(io.readTextFile(retrievalPath)) as RetrievalPointRecord;

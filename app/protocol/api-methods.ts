@@ -1,15 +1,14 @@
 import { z } from 'zod';
-import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import type { RunSettings } from '../engine/types.js';
 import type { RunCheck } from '../preflight/check-run.js';
 import type { PreflightResult } from '../preflight/run-preflight.js';
 import { readRunRecord } from '../record/parse-run-record.js';
 import { RUN_ID_PATTERN, type RunRecord } from '../record/run-record.js';
 import { method, returns } from './api-declaration.js';
 import {
-  arraySchema, choiceSchema, integerSchema, objectSchema, isPlainObject, patternSchema, readerSchema,
+  arraySchema, choiceSchema, integerSchema, objectSchema, isPlainObject, patternSchema,
 } from './protocol-schema.js';
-import { readQuantizedCacheSettings, readRunSettings } from './read-run-settings.js';
+import { quantizedCacheSettingsSchema } from './cache-settings-schema.js';
+import { runSettingsSchema } from './run-settings-schema.js';
 import {
   RUN_EXPORT_FORMATS, type FolderListing, type HistoryEntry, type ModelSource, type ModelSummary, type RunExport, type RunTicket, type WorkbenchEnvironment,
 } from './workbench-api.js';
@@ -33,9 +32,6 @@ export const modelSourceSchema: z.ZodType<ModelSource> = z.discriminatedUnion('k
   objectSchema({ kind: z.enum(['synthetic', 'synthetic-hybrid']) }),
 ], { error: (issue) => (isPlainObject(issue.input) ? 'one of folder, synthetic, synthetic-hybrid' : 'an object') });
 
-/** RunSettings and the cache settings keep their readers: run records and worker messages share them. */
-const runSettingsSchema = readerSchema<RunSettings>(readRunSettings);
-const quantizedCacheSettingsSchema = readerSchema<QuantizedCacheSettings>(readQuantizedCacheSettings);
 
 export const WORKBENCH_METHODS = {
   environment: method({ type: 'environment', params: objectSchema({}), args: [], returns: returns<WorkbenchEnvironment>() }),

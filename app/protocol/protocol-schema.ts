@@ -19,6 +19,8 @@ const words = (expected: string) => ({ error: () => expected });
 
 export const stringSchema = z.string(words('a string'));
 export const booleanSchema = z.boolean(words('true or false'));
+/** zod's numbers are finite: Infinity and NaN are refused. */
+export const finiteNumberSchema = z.number(words('a finite number'));
 
 /**
  * Any number, non-finite ones included: they arrive as numbers through structured clone and as
@@ -65,9 +67,9 @@ export function objectSchema<S extends z.ZodRawShape>(shape: S): z.ZodObject<S> 
 }
 
 /**
- * A hand-written reader (field-readers.ts) as a schema, for values whose readers are shared with run
- * records and worker messages (RunSettings and the cache settings, which other work extends): one
- * definition of their shape, with the reader's own messages, re-rooted at the field that holds them.
+ * A hand-written reader (field-readers.ts) as a schema, for values still read by hand (a run's
+ * result, its metrics): one definition of their shape, with the reader's own messages, re-rooted at
+ * the field that holds them.
  */
 export function readerSchema<T>(read: Read<T>): z.ZodType<T> {
   return z.unknown().transform((value, context) => {

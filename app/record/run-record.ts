@@ -1,30 +1,19 @@
 import { activeExtensions, type ActiveExtension } from '../cache/active-extensions.js';
 import type { GenerationResult } from '../engine/generation-result.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
+import { RECORD_KINDS, recordHeader, RUN_ID_PATTERN, type RecordHeader } from './record-header.js';
 
 /**
  * A saved run: the engine's whole GenerationResult (settings, model identity, execution provider,
- * per-step metrics, final cache bytes, errors, reference summary, prompt ids and text) under a small
- * header that says what the file is. docs/run-record.md documents every field and its unit.
+ * per-step metrics, final cache bytes, errors, reference summary, prompt ids and text) under the
+ * header every record has (record-header.ts), its id included. docs/run-record.md documents every
+ * field and its unit.
  */
-export const RUN_RECORD_FORMAT = 'kvscope-run-record';
+export const RUN_RECORD_FORMAT = RECORD_KINDS.run.format;
+export const RUN_RECORD_VERSION = RECORD_KINDS.run.version;
+export { RUN_ID_PATTERN };
 
-/**
- * Bumped when a field changes meaning or a required field is added; readers refuse newer versions
- * rather than misread them. Version 1: the header below plus GenerationResult as of kvscope 0.1.
- */
-export const RUN_RECORD_VERSION = 1;
-
-export interface RunRecordHeader {
-  readonly format: typeof RUN_RECORD_FORMAT;
-  readonly version: typeof RUN_RECORD_VERSION;
-  /** the store's file name without `.json`: letters, digits, `.`, `_` and `-` */
-  readonly id: string;
-  /** when the run finished, ISO 8601 in UTC (`2025-01-31T12:00:00.000Z`) */
-  readonly createdAt: string;
-  /** the kvscope that wrote the record */
-  readonly kvscopeVersion: string;
-}
+export type RunRecordHeader = RecordHeader<'run'> & { readonly id: string };
 
 /**
  * The kvscope extensions beyond transformers that made this run differ from transformers'
@@ -38,16 +27,9 @@ export interface RunRecordExtensions {
 
 export type RunRecord = RunRecordHeader & GenerationResult & RunRecordExtensions;
 
-/** Ids double as file names, so they may not name another folder. */
-export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
 export function createRunRecord(result: GenerationResult, header: { id: string; createdAt: Date; kvscopeVersion: string }): RunRecord {
   return {
-    format: RUN_RECORD_FORMAT,
-    version: RUN_RECORD_VERSION,
-    id: header.id,
-    createdAt: header.createdAt.toISOString(),
-    kvscopeVersion: header.kvscopeVersion,
+    ...(recordHeader('run', header) as RunRecordHeader),
     ...result,
     ...recordExtensions(result),
   };

@@ -45,7 +45,7 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
   it('runs a sweep into the data folder, streams its points, lists, loads, exports and resumes it', async () => {
     const events = collect();
     const spec = { model: storiesDir(), fixed: { context: 128, windows: 1 }, grid: { nbits: [2, 4], 'group-size': [32] }, points: [{ cache: 'dynamic' }] };
-    const ticket = await lab.beginSweep({ kind: 'new', name: 'bits', spec: spec as never, jobs: 1 }, events.handlers);
+    const ticket = await lab.beginSweep({ kind: 'spec', name: 'bits', spec: spec as never, jobs: 1 }, events.handlers);
     expect(ticket).toMatchObject({ points: 3, complete: 0 });
     const outcome = await events.done;
     expect(outcome.interrupted).toBe(false);
@@ -69,9 +69,22 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     expect((await again.done).results).toEqual(outcome.results);
   });
 
+  it('refuses typed settings that make no sweep in the words the page shows, before making a folder', async () => {
+    const run = {
+      model: storiesDir(), executionProvider: 'cpu', cacheMode: 'dynamic', prompt: '', maxNewTokens: 1, reference: false,
+      quantization: { backend: 'quanto', nbits: 4, axisKey: 0, axisValue: 0, groupSize: 64, residualLength: 128, layerPolicy: 'all' },
+      sampling: { greedy: true, temperature: 1, topK: 0, topP: 1, seed: 0 },
+    } as const;
+    const vary = { backend: [], nbits: [2], groupSize: [], residualLength: [], axisKey: [], axisValue: [] };
+    const before = existsSync(join(dir, 'sweeps')) ? readdirSync(join(dir, 'sweeps')).length : 0;
+    await expect(lab.beginSweep({ kind: 'new', name: 'x', jobs: 1, settings: { run, vary, includeDynamic: false, evaluation: { kind: 'text', context: 128, windows: 1 } } }, collect().handlers))
+      .rejects.toThrow('--nbits only applies to the quantized cache; the run panel is set to the dynamic cache.');
+    expect(existsSync(join(dir, 'sweeps')) ? readdirSync(join(dir, 'sweeps')).length : 0).toBe(before);
+  });
+
   it('refuses a spec with a key eval does not have, and an unknown sweep', async () => {
     const events = collect();
-    await expect(lab.beginSweep({ kind: 'new', name: 'x', spec: { model: storiesDir(), grid: { bits: [2] } } as never, jobs: 1 }, events.handlers))
+    await expect(lab.beginSweep({ kind: 'spec', name: 'x', spec: { model: storiesDir(), grid: { bits: [2] } } as never, jobs: 1 }, events.handlers))
       .rejects.toThrow(/"bits" is not an option of kvscope eval/);
     await expect(lab.loadSweep('nope')).rejects.toThrow(/no saved sweep nope/);
   });
@@ -90,7 +103,7 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
       fixed: { task: 'passkey', lengths: '256', depths: '50', samples: 1, seed: 0, cache: 'quantized', backend: 'quanto' },
       grid: { nbits: [2, 4] }, points: [],
     };
-    const ticket = await lab.beginSweep({ kind: 'new', name: 'passkey bits', spec: spec as never, jobs: 1 }, events.handlers);
+    const ticket = await lab.beginSweep({ kind: 'spec', name: 'passkey bits', spec: spec as never, jobs: 1 }, events.handlers);
     expect(ticket).toMatchObject({ points: 2, complete: 0 });
     const outcome = await events.done;
     expect(outcome.interrupted).toBe(false);
@@ -123,7 +136,7 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     const first = collect();
     let sweepId = '';
     // Stop as soon as the second point starts: the first is recorded, the second cancelled mid-run
-    const ticket = await lab.beginSweep({ kind: 'new', name: 'stopped', spec: spec as never, jobs: 1 }, (id) => {
+    const ticket = await lab.beginSweep({ kind: 'spec', name: 'stopped', spec: spec as never, jobs: 1 }, (id) => {
       const handlers = first.handlers(id);
       return { ...handlers, onProgress: (p) => { handlers.onProgress(p); if (p.running.includes('nbits-4')) void lab.cancelSweep(sweepId); } };
     });
@@ -145,7 +158,7 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
   it('records a length past the model\'s positions and a folder without a tokenizer as rows that say so in the retrieval eval\'s words, and refuses a mixed spec before making a folder', async () => {
     const events = collect();
     const spec = { model: storiesDir(), fixed: { task: 'passkey', lengths: '1024', depths: '50', cache: 'dynamic' }, grid: {}, points: [] };
-    await lab.beginSweep({ kind: 'new', name: 'too long', spec: spec as never, jobs: 1 }, events.handlers);
+    await lab.beginSweep({ kind: 'spec', name: 'too long', spec: spec as never, jobs: 1 }, events.handlers);
     const [row] = (await events.done).results.rows;
     // refused before the run started, by the runner's own prompt-length check, its fix in the task's terms
     expect(row).toMatchObject({ status: 'failed', result: null });
@@ -155,13 +168,13 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     cpSync(storiesDir(), bare, { recursive: true });
     rmSync(join(bare, 'tokenizer.json'));
     const untokenized = collect();
-    await lab.beginSweep({ kind: 'new', name: 'no tokenizer', spec: { ...spec, model: bare, fixed: { ...spec.fixed, lengths: '256' } } as never, jobs: 1 }, untokenized.handlers);
+    await lab.beginSweep({ kind: 'spec', name: 'no tokenizer', spec: { ...spec, model: bare, fixed: { ...spec.fixed, lengths: '256' } } as never, jobs: 1 }, untokenized.handlers);
     const [bareRow] = (await untokenized.done).results.rows;
     expect(bareRow).toMatchObject({ status: 'failed', result: null });
     expect(bareRow!.reason).toMatch(/no tokenizer\.json.*kvscope eval --task fits each prompt with the model's tokenizer/s);
     const before = readdirSync(join(dir, 'sweeps')).length;
     const mixed = { model: storiesDir(), fixed: {}, grid: {}, points: [{ task: 'passkey', lengths: '256' }, { nbits: 2 }] };
-    await expect(lab.beginSweep({ kind: 'new', name: 'mixed', spec: mixed as never, jobs: 1 }, collect().handlers)).rejects.toThrow(/a sweep is all retrieval points or none/);
+    await expect(lab.beginSweep({ kind: 'spec', name: 'mixed', spec: mixed as never, jobs: 1 }, collect().handlers)).rejects.toThrow(/a sweep is all retrieval points or none/);
     expect(readdirSync(join(dir, 'sweeps'))).toHaveLength(before);
   }, 60_000);
 });

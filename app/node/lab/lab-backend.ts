@@ -11,6 +11,7 @@ import { expandSweep, type SweepPoint } from '../../lab/sweep-points.js';
 import { sweepResultsCsv, type SweepResults, type SweepRow } from '../../lab/sweep-results.js';
 import { SweepRun, type SweepRunOutcome } from '../../lab/sweep-run.js';
 import { checkSweepSpec, type SweepSpec } from '../../lab/sweep-spec.js';
+import { labSweepSpec } from '../../lab/lab-sweep-spec.js';
 import { sweepBest } from '../../lab/sweep-best.js';
 import { EVAL_OPTION_SPECS } from '../../cli/option-specs.js';
 import { UsageError } from '../../cli/io.js';
@@ -51,6 +52,18 @@ interface RunningSweep {
   stop(): void;
 }
 
+/**
+ * A sweep given as its spec (eval's options, as a spec file holds them), checked as `kvscope sweep`
+ * checks a file: what a Lab request's typed settings become (labSweepSpec), and how the backend's
+ * own tests start sweeps a page could not describe.
+ */
+export interface LabSpecSweepRequest {
+  readonly kind: 'spec';
+  readonly name: string;
+  readonly spec: SweepSpec;
+  readonly jobs: number;
+}
+
 /** Builds a sweep's handlers once its id is known, so every event can carry it. */
 export type LabHandlersFactory = (sweepId: string) => LabSweepHandlers;
 
@@ -78,8 +91,8 @@ export class LabBackend {
     this.#dir = join(resolve(options.dataDir), 'sweeps');
   }
 
-  async beginSweep(request: LabSweepRequest, handlers: LabHandlersFactory): Promise<LabSweepTicket> {
-    const { sweepId, dir, manifest } = request.kind === 'new' ? await this.#create(request) : this.#reopen(request.sweepId);
+  async beginSweep(request: LabSweepRequest | LabSpecSweepRequest, handlers: LabHandlersFactory): Promise<LabSweepTicket> {
+    const { sweepId, dir, manifest } = request.kind === 'resume' ? this.#reopen(request.sweepId) : await this.#create(specRequest(request));
     if (this.#running.has(sweepId)) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} is already running.`, fix: 'Stop it first, or wait for it to finish.' });
     const retrieval = this.#isRetrieval(manifest.spec, manifest.points);
     const text = retrieval ? null : readSweepText(nodeEvalOptionIo(), manifest.spec, '.');
@@ -196,7 +209,8 @@ export class LabBackend {
     const point = manifest.points.find((p) => p.name === pointName);
     if (point === undefined) throw new ApiError({ code: 'invalid-input', message: `The sweep ${sweepId} has no point ${pointName}.` });
     const state = readPointState(this.#io, dir, point, manifest.specSha256);
-    if (state.kind === 'ok') return parseEvalRecord(this.#io.readTextFile(join(dir, point.name, 'eval.json')));
+    const evalPath = join(dir, point.name, 'eval.json');
+    if (state.kind === 'ok') return parseEvalRecord(this.#io.readTextFile(evalPath), evalPath);
     const reason = state.kind === 'missing' ? 'it has not run yet'
       : state.kind === 'retrieval' ? 'it is a retrieval point (its record is retrieval.json, read with kvscope sweep\'s results)' : `it was ${state.kind}: ${state.failure.error.message}`;
     throw new ApiError({ code: 'invalid-input', message: `The point ${pointName} has no measurements: ${reason}.` });
@@ -221,7 +235,7 @@ export class LabBackend {
     await Promise.all(runs.map((run) => run.done.catch(() => undefined)));
   }
 
-  async #create(request: Extract<LabSweepRequest, { kind: 'new' }>): Promise<{ sweepId: string; dir: string; manifest: SweepManifest }> {
+  async #create(request: LabSpecSweepRequest): Promise<{ sweepId: string; dir: string; manifest: SweepManifest }> {
     // The page is untrusted: its spec is checked against eval's options as a spec file is.
     const spec = checkSweepSpec(request.spec, { ...EVAL_OPTION_SPECS, ...RETRIEVAL_OPTION_SPECS }, 'the sweep');
     const layerCount = spec.preset === 'layers' ? await modelLayerCount(spec.model) : 0;
@@ -285,6 +299,17 @@ export class LabBackend {
   #now(): Date {
     return this.#options.now?.() ?? new Date();
   }
+}
+
+/**
+ * A Lab request's typed settings as the sweep's spec, by the function the page's preview used; a
+ * request the page should not have sent (it shows the same problems) is refused in the same words.
+ */
+function specRequest(request: Extract<LabSweepRequest, { kind: 'new' }> | LabSpecSweepRequest): LabSpecSweepRequest {
+  if (request.kind === 'spec') return request;
+  const { spec, problems } = labSweepSpec(request.settings);
+  if (problems.length > 0) throw new ApiError({ code: 'invalid-input', message: problems.join(' '), fix: 'Correct the values to sweep.' });
+  return { kind: 'spec', name: request.name, spec, jobs: request.jobs };
 }
 
 async function modelLayerCount(model: string): Promise<number> {

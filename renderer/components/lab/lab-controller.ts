@@ -4,7 +4,8 @@ import { downloadText, downloadUrl } from '../../platform/download.js';
 import { fromRunError, fromThrown } from '../../store/error-info.js';
 import { modelArgument } from '../../store/model-slice.js';
 import type { WorkbenchStore } from '../../store/workbench-store.js';
-import { labSpec } from './lab-spec.js';
+import { labSweepSpec } from '../../../app/lab/lab-sweep-spec.js';
+import { labSweepSettings } from './lab-spec.js';
 
 /**
  * What the Lab view does with the engine, framework-free (like renderer/controller's): it calls the
@@ -32,7 +33,10 @@ export class LabController {
     const state = this.#store.getState();
     const source = state.model.source;
     if (lab === null || source === null) return;
-    const { spec, problems } = labSpec(state.lab.setup, state.form, modelArgument(source));
+    // The page sends typed settings; the host makes the sweep's spec from them with the function the preview used.
+    const { settings, problems: listProblems } = labSweepSettings(state.lab.setup, state.form, modelArgument(source));
+    const { spec, problems: sweepProblems } = labSweepSpec(settings);
+    const problems = [...listProblems, ...sweepProblems];
     if (problems.length > 0) {
       state.labSweepFailed({ code: 'invalid-input', message: problems.join(' '), fix: 'Correct the values to sweep.' });
       return;
@@ -40,8 +44,8 @@ export class LabController {
     const name = state.lab.setup.name.trim() || defaultName(spec.grid, state.lab.setup.preset);
     state.labSweepStarting(name, spec);
     try {
-      const ticket = await lab.startSweep({ kind: 'new', name, spec, jobs: state.lab.setup.jobs }, this.#handlers());
-      this.#store.getState().labSweepStarted(ticket.sweepId, ticket.points);
+      const ticket = await lab.startSweep({ kind: 'new', name, settings, jobs: state.lab.setup.jobs }, this.#handlers());
+      this.#started(ticket.sweepId, ticket.points);
       void this.refreshHistory();
     } catch (error) {
       this.#store.getState().labSweepFailed(fromThrown(error, 'invalid-input'));
@@ -56,17 +60,39 @@ export class LabController {
     this.#store.getState().labSweepStarting(sweep.name, null);
     try {
       const ticket = await lab.startSweep({ kind: 'resume', sweepId: sweep.sweepId, jobs: setup.jobs }, this.#handlers());
-      this.#store.getState().labSweepStarted(ticket.sweepId, ticket.points);
+      this.#started(ticket.sweepId, ticket.points);
     } catch (error) {
       this.#store.getState().labSweepFailed(fromThrown(error, 'invalid-input'));
     }
   }
 
+  /**
+   * Stops the running sweep. Clicked before the host has answered the start (a new sweep's model is
+   * still being read), the stop is remembered and sent when the answer comes (#started): the host
+   * has no running sweep to stop before then, and the stop was lost.
+   */
   async stop(): Promise<void> {
     const lab = this.#lab();
-    const sweepId = this.#store.getState().lab.sweep.sweepId;
-    if (lab === null || sweepId === null) return;
+    const { sweepId, status } = this.#store.getState().lab.sweep;
+    if (lab === null) return;
+    if (status === 'starting') {
+      this.#store.getState().labSweepStopping();
+      return;
+    }
+    if (sweepId === null) return;
     this.#store.getState().labSweepStopping();
+    await this.#cancel(lab, sweepId);
+  }
+
+  /** The sweep's id has come back: it runs, or stops at once if Stop was clicked while it started. */
+  #started(sweepId: string, points: number): void {
+    const stopping = this.#store.getState().lab.sweep.status === 'stopping';
+    this.#store.getState().labSweepStarted(sweepId, points);
+    const lab = this.#lab();
+    if (stopping && lab !== null) void this.#cancel(lab, sweepId);
+  }
+
+  async #cancel(lab: LabApi, sweepId: string): Promise<void> {
     try {
       await lab.cancelSweep(sweepId);
     } catch (error) {
