@@ -31,8 +31,6 @@ export const numberSchema: z.ZodType<number> = z
   .custom<number>((value) => decodeJsonNumber(value) !== undefined, words('a number'))
   .transform((value) => decodeJsonNumber(value)!) as unknown as z.ZodType<number>;
 
-export const finiteNumberSchema: z.ZodType<number> = z.custom<number>((value) => typeof value === 'number' && Number.isFinite(value), words('a finite number'));
-
 /** Counts, sizes, indices and ids (readCount's schema). */
 export const countSchema = integerSchema(0);
 
