@@ -5,6 +5,7 @@ import type { GraphHeader } from '../onnx/graph-header.js';
 import { checkLayoutGraph, layoutPrecision, type LayoutGraphContext } from './check-layout-graph.js';
 import { externalDataReport, type ExternalDataReport } from './external-data.js';
 import type { GraphPrecision } from './graph-precision.js';
+import { logitsRowsSupport, type LogitsRowsSupport } from './logits-rows-support.js';
 import type { FolderListing } from './model-layout.js';
 
 /** Everything the headers of a layout's graph(s) say, before any session exists. */
@@ -13,6 +14,8 @@ export interface LayoutGraphAnalysis {
   readonly io: DecoderIo | null;
   readonly precision: GraphPrecision;
   readonly externalData: ExternalDataReport;
+  /** whether a run computes only the logits rows it reads (the graph's own input, or a derived graph) */
+  readonly logitsRows: LogitsRowsSupport;
   readonly diagnostics: readonly ModelDiagnostic[];
 }
 
@@ -36,6 +39,7 @@ export function analyzeLayoutGraph(
     io: check.io,
     precision: layoutPrecision(headers.graph, check.io, check.naming),
     externalData: merged,
+    logitsRows: logitsRowsSupport(headers.graph, check.io, layout),
     diagnostics: [...merged.diagnostics, ...check.diagnostics],
   };
 }
