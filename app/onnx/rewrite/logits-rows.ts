@@ -166,7 +166,7 @@ function dataInput(node: SearchNode, constants: ReadonlySet<string>, producer: (
   return computed[0]!;
 }
 
-/** A node as a message names it: `name (OpType)` where it has a name. */
+/** A node as a message names it: `name (OpType)`, or by its output where it has no name (a header's nodes). */
 function describe(node: SearchNode): string {
-  return node.name !== undefined && node.name !== '' ? `${node.name} (${node.opType})` : `the ${node.opType} node`;
+  return node.name !== undefined && node.name !== '' ? `${node.name} (${node.opType})` : `the ${node.opType} node writing ${node.outputs[0] ?? 'nothing'}`;
 }
