@@ -213,7 +213,7 @@ export async function resolveModelPath(model: string): Promise<string> {
 
 /**
  * What the prefill holds beside the scores, from the folder's header (before the graph is loaded):
- * the weights (graph and external data on disk), the logits rows (one where the graph takes
+ * the weights (graph and external data on disk, plus what a CPU session holds twice), the logits rows (one where the graph takes
  * num_logits_to_keep or the run derives a graph that does: `lastRows`) and the cache's bytes per
  * token. Null where the header gave no I/O or no vocabulary.
  */
@@ -228,5 +228,7 @@ export function prefillModelFacts(files: ModelFiles, lastRows: boolean): Prefill
     return sum + bytes * (pick(layer.keyShape[1], numKeyValueHeads) * pick(layer.keyShape[3], headDim) +
       pick(layer.valueShape[1], numKeyValueHeads) * pick(layer.valueShape[3], headDim));
   }, 0);
-  return { weightsBytes: files.analysis.externalData.totalBytes, vocabSize, logitsLastRowOnly: io.logitsToKeep !== null || lastRows, kvBytesPerToken };
+  // (the guard is the CPU's) a tied embedding is resident twice: the Gather's original and the head's prepacked copy
+  const weightsBytes = files.analysis.externalData.totalBytes + files.analysis.weightsHeldTwiceBytes;
+  return { weightsBytes, vocabSize, logitsLastRowOnly: io.logitsToKeep !== null || lastRows, kvBytesPerToken };
 }
