@@ -11,7 +11,7 @@ import { keepLogitsRows } from '../onnx/rewrite/logits-rows.js';
 import { hasShared } from './golden.js';
 import { readModelFiles } from './model/open-model.js';
 import { releaseCachedSessions } from './ort/session-cache.js';
-import { prefillModelFacts, runGeneration } from './run-generation.js';
+import { prefillModelFacts, runGeneration, warmModel } from './run-generation.js';
 import { copyOfStories, storiesDir, storiesSettings } from './test-support/stories.js';
 
 afterAll(() => releaseCachedSessions());
@@ -85,6 +85,13 @@ describe.skipIf(!hasShared())('kvscope run on a user model without num_logits_to
       expect(derived.result.diagnostics.filter((d) => d.code === 'logits-rows'), label).toEqual([]);
     }
   }, 240_000);
+
+  it('a warmed model\'s next run leases the derived graph\'s session warmed for it', async () => {
+    await releaseCachedSessions();
+    await warmModel({ model: storiesDir(), executionProvider: 'cpu' });
+    const run = await runGeneration(storiesSettings({ prompt: PROMPT, maxNewTokens: 2 }));
+    expect(run.timings.sessionReused).toBe(true);
+  }, 120_000);
 
   it('the prefill guard counts one logits row for it, and every row when the run keeps the source graph', async () => {
     const files = await readModelFiles(storiesDir());
