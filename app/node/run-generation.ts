@@ -149,7 +149,7 @@ async function openForPath(files: ModelFiles, settings: RunSettings, cachePlan: 
  */
 async function openRunModel(files: ModelFiles, executionProvider: ExecutionProviderName, lastRows: boolean): Promise<{ readonly model: OpenedModel; readonly rewriteMs?: number }> {
   if (!lastRows) return { model: await openModelSession(files, executionProvider) };
-  const derived = await ensureLogitsRowsModel(files.onnxPath);
+  const derived = await ensureLogitsRowsModel(files.onnxPath, undefined, files.analysis.io?.logits);
   const model = await openModelSession(files, executionProvider, { graphPath: derived.path, externalDataFolder: derived.externalDataFolder });
   const rebuilt = derived.rebuiltBecause === null ? [] : [modelWarning('cache-entry-rebuilt', `${derived.rebuiltBecause}; it was discarded and rebuilt (the model itself was not at fault).`)];
   const opened: OpenedModel = rebuilt.length === 0 ? model : { ...model, diagnostics: [...model.diagnostics, ...rebuilt], dispose: () => model.dispose() };

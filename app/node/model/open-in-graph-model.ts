@@ -68,7 +68,7 @@ export async function openInGraphModel(
   const planned = planInGraph(io, config.geometry, plan, settings.quantization, unpackStrategyFor(executionProvider));
   if (!planned.ok) return { reason: planned.reason };
   const rewrite = await ensureInGraphModel(onnxPath, planned.spec, undefined, {
-    ...(options.headLogits === undefined ? {} : { headLogits: options.headLogits }), ...(options.logitsRows === true ? { logitsRows: true } : {}),
+    ...(options.headLogits === undefined ? {} : { headLogits: options.headLogits }), ...(options.logitsRows === true ? { logitsRows: io.logits } : {}),
   });
   if (rewrite.rebuiltBecause !== null) {
     diagnostics.push(modelWarning('cache-entry-rebuilt', `${rewrite.rebuiltBecause}; it was discarded and rebuilt (the model itself was not at fault).`));

@@ -48,7 +48,8 @@ export interface InGraphModel extends DerivedGraph {
  */
 interface Derivation {
   readonly spec: InGraphDequantizeSpec | null;
-  readonly logitsRows: boolean;
+  /** the logits output whose rows keepLogitsRows cuts, or null: every row */
+  readonly logitsRows: string | null;
   readonly headLogits: string | null;
 }
 
@@ -98,7 +99,7 @@ const pending = new Map<string, Promise<{ readonly entry: DerivedGraph; readonly
  * source graph's bytes and the spec (the settings' shape: backend, bits, axes, group size, dtype,
  * which layers, the unpack strategy; the residual length does not change the graph). Publication is
  * atomic (publishFolder), so concurrent runs, in this process or others, see a whole folder or none.
- * `logitsRows` composes keepLogitsRows into the same graph (a run on a graph without
+ * `logitsRows` (the logits output's name) composes keepLogitsRows into the same graph (a run on a graph without
  * num_logits_to_keep computes one logits row per step: one derived graph, not two).
  *
  * The entry never holds weights (issue 23): initializers stored in the source graph point back at
@@ -111,9 +112,9 @@ const pending = new Map<string, Promise<{ readonly entry: DerivedGraph; readonly
  */
 export async function ensureInGraphModel(
   sourcePath: string, spec: InGraphDequantizeSpec, cacheDir = defaultInGraphCacheDir(),
-  options: { readonly headLogits?: string; readonly logitsRows?: boolean } = {},
+  options: { readonly headLogits?: string; readonly logitsRows?: string } = {},
 ): Promise<InGraphModel> {
-  const { entry, manifest } = await ensureDerived(sourcePath, { spec, logitsRows: options.logitsRows === true, headLogits: options.headLogits ?? null }, cacheDir);
+  const { entry, manifest } = await ensureDerived(sourcePath, { spec, logitsRows: options.logitsRows ?? null, headLogits: options.headLogits ?? null }, cacheDir);
   return { ...entry, io: manifest.io!, headInput: manifest.headInput ?? null, logitsRows: manifest.logitsRows === true };
 }
 
@@ -123,8 +124,8 @@ export async function ensureInGraphModel(
  * cache. Throws GraphRewriteError when the LM head is not found (callers decide that from the
  * header first: app/model-layout/logits-rows-support.ts).
  */
-export async function ensureLogitsRowsModel(sourcePath: string, cacheDir = defaultInGraphCacheDir()): Promise<DerivedGraph> {
-  return (await ensureDerived(sourcePath, { spec: null, logitsRows: true, headLogits: null }, cacheDir)).entry;
+export async function ensureLogitsRowsModel(sourcePath: string, cacheDir = defaultInGraphCacheDir(), logitsName = 'logits'): Promise<DerivedGraph> {
+  return (await ensureDerived(sourcePath, { spec: null, logitsRows: logitsName, headLogits: null }, cacheDir)).entry;
 }
 
 async function ensureDerived(sourcePath: string, derivation: Derivation, cacheDir: string): Promise<{ readonly entry: DerivedGraph; readonly manifest: Manifest }> {
@@ -133,7 +134,7 @@ async function ensureDerived(sourcePath: string, derivation: Derivation, cacheDi
   // Without a head input or the logits rows the key is the one earlier versions computed, so existing entries stay valid.
   const key = sha256Text(JSON.stringify({
     version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec,
-    ...(headLogits === null ? {} : { headLogits }), ...(logitsRows ? { logitsRows: LOGITS_ROWS_REWRITE_VERSION } : {}),
+    ...(headLogits === null ? {} : { headLogits }), ...(logitsRows === null ? {} : { logitsRows: { version: LOGITS_ROWS_REWRITE_VERSION, logits: logitsRows } }),
   }));
   const folder = join(cacheDir, key.slice(0, 32));
   const existing = pending.get(folder);
@@ -173,7 +174,7 @@ async function build(sourcePath: string, sourceSha256: string, derivation: Deriv
   // keepLogitsRows and withHeadInput clone what they change: the source itself is never mutated.
   let model = rewritten?.model ?? source;
   // The in-graph rewrite leaves the LM head as the source has it: the rows are cut the same way.
-  if (logitsRows) model = keepLogitsRows(model);
+  if (logitsRows !== null) model = keepLogitsRows(model, logitsRows);
   let headInput: HeadInput | null = null;
   if (headLogits !== null) {
     // The rewrite leaves the head as the source has it: cut the same way as the reference graph's (reference-graphs.ts).
@@ -192,7 +193,7 @@ async function build(sourcePath: string, sourceSha256: string, derivation: Deriv
   }
   const manifest: Manifest = {
     key, version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, io: rewritten?.io ?? null, headInput,
-    ...(logitsRows ? { logitsRows } : {}),
+    ...(logitsRows === null ? {} : { logitsRows: true }),
     modelBytes: bytes.byteLength, modelSha256: sha256Text(bytes), externalData,
   };
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);

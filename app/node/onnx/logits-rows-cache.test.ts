@@ -60,7 +60,7 @@ describe.skipIf(!hasShared())('the logits-rows graph in the rewritten-graph cach
     const planned = planInGraph(files.analysis.io!, files.config.geometry, plan!, quantization, unpackStrategyFor('cpu'));
     if (!planned.ok) throw new Error(planned.reason);
     const plain = await ensureInGraphModel(files.onnxPath, planned.spec, cache);
-    const composed = await ensureInGraphModel(files.onnxPath, planned.spec, cache, { logitsRows: true });
+    const composed = await ensureInGraphModel(files.onnxPath, planned.spec, cache, { logitsRows: 'logits' });
     expect(plain.logitsRows).toBe(false);
     expect(composed.logitsRows).toBe(true);
     expect(composed.key).not.toBe(plain.key);
