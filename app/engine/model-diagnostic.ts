@@ -47,6 +47,8 @@ export type ModelDiagnosticCode =
   | 'run-not-saved'
   // where a quantized cache is dequantized (in the graph or on the host)
   | 'dequantize-path'
+  // every prompt row's logits computed: the graph has no num_logits_to_keep and none could be derived
+  | 'logits-rows'
   // a damaged or stale cache entry (a rewritten graph) was discarded and rebuilt
   | 'cache-entry-rebuilt';
 

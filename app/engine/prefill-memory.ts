@@ -20,20 +20,23 @@ export const PREFILL_MEMORY_SHARE = 0.75;
 
 /**
  * What else a prefill holds beside the scores (issue 23, point 4), where the caller knows the model:
- * - the weights, once (the file's bytes: onnxruntime's prepacked copies replace the originals);
- * - the logits rows the graph computes: every prompt row, unless it takes num_logits_to_keep (then
- *   one), each in LOGITS_COPIES_AT_PEAK float32 copies. On Qwen2.5-0.5B's geometry (vocab 151,936) a
- *   2,048-token prefill peaked 4.34 GB above a 16-token run with every row computed: 0.71 GB of scores
- *   and 2.9 × the 1.24 GB of logits (the head's MatMul output, the bias Add's, the copy handed to
- *   JavaScript); with num_logits_to_keep the logits are one row, and the figures of bench/scale.ts
- *   ("prefill, 2,048 tokens" against "16 tokens") are the scores and the cache.
+ * - the weights, once (the file's bytes: onnxruntime's prepacked copies replace the originals),
+ *   plus the float32 weights a CPU session holds twice (a tied embedding: the Gather's original and
+ *   the head's prepacked copy, app/model-layout/weights-held-twice.ts);
+ * - the logits rows the graph computes: every prompt row, unless it takes num_logits_to_keep or the
+ *   run derives a graph that does (app/model-layout/logits-rows-support.ts; then one), each in
+ *   LOGITS_COPIES_AT_PEAK float32 copies (the head's MatMul output, the bias Add's, the copy handed to
+ *   JavaScript);
  * - the cache: present K and V of every layer, KV_COPIES_AT_PEAK times (the graph's output and the
  *   lane's copy).
- * Measured (ru_maxrss of `kvscope run --max-new-tokens 1`, a process each, 2,048 tokens against 16):
- * synthetic-qwen2.5-0.5b (vocab 151,936, num_logits_to_keep) +0.76 GiB, estimated +0.75 GiB (scores
- * 705 MB, cache 101 MB); stories260k (vocab 512, every row computed) +480 MB, estimated +420 MB (scores
- * 403 MB, logits 12.6 MB, cache 5 MB): the rest is the process's own growth, which
- * PREFILL_MEMORY_SHARE leaves room for.
+ * Measured (bench/prefill-guard.ts: ru_maxrss of `kvscope run --max-new-tokens 1`, a process each,
+ * less its RSS before the model was read; the scale models as user models without
+ * num_logits_to_keep), estimate → measured, GiB: synthetic-qwen2.5-0.5b (vocab 151,936, tied) one
+ * row 16 tokens 2.35 → 2.50, 2,048 tokens 3.10 → 3.26; every row 16 tokens 2.38 → 2.50, 1,024
+ * tokens 4.30 → 4.48 (2,048: estimated 6.58 GiB, not run here); synthetic-8b-kv-128k (vocab 128,256) one row
+ * 16 tokens 0.11 → 0.21, 2,048 tokens 1.47 → 1.47; every row 16 tokens 0.13 → 0.21, 2,048 tokens
+ * 4.41 → 4.47. The rest (about 0.1 GiB) is the process's own growth, which PREFILL_MEMORY_SHARE
+ * leaves room for.
  */
 export interface PrefillModelFacts {
   /** the graph's and its external data's bytes */

@@ -5,7 +5,9 @@ import type { GraphHeader } from '../onnx/graph-header.js';
 import { checkLayoutGraph, layoutPrecision, type LayoutGraphContext } from './check-layout-graph.js';
 import { externalDataReport, type ExternalDataReport } from './external-data.js';
 import type { GraphPrecision } from './graph-precision.js';
+import { logitsRowsSupport, type LogitsRowsSupport } from './logits-rows-support.js';
 import type { FolderListing } from './model-layout.js';
+import { weightsHeldTwiceBytes } from './weights-held-twice.js';
 
 /** Everything the headers of a layout's graph(s) say, before any session exists. */
 export interface LayoutGraphAnalysis {
@@ -13,6 +15,10 @@ export interface LayoutGraphAnalysis {
   readonly io: DecoderIo | null;
   readonly precision: GraphPrecision;
   readonly externalData: ExternalDataReport;
+  /** whether a run computes only the logits rows it reads (the graph's own input, or a derived graph) */
+  readonly logitsRows: LogitsRowsSupport;
+  /** float32 weights a CPU session holds twice (a tied embedding: weights-held-twice.ts) */
+  readonly weightsHeldTwiceBytes: number;
   readonly diagnostics: readonly ModelDiagnostic[];
 }
 
@@ -36,6 +42,8 @@ export function analyzeLayoutGraph(
     io: check.io,
     precision: layoutPrecision(headers.graph, check.io, check.naming),
     externalData: merged,
+    logitsRows: logitsRowsSupport(headers.graph, check.io, layout),
+    weightsHeldTwiceBytes: weightsHeldTwiceBytes(headers.graph),
     diagnostics: [...merged.diagnostics, ...check.diagnostics],
   };
 }

@@ -6,8 +6,9 @@ import type { GenerationResult } from '../engine/generation-result.js';
 import { chooseDequantizePath } from '../engine/dequantize-path.js';
 import type { InGraphRun } from '../engine/in-graph-run.js';
 import { modelInfo, modelWarning, type ModelDiagnostic } from '../engine/model-diagnostic.js';
+import { ensureLogitsRowsModel } from './onnx/in-graph-model.js';
 import type { RunCachePlan } from '../engine/plan-run-cache.js';
-import type { DequantizePath, ProcessMemory, RunSettings } from '../engine/types.js';
+import type { DequantizePath, ExecutionProviderName, ProcessMemory, RunSettings } from '../engine/types.js';
 import type { WarmTarget } from '../protocol/messages.js';
 import { freeArrayBuffer } from './free-array-buffer.js';
 import { ModelFilesCache } from './model/model-files-cache.js';
@@ -25,12 +26,22 @@ import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/syn
 export type { GenerationObserver } from '../engine/generation-observer.js';
 export type { GenerationResult } from '../engine/generation-result.js';
 
+/** How a run opens its graph, beyond its settings (tests and benches). */
+export interface RunGenerationOptions {
+  /**
+   * Run the folder's graph as it is, every prompt row's logits computed, where the run would otherwise
+   * derive a graph that computes the last row only (LogitsRowsSupport `derived`): the baseline the
+   * derived graph is compared with, bit for bit, and whose memory the prefill guard also estimates.
+   */
+  readonly everyLogitsRow?: boolean;
+}
+
 /**
  * One generation run on this machine: resolve the model (a folder, or a synthetic model built on
  * demand), open it on the requested execution provider, encode the prompt, generate, and describe
  * what ran. The session is released whatever happens.
  */
-export async function runGeneration(settings: RunSettings, observer: GenerationObserver = {}): Promise<GenerationResult> {
+export async function runGeneration(settings: RunSettings, observer: GenerationObserver = {}, options: RunGenerationOptions = {}): Promise<GenerationResult> {
   const loadStart = performance.now();
   ensureExecutionProvider(settings.executionProvider);
   const folder = await resolveModelPath(settings.model);
@@ -44,7 +55,8 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
     throw promptTooLong(limit, { tokens: promptTokenIds.length, exact: true, characters: settings.prompt.length, ofCharacters: settings.prompt.length });
   }
   // A prompt whose prefill cannot fit in memory would bring the OOM killer onto the whole host.
-  const prefillModel = prefillModelFacts(files);
+  const lastRows = options.everyLogitsRow !== true && files.analysis.logitsRows.kind === 'derived';
+  const prefillModel = prefillModelFacts(files, lastRows);
   checkPrefillMemory({
     numAttentionHeads: files.config.geometry.numAttentionHeads, promptTokens: promptTokenIds.length,
     availableBytes: availableMemoryBytes(), executionProvider: settings.executionProvider,
@@ -55,7 +67,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
   // HQQ's flushes are the slow part of a quantized run: give its optimizer the second core (ORT's own
   // threads are idle while the cache quantizes, the two never run at once).
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq') useHqqHelperThread();
-  const { model, inGraph, dequantize, pathDiagnostics, rewriteMs } = await openForPath(files, settings, cachePlan);
+  const { model, inGraph, dequantize, pathDiagnostics, rewriteMs } = await openForPath(files, settings, cachePlan, lastRows);
   try {
     const loadMs = performance.now() - loadStart;
     const outcome = await generate({
@@ -97,7 +109,7 @@ interface OpenedForPath {
   /** quantized runs: the path that runs; undefined for dynamic runs */
   readonly dequantize: DequantizePath | undefined;
   readonly pathDiagnostics: ModelDiagnostic[];
-  /** the rewrite's build time, when this run built it (GenerationTimings.rewriteMs) */
+  /** the rewrite's build time (the in-graph rewrite's, or the logits-rows graph's), when this run built it (GenerationTimings.rewriteMs) */
   readonly rewriteMs?: number | undefined;
 }
 
@@ -105,22 +117,50 @@ interface OpenedForPath {
  * Opens the model for where its cache is dequantized (the decision: app/engine/dequantize-path.ts);
  * when the default runs `host`, the result's diagnostics say why.
  */
-async function openForPath(files: ModelFiles, settings: RunSettings, cachePlan: RunCachePlan): Promise<OpenedForPath> {
+async function openForPath(files: ModelFiles, settings: RunSettings, cachePlan: RunCachePlan, lastRows: boolean): Promise<OpenedForPath> {
+  const rowsNote = logitsRowsNote(files);
   if (cachePlan.plan === null) {
-    return { model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: undefined, pathDiagnostics: [] };
+    const plain = await openRunModel(files, settings.executionProvider, lastRows);
+    return { ...plain, inGraph: undefined, dequantize: undefined, pathDiagnostics: rowsNote };
   }
-  const choice = await chooseDequantizePath(settings.dequantize, () => openInGraphModel(files, settings, cachePlan.plan!), 'run');
+  const choice = await chooseDequantizePath(settings.dequantize, () => openInGraphModel(files, settings, cachePlan.plan!, { logitsRows: lastRows }), 'run');
   if (choice.path === 'graph') {
     const opened = choice.opened;
     return {
       model: opened, inGraph: opened.inGraph, dequantize: 'graph', rewriteMs: opened.rewrite.builtMs ?? undefined,
-      pathDiagnostics: [modelInfo('dequantize-path', 'Dequantized inside the graph, one layer at a time.')],
+      pathDiagnostics: [modelInfo('dequantize-path', 'Dequantized inside the graph, one layer at a time.'), ...rowsNote],
     };
   }
+  const plain = await openRunModel(files, settings.executionProvider, lastRows);
   return {
-    model: await openModelSession(files, settings.executionProvider), inGraph: undefined, dequantize: 'host',
-    pathDiagnostics: choice.reason === undefined ? [] : [modelInfo('dequantize-path', `Dequantized on the host (JavaScript), not in the graph: ${choice.reason}.`)],
+    ...plain, inGraph: undefined, dequantize: 'host',
+    pathDiagnostics: [
+      ...(choice.reason === undefined ? [] : [modelInfo('dequantize-path', `Dequantized on the host (JavaScript), not in the graph: ${choice.reason}.`)]),
+      ...rowsNote,
+    ],
   };
+}
+
+/**
+ * The folder's graph, or where it has no num_logits_to_keep but its LM head was found, the graph
+ * derived from it that takes the input (keepLogitsRows, cached by content beside the in-graph
+ * rewrites, its weights read from the source in place): the prompt's prefill and every step then
+ * compute one logits row, the same bits as the source's last row (logits-rows.ort.test.ts).
+ */
+async function openRunModel(files: ModelFiles, executionProvider: ExecutionProviderName, lastRows: boolean): Promise<{ readonly model: OpenedModel; readonly rewriteMs?: number }> {
+  if (!lastRows) return { model: await openModelSession(files, executionProvider) };
+  const derived = await ensureLogitsRowsModel(files.onnxPath, undefined, files.analysis.io?.logits);
+  const model = await openModelSession(files, executionProvider, { graphPath: derived.path, externalDataFolder: derived.externalDataFolder });
+  const rebuilt = derived.rebuiltBecause === null ? [] : [modelWarning('cache-entry-rebuilt', `${derived.rebuiltBecause}; it was discarded and rebuilt (the model itself was not at fault).`)];
+  const opened: OpenedModel = rebuilt.length === 0 ? model : { ...model, diagnostics: [...model.diagnostics, ...rebuilt], dispose: () => model.dispose() };
+  return { model: opened, ...(derived.builtMs === null ? {} : { rewriteMs: derived.builtMs }) };
+}
+
+/** One line where the prefill computes every prompt row's logits because no last-row graph could be had (not an error: the ids are the same). */
+function logitsRowsNote(files: ModelFiles): ModelDiagnostic[] {
+  const support = files.analysis.logitsRows;
+  if (support.kind !== 'every-row') return [];
+  return [modelInfo('logits-rows', `The prefill computes every prompt row's logits (prompt tokens × vocabulary floats), not the last row only: ${support.reason}.`)];
 }
 
 /**
@@ -138,7 +178,8 @@ export async function warmModel(target: WarmTarget): Promise<number> {
   const start = performance.now();
   ensureExecutionProvider(target.executionProvider);
   const files = await modelFiles.read(await resolveModelPath(target.model), target.onnxFile);
-  const model = await openModelSession(files, target.executionProvider);
+  // The session a run leases: the derived last-row graph where the run would derive it.
+  const { model } = await openRunModel(files, target.executionProvider, files.analysis.logitsRows.kind === 'derived');
   await model.dispose();
   return performance.now() - start;
 }
@@ -172,10 +213,11 @@ export async function resolveModelPath(model: string): Promise<string> {
 
 /**
  * What the prefill holds beside the scores, from the folder's header (before the graph is loaded):
- * the weights (graph and external data on disk), the logits rows (one where the graph takes
- * num_logits_to_keep) and the cache's bytes per token. Null where the header gave no I/O or no vocabulary.
+ * the weights (graph and external data on disk, plus what a CPU session holds twice), the logits rows (one where the graph takes
+ * num_logits_to_keep or the run derives a graph that does: `lastRows`) and the cache's bytes per
+ * token. Null where the header gave no I/O or no vocabulary.
  */
-function prefillModelFacts(files: ModelFiles): PrefillModelFacts | null {
+export function prefillModelFacts(files: ModelFiles, lastRows: boolean): PrefillModelFacts | null {
   const io = files.analysis.io;
   const vocabSize = files.config.geometry.vocabSize;
   if (io === null || vocabSize === null) return null;
@@ -186,5 +228,7 @@ function prefillModelFacts(files: ModelFiles): PrefillModelFacts | null {
     return sum + bytes * (pick(layer.keyShape[1], numKeyValueHeads) * pick(layer.keyShape[3], headDim) +
       pick(layer.valueShape[1], numKeyValueHeads) * pick(layer.valueShape[3], headDim));
   }, 0);
-  return { weightsBytes: files.analysis.externalData.totalBytes, vocabSize, logitsLastRowOnly: io.logitsToKeep !== null, kvBytesPerToken };
+  // (the guard is the CPU's) a tied embedding is resident twice: the Gather's original and the head's prepacked copy
+  const weightsBytes = files.analysis.externalData.totalBytes + files.analysis.weightsHeldTwiceBytes;
+  return { weightsBytes, vocabSize, logitsLastRowOnly: io.logitsToKeep !== null || lastRows, kvBytesPerToken };
 }

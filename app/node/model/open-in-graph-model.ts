@@ -4,6 +4,7 @@ import { planInGraph, unpackStrategyFor, type InGraphRun } from '../../engine/in
 import { modelWarning, type ModelDiagnostic } from '../../engine/model-diagnostic.js';
 import type { RunSettings } from '../../engine/types.js';
 import { withHeadInputDefault } from '../../lab/model-head.js';
+import { LOGITS_TO_KEEP_INPUT } from '../../onnx/rewrite/logits-rows.js';
 import { ensureInGraphModel, type InGraphModel } from '../onnx/in-graph-model.js';
 import { intraOpThreadsFor } from '../ort/intra-op-threads.js';
 import { leaseDecoderSession, type LeasedSession } from '../ort/session-cache.js';
@@ -51,6 +52,11 @@ export async function openInGraphModel(
      * session and no other holds the head's weight; the session feeds them zero rows otherwise.
      */
     readonly headLogits?: string;
+    /**
+     * A graph without num_logits_to_keep whose LM head was found (LogitsRowsSupport `derived`): the
+     * rewritten graph also takes the input (keepLogitsRows, composed into the same derived graph).
+     */
+    readonly logitsRows?: boolean;
   } = {},
 ): Promise<InGraphOpenedModel | { readonly reason: string }> {
   const { folder, layout, onnxPath, config, configBytes, tokenizer, specialTokens } = files;
@@ -61,7 +67,9 @@ export async function openInGraphModel(
   const diagnostics: ModelDiagnostic[] = [...files.diagnostics];
   const planned = planInGraph(io, config.geometry, plan, settings.quantization, unpackStrategyFor(executionProvider));
   if (!planned.ok) return { reason: planned.reason };
-  const rewrite = await ensureInGraphModel(onnxPath, planned.spec, undefined, options.headLogits === undefined ? {} : { headLogits: options.headLogits });
+  const rewrite = await ensureInGraphModel(onnxPath, planned.spec, undefined, {
+    ...(options.headLogits === undefined ? {} : { headLogits: options.headLogits }), ...(options.logitsRows === true ? { logitsRows: io.logits } : {}),
+  });
   if (rewrite.rebuiltBecause !== null) {
     diagnostics.push(modelWarning('cache-entry-rebuilt', `${rewrite.rebuiltBecause}; it was discarded and rebuilt (the model itself was not at fault).`));
   }
@@ -95,8 +103,10 @@ export async function openInGraphModel(
       kvDtype: io.kvDtype ?? 'float32',
     };
     const session = rewrite.headInput === null ? lease.session : withHeadInputDefault(lease.session, rewrite.headInput);
+    // The header's I/O is the source graph's: the derived graph's added input is fed by StepInputs.
+    const runIo = rewrite.logitsRows ? { ...io, logitsToKeep: LOGITS_TO_KEEP_INPUT } : io;
     return {
-      folder, layout, config, session, io, tokenizer, specialTokens, identity, diagnostics, sessionReused: lease.reused,
+      folder, layout, config, session, io: runIo, tokenizer, specialTokens, identity, diagnostics, sessionReused: lease.reused,
       inGraph: { kv: rewrite.io },
       rewrite,
       dispose: releaseAll,

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { decodeModel, encodeModel } from '../../onnx/onnx-model.js';
 import { rewriteForInGraphDequantize } from '../../onnx/rewrite/in-graph-dequantize.js';
 import { findLmHead, withHeadInput } from '../../onnx/rewrite/lm-head-split.js';
+import { keepLogitsRows, LOGITS_ROWS_REWRITE_VERSION } from '../../onnx/rewrite/logits-rows.js';
 import type { HeadInput } from '../../lab/model-head.js';
 import { IN_GRAPH_REWRITE_VERSION, type InGraphDequantizeSpec, type InGraphKvIo } from '../../onnx/rewrite/in-graph-spec.js';
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
@@ -15,24 +16,41 @@ import { reportCacheRebuild } from '../cache-notice.js';
 import { dataFileIdentity, sameIdentity, type DataFileIdentity } from './data-file-identity.js';
 import { checkGraphFile, embeddedInitializers, externalLocations, pointAtSource } from './source-backed-graph.js';
 
-/** A rewritten graph on disk, ready for a session. */
-export interface InGraphModel {
-  /** the rewritten `.onnx`: the graph alone; every weight stays in the source's files */
+/** A graph derived from a source graph, on disk, ready for a session. */
+export interface DerivedGraph {
+  /** the derived `.onnx`: the graph alone; every weight stays in the source's files */
   readonly path: string;
   /**
    * the folder its weights are read from (the source graph's), to give onnxruntime as
    * `session.model_external_initializers_file_folder_path`; the cache entry holds no weight bytes
    */
   readonly externalDataFolder: string;
-  readonly io: InGraphKvIo;
-  /** the content key: sha256 of the rewrite version, the source graph's bytes and the spec */
+  /** the content key: sha256 of the rewrites' versions, the source graph's bytes and what was derived */
   readonly key: string;
-  /** the head input (withHeadInput) when the rewrite was asked for one: an evaluation's compact reference read on this graph */
-  readonly headInput: HeadInput | null;
   /** milliseconds the rewrite took in this call; null when the cached file was used */
   readonly builtMs: number | null;
   /** why a cached entry was discarded and built again in this call (one line), or null */
   readonly rebuiltBecause: string | null;
+}
+
+/** A rewritten graph on disk for in-graph dequantization, ready for a session. */
+export interface InGraphModel extends DerivedGraph {
+  readonly io: InGraphKvIo;
+  /** the head input (withHeadInput) when the rewrite was asked for one: an evaluation's compact reference read on this graph */
+  readonly headInput: HeadInput | null;
+  /** the graph also takes num_logits_to_keep (keepLogitsRows composed into the same graph) */
+  readonly logitsRows: boolean;
+}
+
+/**
+ * What one derived graph is, composed in this order into one graph: the in-graph dequantization
+ * rewrite (when `spec`), the logits-rows rewrite (keepLogitsRows), an LM head input (withHeadInput).
+ */
+interface Derivation {
+  readonly spec: InGraphDequantizeSpec | null;
+  /** the logits output whose rows keepLogitsRows cuts, or null: every row */
+  readonly logitsRows: string | null;
+  readonly headLogits: string | null;
 }
 
 interface Manifest {
@@ -40,9 +58,12 @@ interface Manifest {
   readonly version: number;
   readonly cacheFormat: number;
   readonly sourceSha256: string;
-  readonly spec: InGraphDequantizeSpec;
-  readonly io: InGraphKvIo;
+  /** null: no in-graph dequantization (the logits-rows rewrite alone) */
+  readonly spec: InGraphDequantizeSpec | null;
+  readonly io: InGraphKvIo | null;
   readonly headInput: HeadInput | null;
+  /** absent in entries written before the logits-rows rewrite was composed in: false */
+  readonly logitsRows?: boolean;
   /** the rewritten graph's size and sha256, checked before every use */
   readonly modelBytes: number;
   readonly modelSha256: string;
@@ -70,7 +91,7 @@ export function inGraphSessionConfig(model: Pick<InGraphModel, 'externalDataFold
 }
 
 /** One build per key per process; concurrent callers share it. */
-const pending = new Map<string, Promise<InGraphModel>>();
+const pending = new Map<string, Promise<{ readonly entry: DerivedGraph; readonly manifest: Manifest }>>();
 
 /**
  * The in-graph dequantization rewrite of `sourcePath` for `spec`, built once and cached by content
@@ -78,6 +99,8 @@ const pending = new Map<string, Promise<InGraphModel>>();
  * source graph's bytes and the spec (the settings' shape: backend, bits, axes, group size, dtype,
  * which layers, the unpack strategy; the residual length does not change the graph). Publication is
  * atomic (publishFolder), so concurrent runs, in this process or others, see a whole folder or none.
+ * `logitsRows` (the logits output's name) composes keepLogitsRows into the same graph (a run on a graph without
+ * num_logits_to_keep computes one logits row per step: one derived graph, not two).
  *
  * The entry never holds weights (issue 23): initializers stored in the source graph point back at
  * their bytes inside the source `.onnx` (external data with the offset protobuf gave them), and
@@ -88,26 +111,45 @@ const pending = new Map<string, Promise<InGraphModel>>();
  * says so in one line.
  */
 export async function ensureInGraphModel(
-  sourcePath: string, spec: InGraphDequantizeSpec, cacheDir = defaultInGraphCacheDir(), options: { readonly headLogits?: string } = {},
+  sourcePath: string, spec: InGraphDequantizeSpec, cacheDir = defaultInGraphCacheDir(),
+  options: { readonly headLogits?: string; readonly logitsRows?: string } = {},
 ): Promise<InGraphModel> {
+  const { entry, manifest } = await ensureDerived(sourcePath, { spec, logitsRows: options.logitsRows ?? null, headLogits: options.headLogits ?? null }, cacheDir);
+  return { ...entry, io: manifest.io!, headInput: manifest.headInput ?? null, logitsRows: manifest.logitsRows === true };
+}
+
+/**
+ * The source graph with keepLogitsRows applied (a `num_logits_to_keep` input: the prefill and every
+ * step compute the last row's logits only), cached exactly as the in-graph rewrite is, in the same
+ * cache. Throws GraphRewriteError when the LM head is not found (callers decide that from the
+ * header first: app/model-layout/logits-rows-support.ts).
+ */
+export async function ensureLogitsRowsModel(sourcePath: string, cacheDir = defaultInGraphCacheDir(), logitsName = 'logits'): Promise<DerivedGraph> {
+  return (await ensureDerived(sourcePath, { spec: null, logitsRows: logitsName, headLogits: null }, cacheDir)).entry;
+}
+
+async function ensureDerived(sourcePath: string, derivation: Derivation, cacheDir: string): Promise<{ readonly entry: DerivedGraph; readonly manifest: Manifest }> {
   const sourceSha256 = await sha256File(sourcePath);
-  const headLogits = options.headLogits ?? null;
-  // Without a head input the key is the one earlier versions computed, so existing entries stay valid.
-  const key = sha256Text(JSON.stringify({ version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, ...(headLogits === null ? {} : { headLogits }) }));
+  const { spec, logitsRows, headLogits } = derivation;
+  // Without a head input or the logits rows the key is the one earlier versions computed, so existing entries stay valid.
+  const key = sha256Text(JSON.stringify({
+    version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec,
+    ...(headLogits === null ? {} : { headLogits }), ...(logitsRows === null ? {} : { logitsRows: { version: LOGITS_ROWS_REWRITE_VERSION, logits: logitsRows } }),
+  }));
   const folder = join(cacheDir, key.slice(0, 32));
   const existing = pending.get(folder);
   if (existing !== undefined) return existing;
-  const result = checkOrBuild(resolve(sourcePath), sourceSha256, spec, headLogits, key, folder).finally(() => pending.delete(folder));
+  const result = checkOrBuild(resolve(sourcePath), sourceSha256, derivation, key, folder).finally(() => pending.delete(folder));
   pending.set(folder, result);
   return result;
 }
 
 async function checkOrBuild(
-  sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, headLogits: string | null, key: string, folder: string,
-): Promise<InGraphModel> {
+  sourcePath: string, sourceSha256: string, derivation: Derivation, key: string, folder: string,
+): Promise<{ readonly entry: DerivedGraph; readonly manifest: Manifest }> {
   const sourceDir = dirname(sourcePath);
-  const entry = (manifest: Manifest, builtMs: number | null, rebuiltBecause: string | null): InGraphModel =>
-    ({ path: join(folder, MODEL_FILE), externalDataFolder: sourceDir, io: manifest.io, headInput: manifest.headInput ?? null, key, builtMs, rebuiltBecause });
+  const entry = (manifest: Manifest, builtMs: number | null, rebuiltBecause: string | null) =>
+    ({ entry: { path: join(folder, MODEL_FILE), externalDataFolder: sourceDir, key, builtMs, rebuiltBecause }, manifest });
   const cached = await verifyEntry(folder, key, sourceDir);
   if (cached.ok) return entry(cached.manifest, null, null);
   const rebuiltBecause = cached.present ? `the cached rewritten graph in ${folder} ${cached.reason}` : null;
@@ -115,7 +157,7 @@ async function checkOrBuild(
   const start = performance.now();
   let built: Manifest | null = null;
   await publishFolder(folder, async (temp) => {
-    built = await build(sourcePath, sourceSha256, spec, headLogits, key, temp);
+    built = await build(sourcePath, sourceSha256, derivation, key, temp);
   }, async (dir) => (await verifyEntry(dir, key, sourceDir)).ok);
   const published = await verifyEntry(folder, key, sourceDir);
   const manifest = built ?? (published.ok ? published.manifest : null);
@@ -123,15 +165,16 @@ async function checkOrBuild(
   return entry(manifest, performance.now() - start, rebuiltBecause);
 }
 
-async function build(
-  sourcePath: string, sourceSha256: string, spec: InGraphDequantizeSpec, headLogits: string | null, key: string, dir: string,
-): Promise<Manifest> {
+async function build(sourcePath: string, sourceSha256: string, derivation: Derivation, key: string, dir: string): Promise<Manifest> {
+  const { spec, logitsRows, headLogits } = derivation;
   const sourceBytes = readFileSync(sourcePath);
   const source = decodeModel(sourceBytes, sourcePath);
   const inPlace = embeddedInitializers(source, sourceBytes);
-  const rewritten = rewriteForInGraphDequantize(source, spec);
-  const { io } = rewritten;
-  let model = rewritten.model;
+  const rewritten = spec === null ? null : rewriteForInGraphDequantize(source, spec);
+  // keepLogitsRows and withHeadInput clone what they change: the source itself is never mutated.
+  let model = rewritten?.model ?? source;
+  // The in-graph rewrite leaves the LM head as the source has it: the rows are cut the same way.
+  if (logitsRows !== null) model = keepLogitsRows(model, logitsRows);
   let headInput: HeadInput | null = null;
   if (headLogits !== null) {
     // The rewrite leaves the head as the source has it: cut the same way as the reference graph's (reference-graphs.ts).
@@ -149,7 +192,8 @@ async function build(
     externalData.push(await dataFileIdentity(dirname(sourcePath), location));
   }
   const manifest: Manifest = {
-    key, version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, io, headInput,
+    key, version: IN_GRAPH_REWRITE_VERSION, cacheFormat: CACHE_FORMAT, sourceSha256, spec, io: rewritten?.io ?? null, headInput,
+    ...(logitsRows === null ? {} : { logitsRows: true }),
     modelBytes: bytes.byteLength, modelSha256: sha256Text(bytes), externalData,
   };
   await writeFile(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
