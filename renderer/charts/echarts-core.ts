@@ -18,6 +18,24 @@ export function initChart(element: HTMLElement): ChartInstance {
 }
 
 /**
+ * Draws `option` once on a detached canvas and disposes of it once drawn (charts/warm-charts.ts says
+ * why). zrender paints on its own animation frame, and a chart disposed of before that paint throws
+ * from it (`this._i` is null): the chart goes when ECharts reports it finished, or after a second.
+ */
+export function warmUp(option: ChartOption): void {
+  const chart = echarts.init(document.createElement('div'), undefined, { renderer: 'canvas', width: 640, height: 600 });
+  let done = false;
+  const dispose = (): void => {
+    if (done) return;
+    done = true;
+    setTimeout(() => chart.dispose(), 0);
+  };
+  chart.on('finished', dispose);
+  setTimeout(dispose, 1000);
+  chart.setOption(option, { notMerge: true });
+}
+
+/**
  * A chart's option drawn again as SVG, off screen (ECharts' server-side SVG rendering, which needs
  * no element): vector output for a figure, at the size the chart has on screen.
  */
