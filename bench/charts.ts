@@ -37,19 +37,19 @@ interface LongFrame {
   /** its start, after the Run click */
   readonly at: number;
   readonly ms: number;
-  /** from the frame's start to its rendering (style, layout, paint) */
-  readonly renderStart: number;
+  /** from the frame's start to its style and layout (then paint): what is left of the frame after its scripts */
+  readonly layoutStart: number;
   readonly scripts: readonly { readonly invoker: string; readonly source: string; readonly ms: number; readonly forcedLayoutMs: number }[];
 }
 
-/** "+312 ms after Run, 88 ms: rAF callback 61 ms (index.js), ResizeObserver 12 ms; rendering 15 ms". */
+/** "+312 ms after Run, 88 ms: FrameRequestCallback 61 ms (@index.js), ResizeObserverCallback 12 ms (@index.js); style, layout and paint 15 ms". */
 function describeFrame(frame: LongFrame): string {
   const scripts = frame.scripts.map((script) => {
     const forced = script.forcedLayoutMs >= 1 ? `, ${script.forcedLayoutMs.toFixed(0)} ms of it forced layout` : '';
     return `${script.invoker} ${script.ms.toFixed(0)} ms (${script.source}${forced})`;
   });
-  const rendering = frame.ms - frame.renderStart;
-  return `+${frame.at.toFixed(0)} ms after Run, ${frame.ms.toFixed(0)} ms: ${scripts.length === 0 ? 'no script' : scripts.join(', ')}; rendering (style, layout, paint) ${rendering.toFixed(0)} ms`;
+  const layout = frame.ms - frame.layoutStart;
+  return `+${frame.at.toFixed(0)} ms after Run, ${frame.ms.toFixed(0)} ms: ${scripts.length === 0 ? 'no script' : scripts.join(', ')}; style, layout and paint ${layout.toFixed(0)} ms`;
 }
 
 function quantile(sorted: readonly number[], q: number): number {
@@ -84,7 +84,7 @@ async function measureOnce(page: Page, url: string, scrollTo: string | null): Pr
     // evaluated, a React event) and its rendering (Chromium's long-animation-frame timing)
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) probe.longFrames.push({
-        at: e.startTime - probe.clicked, ms: e.duration, renderStart: (e.renderStart || e.startTime + e.duration) - e.startTime,
+        at: e.startTime - probe.clicked, ms: e.duration, layoutStart: (e.styleAndLayoutStart || e.startTime + e.duration) - e.startTime,
         scripts: e.scripts.map((s) => ({ invoker: s.invoker.replace(/^https?:.*\\//, ''), source: (s.sourceFunctionName || '') + '@' + s.sourceURL.split('/').pop(),
           ms: s.duration, forcedLayoutMs: s.forcedStyleAndLayoutDuration })),
       });
