@@ -25,7 +25,8 @@ test.describe('the cache plan from the Run panel (issue 25)', () => {
     for (const scheme of ['light', 'dark'] as const) {
       await workbench.page.emulateMedia({ colorScheme: scheme });
       const paint = (index: number): Promise<{ background: string; text: string }> => cells.nth(index).evaluate((cell) => {
-        const style = getComputedStyle(cell);
+        const scope = globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string; backgroundImage: string; color: string } };
+        const style = scope.getComputedStyle(cell);
         return { background: `${style.backgroundColor} ${style.backgroundImage}`, text: style.color };
       });
       const [full, keysOnly] = [await paint(0), await paint(4)];
