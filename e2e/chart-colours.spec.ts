@@ -10,6 +10,15 @@ function drawnSeries(page: Page): Promise<DrawnSeries[]> {
   return page.evaluate(() => (globalThis as unknown as { __kvscopeDrawnSeries(): DrawnSeries[] }).__kvscopeDrawnSeries());
 }
 
+/** Relative luminance of `#rrggbb` (WCAG 2), to tell a light figure from a dark one. */
+function luminance(hex: string): number {
+  const [r, g, b] = [1, 3, 5].map((i) => {
+    const c = Number.parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
+
 /** The charts that have not drawn a series yet. */
 function missing(series: readonly DrawnSeries[], charts: readonly string[]): string[] {
   return charts.filter((chart) => !series.some((s) => s.chart === chart));
@@ -64,8 +73,8 @@ test.describe('chart colours in the built UI', () => {
       await expect.poll(async () => missing(await drawnSeries(page), liveCharts)).toEqual([]);
       expectHonestColours((await drawnSeries(page)).filter((s) => liveCharts.includes(s.chart)), liveCharts);
       await workbench.screenshotResults(`colours-live-${scheme}`);
-      if (scheme === 'light') {
-        // a run chart as a vector figure: SVG and PDF, titled with the chart, run id, model and settings
+      {
+        // a run chart as a vector figure, in either scheme: SVG and PDF, titled with the chart, run id, model and settings
         const svgDownload = page.waitForEvent('download');
         await page.getByTestId('export-svg-kv-memory').click();
         const svgFile = await svgDownload;
@@ -78,6 +87,12 @@ test.describe('chart colours in the built UI', () => {
         expect(await page.evaluate((text) => new (globalThis as unknown as { DOMParser: new () => { parseFromString(t: string, m: string): { getElementsByTagName(n: string): { length: number } } } }).DOMParser()
           .parseFromString(text, 'image/svg+xml').getElementsByTagName('parsererror').length, svg)).toBe(0);
         expect(svg.match(/<path /g)!.length).toBeGreaterThan(10); // the chart's lines as vector paths
+        // the figure keeps the scheme it was saved in: its page and its title contrast (dark text on light, light on dark)
+        const page0 = /<rect x="0" y="0" width="[\d.]+" height="[\d.]+" fill="(#[0-9a-f]{6})"\/>/.exec(svg)?.[1];
+        const title = /font-weight="bold" fill="(#[0-9a-f]{6})">Memory over steps</.exec(svg)?.[1];
+        expect(page0, 'the figure\'s background').toBeDefined();
+        expect(title, 'the figure\'s title colour').toBeDefined();
+        expect(luminance(page0!) > luminance(title!), `background ${page0} against title ${title}`).toBe(scheme === 'light');
         const pdfDownload = page.waitForEvent('download');
         await page.getByTestId('export-pdf-kv-memory').click();
         const pdf = readFileSync((await (await pdfDownload).path())!);

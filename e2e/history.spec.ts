@@ -51,14 +51,28 @@ test.describe('run history', () => {
         expect(box!.x + box!.width, `${action} of ${id} inside 1280 px`).toBeLessThanOrEqual(1280);
       }
     }
+    // and every column shown is readable beside them: none ends under the pinned actions (light and dark)
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       for (const width of [1280, 1920]) {
         await page.setViewportSize({ width, height: 800 });
+        const actions = (await history.root.locator('thead th.actions-cell').boundingBox())!;
+        const columns = await history.root.locator('thead th:not(.actions-cell)').evaluateAll((cells) => cells.map((cell) => {
+          const box = cell.getBoundingClientRect();
+          return { label: cell.textContent ?? '', right: box.right };
+        }));
+        for (const column of columns) expect(column.right, `${column.label} at ${width} px, ${scheme}`).toBeLessThanOrEqual(actions.x + 1);
         await workbench.screenshot(`history-${width}-${scheme}`);
       }
     }
     await page.setViewportSize({ width: 1280, height: 800 });
+    // the columns left out by default are a tick away
+    await history.root.getByTestId('history-columns').locator('summary').click();
+    await history.root.getByTestId('history-column-tokens').check();
+    await expect(history.root.locator('thead th')).toContainText(['Tokens']);
+    await expect(history.row(ids[0]!).getByTestId('history-tokens')).toHaveText('60');
+    await history.root.getByTestId('history-column-tokens').uncheck();
+    await history.root.getByTestId('history-columns').locator('summary').click();
     await page.emulateMedia({ colorScheme: 'light' });
 
     // three runs compared: a column each, a line each

@@ -58,7 +58,12 @@ test.describe('where the cache is dequantized (run panel)', () => {
     await run.setDequantize('graph');
     await expect(run.refusal).toContainText('--dequantize graph cannot run these settings: the in-graph path does not express the kvscope extension(s) attention sinks');
     await expect(run.runButton).toBeDisabled();
-    await workbench.screenshot('in-graph-refused');
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await expect(page.getByTestId('app')).toHaveAttribute('data-color-scheme', scheme);
+      await expect(run.refusal).toBeVisible();
+      await workbench.screenshot(`in-graph-refused-${scheme}`);
+    }
     await run.setDequantize('default');
     await expect(run.runButton).toBeEnabled();
     await run.run();
@@ -67,5 +72,10 @@ test.describe('where the cache is dequantized (run panel)', () => {
     await expect(badge).toHaveAttribute('data-path', 'host');
     await expect(badge).toHaveAttribute('data-ran', 'true');
     await expect(badge).toContainText('attention sinks');
+    // the path that ran reads the same in the other scheme
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expect(badge).toBeVisible();
+    await expect(badge).toContainText('attention sinks');
+    await workbench.screenshot('in-graph-host-path-light');
   });
 });

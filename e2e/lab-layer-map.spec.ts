@@ -21,6 +21,21 @@ test.describe('the cache plan from the Run panel (issue 25)', () => {
     await expect(cells).toHaveCount(5);
     for (const layer of [0, 1, 2, 3]) await expect(cells.nth(layer)).toHaveAttribute('data-plan', 'full-precision');
     await expect(cells.nth(4)).toHaveAttribute('data-plan', 'keys-only');
+    // full precision and keys-only read apart at a glance, in light and dark
+    for (const scheme of ['light', 'dark'] as const) {
+      await workbench.page.emulateMedia({ colorScheme: scheme });
+      const paint = (index: number): Promise<{ background: string; text: string }> => cells.nth(index).evaluate((cell) => {
+        const scope = globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string; backgroundImage: string; color: string } };
+        const style = scope.getComputedStyle(cell);
+        return { background: `${style.backgroundColor} ${style.backgroundImage}`, text: style.color };
+      });
+      const [full, keysOnly] = [await paint(0), await paint(4)];
+      expect(full.background, `full-precision cell in ${scheme}`).not.toMatch(/^rgba\(0, 0, 0, 0\) none$/);
+      expect(full.text, `full-precision cell's letter in ${scheme}`).not.toBe(full.background.split(' none')[0]);
+      expect(keysOnly.background, `keys-only cell in ${scheme}`).not.toBe(full.background);
+      await workbench.screenshot(`layer-map-strip-${scheme}`);
+    }
+    await workbench.page.emulateMedia({ colorScheme: 'light' });
 
     const lab = new LabView(workbench.page);
     await lab.open();

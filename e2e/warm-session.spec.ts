@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunRecord } from '../app/record/parse-run-record.js';
 import { STORIES_DIR } from './environment.js';
+import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures.js';
 
 /**
@@ -19,8 +20,13 @@ test('back to 4-bit after a 2-bit run reuses the 4-bit session; the result and t
   const reused: string[] = [];
   for (const nbits of [4, 4, 2, 4] as const) {
     await run.setCache({ nbits });
+    const statuses = statusesFromClick(page);
     await run.run();
     expect(await live.waitForEnd()).toBe('Done');
+    // Run after changing bits shows "Generating…" (how soon is the warm bench's, `npm run bench -- warm`, not a test's)
+    const seen = await statuses;
+    expect(seen.texts, `run status after ${nbits}-bit`).toContain('Generating…');
+    console.log(`[measure] ${nbits}-bit: Run → "Generating…" ${seen.generatingMs?.toFixed(0)} ms`);
     const session = page.getByTestId('result-session');
     await expect(session).toBeVisible();
     reused.push((await session.getAttribute('data-reused'))!);
@@ -34,4 +40,35 @@ test('back to 4-bit after a 2-bit run reuses the 4-bit session; the result and t
   expect([reused[1], reused[3]]).toEqual(['true', 'true']);
   await expect(page.getByTestId('result-session')).toContainText('warm');
   await workbench.screenshotResults('warm-session-reused');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expect(page.getByTestId('result-session')).toBeVisible();
+  await expect(page.getByTestId('result-session')).toContainText('warm');
+  await workbench.screenshotResults('warm-session-reused-dark');
 });
+
+/**
+ * Every run status the header shows from the Run click until Done, watched in the page (a status
+ * shown for a few milliseconds is still seen), with when "Generating…" came.
+ */
+function statusesFromClick(page: Page): Promise<{ texts: string[]; generatingMs: number | null }> {
+  return page.evaluate(() => new Promise<{ texts: string[]; generatingMs: number | null }>((resolve) => {
+    const scope = globalThis as unknown as { document: { querySelector(selector: string): unknown }; performance: { now(): number }; MutationObserver: new (callback: () => void) => { observe(target: unknown, options: object): void; disconnect(): void } };
+    const button = scope.document.querySelector('[data-testid="run-panel-run"]') as { addEventListener(type: string, listener: () => void, options: object): void };
+    button.addEventListener('click', () => {
+      const clicked = scope.performance.now();
+      const texts: string[] = [];
+      let generatingMs: number | null = null;
+      const observer = new scope.MutationObserver(() => {
+        const status = scope.document.querySelector('[data-testid="run-status"]') as { textContent: string } | null;
+        const text = status?.textContent ?? '';
+        if (text !== texts.at(-1)) texts.push(text);
+        if (text === 'Generating…' && generatingMs === null) generatingMs = scope.performance.now() - clicked;
+        if (/^(Done|Cancelled|Failed)$/.test(text)) {
+          observer.disconnect();
+          resolve({ texts, generatingMs });
+        }
+      });
+      observer.observe(scope.document.querySelector('[data-testid="app"]'), { subtree: true, childList: true, characterData: true });
+    }, { once: true, capture: true });
+  }));
+}

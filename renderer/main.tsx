@@ -3,6 +3,7 @@ import { createRoot } from 'react-dom/client';
 import type { WorkbenchApi } from '../app/protocol/workbench-api.js';
 import { getWorkbenchApi } from './api/index.js';
 import { App } from './App.js';
+import { warmChartsWhenIdle } from './charts/warm-charts.js';
 import { FatalError } from './components/layout/FatalError.js';
 import { WorkbenchController } from './controller/workbench-controller.js';
 import { FrameLoop } from './metrics/frame-loop.js';
@@ -42,6 +43,7 @@ async function boot(): Promise<void> {
       <App services={{ store, controller, frames }} />
     </StrictMode>,
   );
+  warmChartsWhenIdle();
   await controller.start();
 }
 

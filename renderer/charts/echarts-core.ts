@@ -18,6 +18,22 @@ export function initChart(element: HTMLElement): ChartInstance {
 }
 
 /**
+ * Lays `option` out once, off screen, and lets it go (charts/warm-charts.ts says why). Through the
+ * server-side SVG renderer, as the exports: option merging, layout, axes, legend and text measuring
+ * are the renderer-independent bulk of a first chart's cost, and the whole draw is synchronous, so
+ * nothing of it is left to paint on a later frame of a chart already disposed of.
+ */
+export function warmUp(option: ChartOption): void {
+  const chart = echarts.init(null, undefined, { renderer: 'svg', ssr: true, width: 640, height: 600 });
+  try {
+    chart.setOption(option, { notMerge: true });
+    chart.renderToSVGString();
+  } finally {
+    chart.dispose();
+  }
+}
+
+/**
  * A chart's option drawn again as SVG, off screen (ECharts' server-side SVG rendering, which needs
  * no element): vector output for a figure, at the size the chart has on screen.
  */

@@ -84,14 +84,23 @@ export function ChartPanel({ spec, buffers, other, compared, emptyMessage = null
         visible = entries.some((entry) => entry.isIntersecting);
       });
       visibility?.observe(target);
-      const resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => instance?.resize());
+      // ResizeObserver reports every element once when observed: a chart just made at that size is not
+      // drawn again for it (a second full render in the frame that made it)
+      const resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
+        if (instance !== null && (instance.getWidth() !== target.clientWidth || instance.getHeight() !== target.clientHeight)) instance.resize();
+      });
       resize?.observe(target);
       const stop = frames.add({
         run(now) {
+          // Making the chart and drawing its data are two frames' work: a dashboard's first frame after
+          // Run (the React commit, then the largest chart's first render) stays short.
           if (instance === null) {
             instance = initChart(target);
             chart.current = instance;
             instance.setOption(drawer.setup(context), { notMerge: true });
+            return true;
+          }
+          if (drawnVersion === -1) {
             lastDrawMs = now;
             draw(instance);
             return true;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sampleResult } from '../../../app/protocol/test-support/sample-messages.js';
-import { HISTORY_COLUMNS } from './history-columns.js';
+import { DEFAULT_HISTORY_COLUMNS, HISTORY_COLUMNS } from './history-columns.js';
 import { createRunRecord, type RunRecord } from '../../../app/record/run-record.js';
 import { summarizeRun } from '../../../app/record/run-summary.js';
 
@@ -32,5 +32,13 @@ describe('History\'s line of a run', () => {
     const apart = recordWith({ kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'nvfp4' });
     expect(cell(apart, 'cache')).toBe('K vllm:fp8_e4m3 · V nvfp4');
     expect(summarizeRun(apart).extensions).toContain('runtime KV format (write-once)');
+  });
+});
+
+describe('History\'s default columns', () => {
+  it('show the settings and figures issue 25 names, and leave tokens, provider and stop reason to the Columns menu', () => {
+    for (const id of ['finished', 'model', 'cache', 'group', 'residual', 'axes', 'path', 'bits', 'kl', 'top1', 'speed', 'kv']) expect(DEFAULT_HISTORY_COLUMNS).toContain(id);
+    expect(DEFAULT_HISTORY_COLUMNS.filter((id) => !HISTORY_COLUMNS.some((column) => column.id === id))).toEqual([]);
+    expect(HISTORY_COLUMNS.map((column) => column.id).filter((id) => !DEFAULT_HISTORY_COLUMNS.includes(id))).toEqual(['tokens', 'ep', 'stop']);
   });
 });

@@ -37,6 +37,13 @@ export const HISTORY_COLUMNS: readonly HistoryColumn[] = [
   { id: 'stop', label: 'Stop', title: 'why generation stopped', numeric: false, sortValue: (r) => r.stopReason, text: (r) => r.stopReason },
 ];
 
+/**
+ * The columns shown until the user chooses others (History's "Columns" menu): the settings and figures
+ * issue 25 names, so that with the pinned actions they fit beside the Run panel at 1280 px; tokens,
+ * execution provider and stop reason are a tick away (and the filter reads them either way).
+ */
+export const DEFAULT_HISTORY_COLUMNS: readonly string[] = HISTORY_COLUMNS.map((column) => column.id).filter((id) => id !== 'tokens' && id !== 'ep' && id !== 'stop');
+
 function cacheText(run: RunSummary): string {
   if (run.cacheMode === 'dynamic') return 'dynamic';
   // the runtime's format is the cache; its being a kvscope extension is said by the format itself
