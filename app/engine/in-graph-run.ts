@@ -1,6 +1,7 @@
 import { activeExtensions, type ExtensionId } from '../cache/active-extensions.js';
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import { usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { resolveLayerSides, type SidePlan } from '../cache/cache-plan.js';
 import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import {
@@ -53,23 +54,23 @@ export function planInGraph(
   const settingsReason = inGraphSettingsReason(settings, quantized, numLayers);
   if (settingsReason !== null) return { ok: false, reason: settingsReason };
   if (io.kvDtype === null) return { ok: false, reason: 'the graph has no KV inputs' };
-  if (usesRuntimeFormat(settings)) return planFormatsInGraph(io, geometry, plan, settings, unpack);
-  const backend = settings.backend as QuantBackend;
   const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
   const layers: InGraphLayerSpec[] = [];
   for (const layer of io.kvLayers) {
     if (plan[layer.layer] !== 'quantized') continue;
+    // each side as the cache plan resolves it: transformers' store (the backend's params) or a runtime's bytes (InGraphFormatSideSpec)
+    const sides = resolveLayerSides(settings, layer.layer, numLayers);
     const quantization = planLayerQuantization(settings, layer.layer, numLayers);
-    if (quantization === null) return { ok: false, reason: `layer ${layer.layer} is planned quantized but its settings keep it in full precision` };
-    const side = (params: QuantParams, shape: readonly (number | string)[]): InGraphSideSpec => ({
-      backend, nbits: params.nbits, axis: params.axis, groupSize: params.groupSize,
-      kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
-    });
-    const key = side(quantization.key.params, layer.keyShape);
-    const value = side(quantization.value.params, layer.valueShape);
+    if (sides === null || quantization === null) return { ok: false, reason: `layer ${layer.layer} is planned quantized but its settings keep it in full precision` };
+    const side = (planned: SidePlan, params: QuantParams, shape: readonly (number | string)[]): InGraphSideSpec | InGraphFormatSideSpec => {
+      const dims = { kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim) };
+      return planned.kind === 'runtime-format'
+        ? { backend: 'runtime-format', format: planned.format, ...dims }
+        : { backend: settings.backend as QuantBackend, nbits: params.nbits, axis: params.axis, groupSize: params.groupSize, ...dims };
+    };
     layers.push({
       layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
-      dtype: layer.dtype, key, value,
+      dtype: layer.dtype, key: side(sides.key, quantization.key.params, layer.keyShape), value: side(sides.value, quantization.value.params, layer.valueShape),
     });
   }
   if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
@@ -106,27 +107,6 @@ export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantize
     }
   }
   return null;
-}
-
-/**
- * The spec for a runtime format's write-once cache (issue 27): every layer the plan quantizes takes
- * the runtime's bytes for keys and values (InGraphFormatSideSpec); inGraphSettingsReason has already
- * refused the formats the graph does not decode.
- */
-function planFormatsInGraph(
-  io: DecoderIo, geometry: { readonly numKeyValueHeads: number; readonly headDim: number }, plan: readonly CacheLayerPlan[],
-  settings: QuantizedCacheSettings, unpack: UnpackStrategy,
-): InGraphPlan {
-  const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
-  const side = (format: string, shape: readonly (number | string)[]): InGraphFormatSideSpec => ({
-    backend: 'runtime-format', format, kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
-  });
-  const layers: InGraphLayerSpec[] = io.kvLayers.filter((layer) => plan[layer.layer] === 'quantized').map((layer) => ({
-    layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
-    dtype: layer.dtype, key: side(settings.extensions!.kvFormatKey!, layer.keyShape), value: side(settings.extensions!.kvFormatValue!, layer.valueShape),
-  }));
-  if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
-  return { ok: true, spec: { layers, unpack } };
 }
 
 /** Bitwise unpacking on the CPU (cheapest there); float arithmetic elsewhere, which every EP runs on the device. */
