@@ -1,6 +1,6 @@
 import { activeExtensions, type ExtensionId } from '../cache/active-extensions.js';
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { layerFormats, layerUsesRuntimeFormat } from '../cache/cache-extensions.js';
 import { resolveLayerSides, type SidePlan } from '../cache/cache-plan.js';
 import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
@@ -84,11 +84,10 @@ export function planInGraph(
  * check-run.ts) asks it before Run, so an explicit `graph` is refused with the same reason in both.
  */
 export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantizedLayers: readonly number[], numLayers: number): string | null {
-  if (usesRuntimeFormat(settings)) {
-    // The runtime's bytes cross as they are (in-graph-spec.ts InGraphFormatSideSpec) where the graph decodes the format bit for bit.
-    const reasons = [...new Set([settings.extensions!.kvFormatKey!, settings.extensions!.kvFormatValue!])].map(graphFormatReason).filter((r) => r !== null);
-    if (reasons.length > 0) return reasons.join('; ');
-  }
+  // The runtime's bytes cross as they are (in-graph-spec.ts InGraphFormatSideSpec) where the graph decodes the format bit for bit.
+  const formats = quantizedLayers.flatMap((layer) => Object.values(layerFormats(settings, layer)).filter((name): name is string => name !== undefined));
+  const formatReasons = [...new Set(formats)].map(graphFormatReason).filter((r) => r !== null);
+  if (formatReasons.length > 0) return formatReasons.join('; ');
   const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
   if (refused.length > 0) {
     return `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}`;
@@ -100,7 +99,7 @@ export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantize
     if (quantization.key.fullPrecision === true || quantization.value.fullPrecision === true) {
       return `layer ${layer} keeps its ${quantization.key.fullPrecision === true ? 'keys' : 'values'} in full precision (a layer map's full side, a kvscope extension), which the rewrite does not express: it dequantizes both sides of every quantized layer`;
     }
-    if (usesRuntimeFormat(settings)) continue;
+    if (layerUsesRuntimeFormat(settings, layer)) continue;
     for (const [part, params] of [['keys', quantization.key.params], ['values', quantization.value.params]] as const) {
       const reason = inGraphUnsupportedReason({ backend: settings.backend as QuantBackend, nbits: params.nbits, axis: params.axis });
       if (reason !== null) return `${part}: ${reason}`;

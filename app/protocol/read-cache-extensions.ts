@@ -35,7 +35,12 @@ const readLayerMapEntry: Read<LayerMapEntry> = (value, path) => {
   if (fields.optional('fullPrecision', readTrue) !== undefined) return { layer, fullPrecision: true };
   // A side's bits or 'full' (the cache plan's full-precision side, cache-plan.ts).
   const readSideBits: Read<number | 'full'> = (field, fieldPath) => (field === 'full' ? 'full' : readInteger(field, fieldPath));
-  return { layer, nbitsKey: fields.get('nbitsKey', readSideBits), nbitsValue: fields.get('nbitsValue', readSideBits) };
+  return {
+    layer, nbitsKey: fields.get('nbitsKey', readSideBits), nbitsValue: fields.get('nbitsValue', readSideBits),
+    // a side in a runtime format (the layer map's format_key/format_value, a kvscope extension)
+    ...withOptional('formatKey', fields.optional('formatKey', readString)),
+    ...withOptional('formatValue', fields.optional('formatValue', readString)),
+  };
 };
 
 export const readExtensionMemory: Read<ExtensionMemory> = (value, path) => {
