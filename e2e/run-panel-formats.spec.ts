@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseRunRecord } from '../app/record/parse-run-record.js';
+import { STORIES_DIR } from './environment.js';
+import { expect, test } from './fixtures.js';
+import { ExtensionsFields } from './pages/extensions-fields.js';
+
+/**
+ * Runtime KV formats chosen in the run panel (issue 27, a kvscope extension), K and V apart: the run
+ * names them in its result, its saved record and History, with the path that ran. stories260k's
+ * head_dim 8 is refused by llama.cpp's blocks of 32; vLLM's FP8 takes it, and the graph decodes it
+ * (the graph path); ONNX Runtime WebGPU's q8 takes it too but runs on the host, which the run says.
+ */
+test.describe('runtime KV formats from the run panel', () => {
+  test('K vllm:fp8_e4m3 and V vllm:fp8_e5m2 run in the graph; ort-webgpu:q8 on the host; result, record and History name the format and the path', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench();
+    const { model, run, live, page } = workbench;
+    await model.openFolder(STORIES_DIR);
+    await expect(model.name).toHaveText('stories260k');
+    await run.setMaxNewTokens(24);
+    await run.setReference(false);
+    const extensions = new ExtensionsFields(page);
+    await extensions.open();
+
+    // llama.cpp refuses head_dim 8 before Run, with its own words
+    await extensions.setFormat('key', 'llama.cpp:q8_0');
+    await expect(run.refusal).toContainText('K cache type q8_0 with block size 32 does not divide n_embd_head_k=8');
+    await expect(run.runButton).toBeDisabled();
+
+    await extensions.setFormat('key', 'vllm:fp8_e4m3');
+    await extensions.setFormat('value', 'vllm:fp8_e5m2');
+    await expect(extensions.active).toContainText('runtime KV format (write-once)');
+    await expect(run.runButton).toBeEnabled();
+    await run.run();
+    expect(await live.waitForEnd()).toBe('Done');
+    await expect(page.getByTestId('result-format')).toContainText('K vllm:fp8_e4m3 · V vllm:fp8_e5m2');
+    await expect(page.getByTestId('result-path')).toHaveAttribute('data-path', 'graph');
+    await expect(page.getByTestId('live-extensions')).toContainText('K vllm:fp8_e4m3, V vllm:fp8_e5m2');
+    const fp8Id = (await live.savedRunId.textContent())!;
+    const fp8 = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${fp8Id}.json`), 'utf8'), `${fp8Id}.json`);
+    expect(fp8.settings.quantization.extensions).toMatchObject({ kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e5m2' });
+    expect(fp8.dequantize).toBe('graph');
+    // FP8: one byte per value, K and V, no residual
+    expect(fp8.kvBytesTotal.fullPrecisionBytes).toBe(0);
+    expect(fp8.kvBytesTotal.valueCount).toBeGreaterThan(0);
+    expect(fp8.kvBytesTotal.codeBytes).toBe(fp8.kvBytesTotal.valueCount);
+    await workbench.screenshotResults('run-panel-formats-fp8');
+
+    await extensions.setFormat('key', 'ort-webgpu:q8');
+    await extensions.setFormat('value', 'ort-webgpu:q8');
+    await run.run();
+    expect(await live.waitForEnd()).toBe('Done');
+    await expect(page.getByTestId('result-format')).toContainText('ort-webgpu:q8');
+    await expect(page.getByTestId('result-path')).toHaveAttribute('data-path', 'host');
+    await expect(page.getByTestId('live-path')).toContainText('ort-webgpu:q8');
+    const q8Id = (await live.savedRunId.textContent())!;
+    const q8 = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${q8Id}.json`), 'utf8'), `${q8Id}.json`);
+    expect(q8.dequantize).toBe('host');
+    expect(q8.settings.quantization.extensions).toMatchObject({ kvFormatKey: 'ort-webgpu:q8', kvFormatValue: 'ort-webgpu:q8' });
+
+    await workbench.history.show();
+    await expect(workbench.history.row(fp8Id).getByTestId('history-cache')).toHaveText('K vllm:fp8_e4m3 · V vllm:fp8_e5m2');
+    await expect(workbench.history.row(fp8Id).getByTestId('history-path')).toHaveText('graph');
+    await expect(workbench.history.row(q8Id).getByTestId('history-cache')).toHaveText('ort-webgpu:q8');
+    await expect(workbench.history.row(q8Id).getByTestId('history-path')).toHaveText('host');
+    const saved = await workbench.history.open(fp8Id);
+    await expect(saved.getByTestId('saved-extensions')).toContainText('K vllm:fp8_e4m3, V vllm:fp8_e5m2');
+    await expect(saved.getByTestId('saved-path')).toHaveAttribute('data-path', 'graph');
+  });
+});
