@@ -67,4 +67,38 @@ test.describe('runtime KV formats from the run panel', () => {
     await expect(saved.getByTestId('saved-extensions')).toContainText('K vllm:fp8_e4m3, V vllm:fp8_e5m2');
     await expect(saved.getByTestId('saved-path')).toHaveAttribute('data-path', 'graph');
   });
+
+  test('a layer map mixing FP8 layers (format_key/format_value) and quanto 4-bit layers: the strip names the formats, the graph path runs it, the result names it', async ({ openWorkbench }) => {
+    const workbench = await openWorkbench();
+    const { model, run, live, page } = workbench;
+    await model.openFolder(STORIES_DIR);
+    await expect(model.name).toHaveText('stories260k');
+    await run.setCache({ groupSize: 32, residualLength: 16 });
+    await run.setMaxNewTokens(24);
+    await run.setReference(false);
+    const extensions = new ExtensionsFields(page);
+    await extensions.open();
+    await extensions.root.getByTestId('layer-map-input').setInputFiles({
+      name: 'mixed.yaml', mimeType: 'text/yaml',
+      buffer: Buffer.from('0: {format_key: vllm:fp8_e4m3, format_value: vllm:fp8_e5m2}\n1: {nbits_key: 4, nbits_value: 4}\n2: {format_key: vllm:fp8_e4m3, format_value: vllm:fp8_e5m2}\n3: {nbits_key: 4, nbits_value: 4}\n4: {nbits_key: 4, nbits_value: 4}\n'),
+    });
+    await expect(extensions.root.getByTestId('layer-map-summary')).toContainText('5 layers set');
+    const cells = page.getByTestId('layer-cell');
+    await expect(cells).toHaveCount(5);
+    for (const layer of [0, 2]) await expect(cells.nth(layer)).toHaveAttribute('data-format', 'K vllm:fp8_e4m3, V vllm:fp8_e5m2');
+    for (const layer of [1, 3, 4]) await expect(cells.nth(layer)).not.toHaveAttribute('data-format', /./);
+    await run.setDequantize('graph');
+    await expect(run.runButton).toBeEnabled();
+    await run.run();
+    expect(await live.waitForEnd()).toBe('Done');
+    await expect(page.getByTestId('result-path')).toHaveAttribute('data-path', 'graph');
+    await expect(page.getByTestId('result-format')).toContainText('vllm:fp8_e4m3, vllm:fp8_e5m2 in the layer map\'s layers (the others quanto)');
+    // the FP8 layers never flush, the quanto layers do (residual 16, 24 new tokens)
+    await expect(page.getByTestId('result-flushes')).toHaveText('0 1 0 1 1');
+    const id = (await live.savedRunId.textContent())!;
+    const record = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
+    expect(record.dequantize).toBe('graph');
+    expect(record.settings.quantization.extensions?.layerMap?.[0]).toMatchObject({ formatKey: 'vllm:fp8_e4m3', formatValue: 'vllm:fp8_e5m2' });
+  });
 });
+
