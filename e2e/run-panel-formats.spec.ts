@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunRecord } from '../app/record/parse-run-record.js';
+import type { RunRecord } from '../app/record/run-record.js';
 import { STORIES_DIR } from './environment.js';
 import { expect, test } from './fixtures.js';
 import { ExtensionsFields } from './pages/extensions-fields.js';
+import type { Workbench } from './pages/workbench.js';
 
 /**
  * Runtime KV formats chosen in the run panel (issue 27, a kvscope extension), K and V apart: the run
@@ -11,10 +13,22 @@ import { ExtensionsFields } from './pages/extensions-fields.js';
  * head_dim 8 is refused by llama.cpp's blocks of 32; vLLM's FP8 takes it, and the graph decodes it
  * (the graph path); ONNX Runtime WebGPU's q8 takes it too but runs on the host, which the run says.
  */
+/** Runs with the panel's settings, checks the result's format and path, and returns the saved record. */
+async function runAndRead(workbench: Workbench, format: string, path: 'graph' | 'host'): Promise<RunRecord> {
+  await workbench.run.run();
+  expect(await workbench.live.waitForEnd()).toBe('Done');
+  await expect(workbench.page.getByTestId('result-format')).toContainText(format);
+  await expect(workbench.page.getByTestId('result-path')).toHaveAttribute('data-path', path);
+  const id = (await workbench.live.savedRunId.textContent())!;
+  const record = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
+  expect(record.dequantize).toBe(path);
+  return record;
+}
+
 test.describe('runtime KV formats from the run panel', () => {
   test('K vllm:fp8_e4m3 and V vllm:fp8_e5m2 run in the graph; ort-webgpu:q8 on the host; result, record and History name the format and the path', async ({ openWorkbench }) => {
     const workbench = await openWorkbench();
-    const { model, run, live, page } = workbench;
+    const { model, run, page } = workbench;
     await model.openFolder(STORIES_DIR);
     await expect(model.name).toHaveText('stories260k');
     await run.setMaxNewTokens(24);
@@ -31,15 +45,10 @@ test.describe('runtime KV formats from the run panel', () => {
     await extensions.setFormat('value', 'vllm:fp8_e5m2');
     await expect(extensions.active).toContainText('runtime KV format (write-once)');
     await expect(run.runButton).toBeEnabled();
-    await run.run();
-    expect(await live.waitForEnd()).toBe('Done');
-    await expect(page.getByTestId('result-format')).toContainText('K vllm:fp8_e4m3 · V vllm:fp8_e5m2');
-    await expect(page.getByTestId('result-path')).toHaveAttribute('data-path', 'graph');
+    const fp8 = await runAndRead(workbench, 'K vllm:fp8_e4m3 · V vllm:fp8_e5m2', 'graph');
+    const fp8Id = fp8.id;
     await expect(page.getByTestId('live-extensions')).toContainText('K vllm:fp8_e4m3, V vllm:fp8_e5m2');
-    const fp8Id = (await live.savedRunId.textContent())!;
-    const fp8 = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${fp8Id}.json`), 'utf8'), `${fp8Id}.json`);
     expect(fp8.settings.quantization.extensions).toMatchObject({ kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e5m2' });
-    expect(fp8.dequantize).toBe('graph');
     // FP8: one byte per value, K and V, no residual
     expect(fp8.kvBytesTotal.fullPrecisionBytes).toBe(0);
     expect(fp8.kvBytesTotal.valueCount).toBeGreaterThan(0);
@@ -48,14 +57,9 @@ test.describe('runtime KV formats from the run panel', () => {
 
     await extensions.setFormat('key', 'ort-webgpu:q8');
     await extensions.setFormat('value', 'ort-webgpu:q8');
-    await run.run();
-    expect(await live.waitForEnd()).toBe('Done');
-    await expect(page.getByTestId('result-format')).toContainText('ort-webgpu:q8');
-    await expect(page.getByTestId('result-path')).toHaveAttribute('data-path', 'host');
+    const q8 = await runAndRead(workbench, 'ort-webgpu:q8', 'host');
+    const q8Id = q8.id;
     await expect(page.getByTestId('live-path')).toContainText('ort-webgpu:q8');
-    const q8Id = (await live.savedRunId.textContent())!;
-    const q8 = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${q8Id}.json`), 'utf8'), `${q8Id}.json`);
-    expect(q8.dequantize).toBe('host');
     expect(q8.settings.quantization.extensions).toMatchObject({ kvFormatKey: 'ort-webgpu:q8', kvFormatValue: 'ort-webgpu:q8' });
 
     await workbench.history.show();
@@ -70,7 +74,7 @@ test.describe('runtime KV formats from the run panel', () => {
 
   test('a layer map mixing FP8 layers (format_key/format_value) and quanto 4-bit layers: the strip names the formats, the graph path runs it, the result names it', async ({ openWorkbench }) => {
     const workbench = await openWorkbench();
-    const { model, run, live, page } = workbench;
+    const { model, run, page } = workbench;
     await model.openFolder(STORIES_DIR);
     await expect(model.name).toHaveText('stories260k');
     await run.setCache({ groupSize: 32, residualLength: 16 });
@@ -89,15 +93,9 @@ test.describe('runtime KV formats from the run panel', () => {
     for (const layer of [1, 3, 4]) await expect(cells.nth(layer)).not.toHaveAttribute('data-format', /./);
     await run.setDequantize('graph');
     await expect(run.runButton).toBeEnabled();
-    await run.run();
-    expect(await live.waitForEnd()).toBe('Done');
-    await expect(page.getByTestId('result-path')).toHaveAttribute('data-path', 'graph');
-    await expect(page.getByTestId('result-format')).toContainText('vllm:fp8_e4m3, vllm:fp8_e5m2 in the layer map\'s layers (the others quanto)');
+    const record = await runAndRead(workbench, 'vllm:fp8_e4m3, vllm:fp8_e5m2 in the layer map\'s layers (the others quanto)', 'graph');
     // the FP8 layers never flush, the quanto layers do (residual 16, 24 new tokens)
     await expect(page.getByTestId('result-flushes')).toHaveText('0 1 0 1 1');
-    const id = (await live.savedRunId.textContent())!;
-    const record = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
-    expect(record.dequantize).toBe('graph');
     expect(record.settings.quantization.extensions?.layerMap?.[0]).toMatchObject({ formatKey: 'vllm:fp8_e4m3', formatValue: 'vllm:fp8_e5m2' });
   });
 });
