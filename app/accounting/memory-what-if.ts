@@ -1,5 +1,6 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { layerBits, layerFormats, usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { layerBits, usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { resolveLayerSides, type SidePlan } from '../cache/cache-plan.js';
 import { oneSideMemory } from '../cache/full-precision-side.js';
 import type { KvPairGeometry } from '../cache/kv-geometry.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory, type StoreBytes } from '../cache/layer-memory.js';
@@ -77,8 +78,12 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   // A runtime's write-once format (--kv-format, or the layer map's in its layers) keeps every token in
   // its bytes: no residual, no flush (write-once-layer.ts); the other quantized layers flush as transformers does.
   const formatsOf = (index: number): LayerFormatNames | null => {
-    const formats = layerFormats(settings, index);
-    return plans[index] === 'quantized' && formats.key !== undefined && formats.value !== undefined ? { key: formats.key, value: formats.value } : null;
+    if (plans[index] !== 'quantized') return null;
+    // each side as the cache plan resolves it: a format, or a `full` side beside one (WriteOnceLayer keeps it in T)
+    const sides = resolveLayerSides(settings, index, plans.length);
+    if (sides === null || (sides.key.kind !== 'runtime-format' && sides.value.kind !== 'runtime-format')) return null;
+    const name = (side: SidePlan): string | null => (side.kind === 'runtime-format' ? side.format : null);
+    return { key: name(sides.key), value: name(sides.value) };
   };
   const writeOnce = { storeTokens: contextLength, residualTokens: 0, flushes: 0 };
   const allWriteOnce = usesRuntimeFormat(settings) && plans.every((plan, index) => plan !== 'quantized' || formatsOf(index) !== null);
@@ -152,8 +157,9 @@ function layerPlans(config: ModelConfig, cacheMode: CacheMode, settings: Quantiz
 
 /** A write-once layer's K and V runtime formats (the cache plan's, per layer). */
 interface LayerFormatNames {
-  readonly key: string;
-  readonly value: string;
+  /** null: that side kept in full precision */
+  readonly key: string | null;
+  readonly value: string | null;
 }
 
 /** A write-once layer as its runtime counts it, or the runtime's refusal of this geometry as the row's error. */

@@ -146,6 +146,11 @@ describe('the what-if\'s arithmetic equals the bytes of a real cache filled to N
       // the quanto layer flushes on transformers' schedule (residual 8) while the format layers keep every token written once
       expect(expectSameBytes({ ...base, groupSize: 32, residualLength: 8, extensions: { layerMap } }, dtype, 6, 41), dtype).toBe('sized');
     }
+    // a format side beside a full one: the full side's rows in T, as WriteOnceLayer keeps them (the map's and --kv-format's alike)
+    const halfFull = parseLayerMap('0: {format_key: llama.cpp:q8_0, nbits_value: full}\n2: {nbits_key: full, format_value: nvfp4}\n', 'map.yaml');
+    for (const dtype of ['float32', 'float16'] as const) expect(expectSameBytes({ ...base, groupSize: 32, residualLength: 8, extensions: { layerMap: halfFull } }, dtype, 6, 41)).toBe('sized');
+    const keysOnly = { ...base, extensions: { kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e4m3', layerMap: parseLayerMap('1: {nbits_key: 4, nbits_value: full}\n', 'map.yaml') } };
+    expect(expectSameBytes(keysOnly, 'float32', 5, 37)).toBe('sized');
     const refused = parseLayerMap('0: {format_key: mlx:4bit-g128, format_value: llama.cpp:q8_0}\n', 'map.yaml');
     expect(expectSameBytes({ ...base, extensions: { layerMap: refused } }, 'float32', 5, 37)).toBe('refused');
   });
