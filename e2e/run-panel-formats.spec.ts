@@ -93,10 +93,13 @@ test.describe('runtime KV formats from the run panel', () => {
     for (const layer of [1, 3, 4]) await expect(cells.nth(layer)).not.toHaveAttribute('data-format', /./);
     await run.setDequantize('graph');
     await expect(run.runButton).toBeEnabled();
-    const record = await runAndRead(workbench, 'vllm:fp8_e4m3, vllm:fp8_e5m2 in the layer map\'s layers (the others quanto)', 'graph');
+    const record = await runAndRead(workbench, 'vllm:fp8_e4m3, vllm:fp8_e5m2 in the layer map\'s layers (the others quanto 4-bit)', 'graph');
     // the FP8 layers never flush, the quanto layers do (residual 16, 24 new tokens)
     await expect(page.getByTestId('result-flushes')).toHaveText('0 1 0 1 1');
     expect(record.settings.quantization.extensions?.layerMap?.[0]).toMatchObject({ formatKey: 'vllm:fp8_e4m3', formatValue: 'vllm:fp8_e5m2' });
+    await workbench.history.show();
+    await expect(workbench.history.row(record.id).getByTestId('history-cache')).toHaveText('vllm:fp8_e4m3, vllm:fp8_e5m2 in the layer map\'s layers (the others quanto 4-bit)');
+    await expect(workbench.history.row(record.id).getByTestId('history-path')).toHaveText('graph');
   });
 });
 

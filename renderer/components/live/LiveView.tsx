@@ -10,7 +10,7 @@ import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 import { compactList } from '../common/DiagnosticList.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
-import { kvFormatText } from '../../format/kv-format.js';
+import { kvFormatText } from '../../../app/record/kv-format-text.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
 import { TextPanel } from '../dashboard/TextPanel.js';
 import { PathBadge } from '../dashboard/PathBadge.js';
