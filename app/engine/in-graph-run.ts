@@ -40,7 +40,9 @@ export type InGraphPlan =
 
 /**
  * The rewrite's spec for a run: every layer the plan quantizes, keys and values as the cache stores
- * them (app/cache/quantization-plan.ts: K/V bits apart and per-layer bits included), with each
+ * them, side by side as the cache plan resolves them (app/cache/cache-plan.ts: transformers' store with
+ * K/V bits apart and per-layer bits, or a runtime format's bytes, per layer: --kv-format or the layer
+ * map's format_key/format_value), with each
  * layer's heads and head size as the graph declares them (else the config's, as the engine reads
  * them). Refuses what the rewrite cannot express: HQQ's 3-bit int32 packing, and the extensions
  * whose stores are more than a backend store (GRAPH_EXTENSIONS).
