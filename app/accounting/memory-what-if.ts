@@ -1,5 +1,6 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import { layerBits, usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { resolveLayerSides, type SidePlan } from '../cache/cache-plan.js';
 import { oneSideMemory } from '../cache/full-precision-side.js';
 import type { KvPairGeometry } from '../cache/kv-geometry.js';
 import { addLayerMemory, EMPTY_LAYER_MEMORY, layerMemory, type LayerMemory, type StoreBytes } from '../cache/layer-memory.js';
@@ -73,12 +74,20 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   const { config, settings } = input;
   const contextLength = clampInteger(input.contextLength, 1, MAX_WHAT_IF_CONTEXT);
   const promptTokens = clampInteger(input.promptTokens, 1, contextLength);
-  // A runtime's write-once format keeps every token in its bytes: no residual, no flush (write-once-layer.ts).
-  const runtimeFormat = usesRuntimeFormat(settings);
-  const last = runtimeFormat
-    ? { storeTokens: contextLength, residualTokens: 0, flushes: 0 }
-    : flushState(promptTokens, settings.residualLength, contextLength - promptTokens);
   const plans = layerPlans(config, input.cacheMode, settings);
+  // A runtime's write-once format (--kv-format, or the layer map's in its layers) keeps every token in
+  // its bytes: no residual, no flush (write-once-layer.ts); the other quantized layers flush as transformers does.
+  const formatsOf = (index: number): LayerFormatNames | null => {
+    if (plans[index] !== 'quantized') return null;
+    // each side as the cache plan resolves it: a format, or a `full` side beside one (WriteOnceLayer keeps it in T)
+    const sides = resolveLayerSides(settings, index, plans.length);
+    if (sides === null || (sides.key.kind !== 'runtime-format' && sides.value.kind !== 'runtime-format')) return null;
+    const name = (side: SidePlan): string | null => (side.kind === 'runtime-format' ? side.format : null);
+    return { key: name(sides.key), value: name(sides.value) };
+  };
+  const writeOnce = { storeTokens: contextLength, residualTokens: 0, flushes: 0 };
+  const allWriteOnce = usesRuntimeFormat(settings) && plans.every((plan, index) => plan !== 'quantized' || formatsOf(index) !== null);
+  const last = allWriteOnce ? writeOnce : flushState(promptTokens, settings.residualLength, contextLength - promptTokens);
   const geometry = pairGeometry(config, input.kvDtype);
 
   const windows = slidingWindows(config.layers.actualKinds, config.geometry);
@@ -89,25 +98,28 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
     return bits === 'full-precision' ? { key: settings.nbits, value: settings.nbits } : bits;
   };
   const memo = new Map<string, { memory: LayerMemory | null; error: string | null }>();
-  const memoryFor = (plan: CacheLayerPlan, bits: SideBits, window: number | null): { memory: LayerMemory | null; error: string | null } => {
-    const memoKey = `${plan}/${bits.key}/${bits.value}/${window}`;
+  const memoryFor = (plan: CacheLayerPlan, bits: SideBits, formats: LayerFormatNames | null, window: number | null): { memory: LayerMemory | null; error: string | null } => {
+    const memoKey = `${plan}/${bits.key}/${bits.value}/${formats?.key}/${formats?.value}/${window}`;
     const cached = memo.get(memoKey);
     if (cached !== undefined) return cached;
-    const computed = planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength, bits);
+    const computed = formats !== null
+      ? formatMemory(formats, geometry, writeOnce.storeTokens)
+      : planMemory(plan, geometry, settings, last.storeTokens, last.residualTokens, contextLength, bits);
     // A full-precision sliding layer: what transformers' DynamicSlidingWindowLayer keeps of it.
     const kept = plan === 'dynamic' && window !== null && computed.memory !== null ? { memory: slidingWindowMemory(computed.memory, window), error: null } : computed;
     memo.set(memoKey, kept);
     return kept;
   };
 
-  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; bits: SideBits; window: number | null; layers: number[] }>();
+  const groups = new Map<string, { kind: string; plan: CacheLayerPlan; bits: SideBits; formats: LayerFormatNames | null; window: number | null; layers: number[] }>();
   config.layers.layers.forEach((layer, index) => {
     const plan = plans[index] ?? 'none';
     const bits = bitsOf(index);
+    const formats = formatsOf(index);
     const window = plan === 'dynamic' ? windows[index] ?? null : null;
-    const base = plan === 'quantized' && settings.extensions !== undefined ? `${layer.actualKind}/${plan}/${bits.key}/${bits.value}` : `${layer.actualKind}/${plan}`;
+    const base = plan === 'quantized' && settings.extensions !== undefined ? `${layer.actualKind}/${plan}/${bits.key}/${bits.value}/${formats?.key}/${formats?.value}` : `${layer.actualKind}/${plan}`;
     const key = `${base}/${window}`;
-    const group = groups.get(key) ?? { kind: layer.actualKind, plan, bits, window, layers: [] };
+    const group = groups.get(key) ?? { kind: layer.actualKind, plan, bits, formats, window, layers: [] };
     group.layers.push(index);
     groups.set(key, group);
   });
@@ -116,7 +128,7 @@ export function estimateKvMemory(input: WhatIfInput): WhatIfResult {
   let fedBytes = 0;
   const rows: WhatIfRow[] = [];
   for (const group of groups.values()) {
-    const { memory, error } = memoryFor(group.plan, group.bits, group.window);
+    const { memory, error } = memoryFor(group.plan, group.bits, group.formats, group.window);
     if (memory !== null) {
       for (let i = 0; i < group.layers.length; i++) total = addLayerMemory(total, memory);
       fedBytes += group.layers.length * (memory.fedBytes ?? memory.totalBytes);
@@ -143,6 +155,22 @@ function layerPlans(config: ModelConfig, cacheMode: CacheMode, settings: Quantiz
   return cacheMode === 'dynamic' ? planDynamicLayers(layers) : planCacheLayers(layers, settings.layerPolicy, settings);
 }
 
+/** A write-once layer's K and V runtime formats (the cache plan's, per layer). */
+interface LayerFormatNames {
+  /** null: that side kept in full precision */
+  readonly key: string | null;
+  readonly value: string | null;
+}
+
+/** A write-once layer as its runtime counts it, or the runtime's refusal of this geometry as the row's error. */
+function formatMemory(formats: LayerFormatNames, geometry: KvPairGeometry, tokens: number): { memory: LayerMemory | null; error: string | null } {
+  try {
+    return { memory: runtimeFormatLayerMemory(formats.key, formats.value, geometry, tokens), error: null };
+  } catch (error) {
+    return { memory: null, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /** One quantized layer's K and V bits. */
 interface SideBits {
   /** 'full': the cache plan keeps this side in full precision (a layer map's `full` side, a kvscope extension) */
@@ -165,10 +193,6 @@ function planMemory(
     return { memory: layerMemory({ geometry, quantizedTokens: 0, fullPrecisionTokens: contextLength, stores: [], workingBytes: 0 }), error: null };
   }
   try {
-    const ext = settings.extensions;
-    if (ext?.kvFormatKey !== undefined && ext.kvFormatValue !== undefined) {
-      return { memory: runtimeFormatLayerMemory(ext.kvFormatKey, ext.kvFormatValue, geometry, storeTokens), error: null };
-    }
     const { denseTokens, extensions } = extensionSplit(settings, geometry, storeTokens);
     const { key, value } = bits;
     if (key === 'full' || value === 'full') {

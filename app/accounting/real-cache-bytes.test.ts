@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { CacheExtensions } from '../cache/cache-extensions.js';
 import { KvCache } from '../cache/kv-cache.js';
+import { parseLayerMap } from '../cache/layer-map.js';
 import { sumLayerMemory, type LayerMemory } from '../cache/layer-memory.js';
 import { planCacheLayers } from '../cache/layer-plan.js';
 import { parseModelConfig } from '../config/parse-model-config.js';
@@ -137,5 +138,20 @@ describe('the what-if\'s arithmetic equals the bytes of a real cache filled to N
       }
     }
     expect(expectSameBytes({ ...base, extensions: { kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'llama.cpp:q4_0', calculateKvScales: true } }, 'float32', 5, 37)).toBe('sized');
+  });
+
+  it('a layer map mixing runtime formats and transformers\' layers (format_key/format_value), float32 and float16', () => {
+    const layerMap = parseLayerMap('0: {format_key: llama.cpp:q8_0, format_value: llama.cpp:q4_0}\n1: {nbits_key: 4, nbits_value: 2}\n2: {format_key: nvfp4, format_value: vllm:fp8_e4m3}\n', 'map.yaml');
+    for (const dtype of ['float32', 'float16'] as const) {
+      // the quanto layer flushes on transformers' schedule (residual 8) while the format layers keep every token written once
+      expect(expectSameBytes({ ...base, groupSize: 32, residualLength: 8, extensions: { layerMap } }, dtype, 6, 41), dtype).toBe('sized');
+    }
+    // a format side beside a full one: the full side's rows in T, as WriteOnceLayer keeps them (the map's and --kv-format's alike)
+    const halfFull = parseLayerMap('0: {format_key: llama.cpp:q8_0, nbits_value: full}\n2: {nbits_key: full, format_value: nvfp4}\n', 'map.yaml');
+    for (const dtype of ['float32', 'float16'] as const) expect(expectSameBytes({ ...base, groupSize: 32, residualLength: 8, extensions: { layerMap: halfFull } }, dtype, 6, 41)).toBe('sized');
+    const keysOnly = { ...base, extensions: { kvFormatKey: 'vllm:fp8_e4m3', kvFormatValue: 'vllm:fp8_e4m3', layerMap: parseLayerMap('1: {nbits_key: 4, nbits_value: full}\n', 'map.yaml') } };
+    expect(expectSameBytes(keysOnly, 'float32', 5, 37)).toBe('sized');
+    const refused = parseLayerMap('0: {format_key: mlx:4bit-g128, format_value: llama.cpp:q8_0}\n', 'map.yaml');
+    expect(expectSameBytes({ ...base, extensions: { layerMap: refused } }, 'float32', 5, 37)).toBe('refused');
   });
 });

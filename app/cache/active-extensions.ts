@@ -1,6 +1,6 @@
 import { formatLayerList } from '../preflight/layer-list.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
-import { layerBits } from './cache-extensions.js';
+import { layerBits, layerMapFormats } from './cache-extensions.js';
 
 export type ExtensionId = 'kv-bits-apart' | 'layer-map' | 'full-precision-layers' | 'attention-sinks' | 'rotation' | 'outliers' | 'kv-format';
 export const EXTENSION_IDS: readonly ExtensionId[] = ['kv-bits-apart', 'layer-map', 'full-precision-layers', 'attention-sinks', 'rotation', 'outliers', 'kv-format'];
@@ -31,12 +31,13 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
   if (keyBits !== settings.nbits || valueBits !== settings.nbits) {
     active.push({ id: 'kv-bits-apart', label: 'K and V bits apart', detail: `K ${keyBits} bits, V ${valueBits} bits` });
   }
-  const differing = (ext.layerMap ?? []).filter((entry) => 'fullPrecision' in entry || entry.nbitsKey !== keyBits || entry.nbitsValue !== valueBits);
+  const differing = (ext.layerMap ?? []).filter((entry) => 'fullPrecision' in entry || entry.nbitsKey !== keyBits || entry.nbitsValue !== valueBits
+    || entry.formatKey !== undefined || entry.formatValue !== undefined);
   if (differing.length > 0) {
     const full = differing.filter((entry) => 'fullPrecision' in entry).map((entry) => entry.layer);
     const own = differing.filter((entry) => !('fullPrecision' in entry));
     const parts = [
-      ...(own.length > 0 ? [own.map((entry) => 'nbitsKey' in entry ? `${entry.layer}: ${sideLabel('K', entry.nbitsKey)} ${sideLabel('V', entry.nbitsValue)}` : '').join(', ')] : []),
+      ...(own.length > 0 ? [own.map((entry) => 'nbitsKey' in entry ? `${entry.layer}: ${sideLabel('K', entry.nbitsKey, entry.formatKey)} ${sideLabel('V', entry.nbitsValue, entry.formatValue)}` : '').join(', ')] : []),
       ...(full.length > 0 ? [`full precision: ${formatLayerList(full)}`] : []),
     ];
     active.push({ id: 'layer-map', label: 'per-layer settings', detail: parts.join('; ') });
@@ -55,6 +56,15 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
   }
   if (ext.outlierQuantile !== undefined) {
     active.push({ id: 'outliers', label: 'outliers', detail: `values above the ${ext.outlierQuantile} magnitude quantile kept exactly (dense-and-sparse)` });
+  }
+  const mapped = layerMapFormats(ext);
+  if (ext.kvFormatKey === undefined && ext.kvFormatValue === undefined && mapped.length > 0) {
+    // the layer map's own formats (its entries above say which layer and side takes which)
+    active.push({
+      id: 'kv-format', label: 'runtime KV format (write-once)',
+      detail: `${mapped.join(', ')} in the layer map's layers: each row quantized once when written, no residual, no re-quantization` +
+        `${ext.calculateKvScales === true ? ', per-tensor scales calculated from the prompt' : ''} (the other layers ${String(settings.backend)})`,
+    });
   }
   if (ext.kvFormatKey !== undefined || ext.kvFormatValue !== undefined) {
     const same = ext.kvFormatKey === ext.kvFormatValue;
@@ -80,6 +90,7 @@ function fullPrecisionLayers(settings: QuantizedCacheSettings, numLayers: number
 }
 
 /** `K4`, or `K full` for a side the layer map keeps in full precision. */
-function sideLabel(side: 'K' | 'V', bits: number | 'full'): string {
+function sideLabel(side: 'K' | 'V', bits: number | 'full', format?: string): string {
+  if (format !== undefined) return `${side} ${format}`;
   return bits === 'full' ? `${side} full` : `${side}${bits}`;
 }

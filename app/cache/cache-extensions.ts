@@ -49,10 +49,18 @@ export const ROTATION_KINDS: readonly RotationKind[] = ['hadamard'];
  */
 export type SideBits = number | 'full';
 
-/** One layer's entry in a layer map: its own K and V bits (either may be `full`), or a full-precision cache. */
+/**
+ * One layer's entry in a layer map: its own K and V bits (either may be `full`), or a full-precision
+ * cache. `formatKey`/`formatValue` store that side in a serving runtime's write-once format instead
+ * (`llama.cpp:q8_0`, spelled as `--kv-format` spells it; a kvscope extension): that side's nbits are
+ * then nominal and never read (layerBits gives the global bits, so the type stays total).
+ */
 export type LayerMapEntry =
-  | { readonly layer: number; readonly nbitsKey: SideBits; readonly nbitsValue: SideBits }
+  | { readonly layer: number; readonly nbitsKey: SideBits; readonly nbitsValue: SideBits; readonly formatKey?: string; readonly formatValue?: string }
   | { readonly layer: number; readonly fullPrecision: true };
+
+/** The nominal bits a layer map keeps on a runtime-format side (never read: layerBits and layerFormats resolve it). */
+export const FORMAT_SIDE_NOMINAL_BITS = 8;
 
 /** Entries in ascending layer order, one per layer at most (layer-map.ts reads and writes them). */
 export type LayerMap = readonly LayerMapEntry[];
@@ -78,7 +86,11 @@ export function layerBits(settings: GlobalBits, layer: number, numLayers: number
   const entry = ext?.layerMap?.find((item) => item.layer === layer);
   if (entry !== undefined) {
     if ('fullPrecision' in entry || (entry.nbitsKey === 'full' && entry.nbitsValue === 'full')) return 'full-precision';
-    return { key: entry.nbitsKey, value: entry.nbitsValue };
+    // a runtime-format side's bits are nominal: the global bits keep the backend's checks of this layer as they were
+    return {
+      key: entry.formatKey !== undefined ? ext?.nbitsKey ?? settings.nbits : entry.nbitsKey,
+      value: entry.formatValue !== undefined ? ext?.nbitsValue ?? settings.nbits : entry.nbitsValue,
+    };
   }
   return { key: ext?.nbitsKey ?? settings.nbits, value: ext?.nbitsValue ?? settings.nbits };
 }
@@ -131,5 +143,28 @@ export function sideExtensions(extensions: CacheExtensions | undefined, side: 'k
  * backend's shape rules, residual and flushes do not apply then (write-once-layer.ts).
  */
 export function usesRuntimeFormat(settings: { readonly extensions?: CacheExtensions | undefined }): boolean {
-  return settings.extensions?.kvFormatKey !== undefined || settings.extensions?.kvFormatValue !== undefined;
+  return settings.extensions?.kvFormatKey !== undefined || settings.extensions?.kvFormatValue !== undefined || layerMapFormats(settings.extensions).length > 0;
+}
+
+/**
+ * A quantized layer's runtime formats, side by side (undefined: that side is not in a runtime
+ * format): the layer map's `format_key`/`format_value` for this layer, else `--kv-format*`.
+ */
+export function layerFormats(settings: { readonly extensions?: CacheExtensions | undefined }, layer: number): { readonly key: string | undefined; readonly value: string | undefined } {
+  const ext = settings.extensions;
+  const entry = ext?.layerMap?.find((item) => item.layer === layer);
+  const own = entry !== undefined && 'nbitsKey' in entry ? entry : undefined;
+  return { key: own?.formatKey ?? ext?.kvFormatKey, value: own?.formatValue ?? ext?.kvFormatValue };
+}
+
+/** Whether this layer keeps any side in a runtime format (its cache layer is then a WriteOnceLayer). */
+export function layerUsesRuntimeFormat(settings: { readonly extensions?: CacheExtensions | undefined }, layer: number): boolean {
+  const formats = layerFormats(settings, layer);
+  return formats.key !== undefined || formats.value !== undefined;
+}
+
+/** Every runtime format the layer map names, each once, in order of first use. */
+export function layerMapFormats(extensions: CacheExtensions | undefined): string[] {
+  const names = (extensions?.layerMap ?? []).flatMap((entry) => ('nbitsKey' in entry ? [entry.formatKey, entry.formatValue] : [])).filter((name): name is string => name !== undefined);
+  return [...new Set(names)];
 }

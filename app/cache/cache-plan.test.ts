@@ -104,3 +104,49 @@ describe('the cache plan (one per layer and side)', () => {
     cache.dispose();
   });
 });
+
+describe('per-layer runtime formats in the layer map (format_key / format_value, a kvscope extension)', () => {
+  /** layer 0 in llama.cpp q8_0 / q4_0, layer 1 transformers' quanto 4/2-bit, layer 2 FP8 keys with values kept exact */
+  const formatsYaml = '0: {format_key: llama.cpp:q8_0, format_value: llama.cpp:q4_0}\n1: {nbits_key: 4, nbits_value: 2}\n2: {format_key: vllm:fp8_e4m3, nbits_value: full}\n';
+  const formatted: QuantizedCacheSettings = { ...base, extensions: { layerMap: parseLayerMap(formatsYaml, 'map.yaml') } };
+
+  it('resolves each layer and side to its format, the backend or full precision', () => {
+    const plan = resolveCachePlan(layers, formatted);
+    expect(plan.map((entry) => [entry.cache, entry.key, entry.value].map((side) => (typeof side === 'string' ? side : side.kind === 'runtime-format' ? side.format : side.kind === 'backend' ? side.params.nbits : side.kind)))).toEqual([
+      ['quantized', 'llama.cpp:q8_0', 'llama.cpp:q4_0'], ['quantized', 4, 2], ['quantized', 'vllm:fp8_e4m3', 'full-precision'],
+    ]);
+  });
+
+  it('builds a WriteOnceLayer for the format layers and a QuantizedLayer for the backend layer, each as the plan says', () => {
+    const cache = track(new KvCache({ plan: planCacheLayers(layers, 'all', formatted), settings: formatted, quantizer: quantizerFor('quanto') }));
+    const [key, value] = kv(8, 11, 32);
+    for (const layer of [0, 1, 2]) cache.update(layer, key, value);
+    const first = cache.layer(0) as WriteOnceLayer;
+    expect([first.formats.key?.name, first.formats.value?.name]).toEqual(['llama.cpp:q8_0', 'llama.cpp:q4_0']);
+    // 8 tokens × 2 heads: q8_0 34 bytes per 32 values, q4_0 18
+    expect(first.memory()).toMatchObject({ codeBytes: 8 * 2 * (34 + 18), fullPrecisionBytes: 0 });
+    expect(cache.layer(1)).toBeInstanceOf(QuantizedLayer);
+    const third = cache.layer(2) as WriteOnceLayer;
+    expect([third.formats.key?.name, third.formats.value]).toEqual(['vllm:fp8_e4m3', null]);
+    cache.dispose();
+  });
+
+  it('writes the plan back with the formats (--write-layer-map), and --kv-format as a format on every layer', () => {
+    const written = formatLayerMap(resolvedLayerMap(formatted, 3), 'yaml');
+    expect(written).toContain('format_key: llama.cpp:q8_0');
+    expect(written).not.toContain('nbits_key: 8');
+    expect(parseLayerMap(written, 'out.yaml')).toEqual(formatted.extensions!.layerMap);
+    expect(parseLayerMap(formatLayerMap(formatted.extensions!.layerMap!, 'json'), 'out.json')).toEqual(formatted.extensions!.layerMap);
+    const everyLayer = { ...base, extensions: { kvFormatKey: 'nvfp4', kvFormatValue: 'llama.cpp:q8_0' } };
+    const fromFlag = parseLayerMap(formatLayerMap(resolvedLayerMap(everyLayer, 3), 'yaml'), 'flag.yaml');
+    expect(resolveCachePlan(layers, { ...base, extensions: { layerMap: fromFlag } })).toEqual(resolveCachePlan(layers, everyLayer));
+  });
+
+  it('refuses a side given twice, an unknown format, and a layer mixing a format side with a backend side', () => {
+    expect(() => parseLayerMap('0: {nbits_key: 4, format_key: llama.cpp:q8_0, nbits_value: 4}\n', 'm.yaml')).toThrow(/m\.yaml, layer 0: nbits_key and format_key both give the keys; keep one/);
+    expect(() => parseLayerMap('0: {format_key: llama.cpp:q3_k, format_value: nvfp4}\n', 'm.yaml')).toThrow(/format_key must name a runtime KV format as --kv-format does, got "llama\.cpp:q3_k"\. Formats: llama\.cpp:q8_0/);
+    const mixed: QuantizedCacheSettings = { ...base, extensions: { layerMap: parseLayerMap('1: {format_key: llama.cpp:q8_0, nbits_value: 4}\n', 'm.yaml') } };
+    expect(() => new KvCache({ plan: planCacheLayers(layers, 'all', mixed), settings: mixed, quantizer: quantizerFor('quanto') }))
+      .toThrow(/layer 1 stores its keys in a runtime format and its values with quanto's quantizer/);
+  });
+});

@@ -1,6 +1,6 @@
 import type { QuantParams } from '../quant/types.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
-import { layerBits, sideExtensions, type LayerMapEntry, type SideExtensions } from './cache-extensions.js';
+import { layerBits, layerFormats, sideExtensions, type LayerMapEntry, type SideExtensions } from './cache-extensions.js';
 import { planCacheLayers, planDynamicLayers, type CacheLayerPlan, type PlannedLayer } from './layer-plan.js';
 
 /**
@@ -59,10 +59,12 @@ export function resolveLayerSides(settings: QuantizedCacheSettings, layer: numbe
   const bits = layerBits(settings, layer, numLayers);
   if (bits === 'full-precision') return null;
   const ext = settings.extensions;
+  const formats = layerFormats(settings, layer);
   const side = (part: 'key' | 'value'): SidePlan => {
     const nbits = part === 'key' ? bits.key : bits.value;
     if (nbits === 'full') return FULL;
-    const format = part === 'key' ? ext?.kvFormatKey : ext?.kvFormatValue;
+    // the layer map's format for this layer and side, else --kv-format*
+    const format = formats[part];
     if (format !== undefined) return { kind: 'runtime-format', format, calculateKvScales: ext?.calculateKvScales === true };
     return {
       kind: 'backend', backend: settings.backend, residualLength: settings.residualLength,

@@ -5,7 +5,7 @@ import { nbitsMessage } from '../quant/library-messages.js';
 import type { QuantizedCacheSettings } from './cache-config.js';
 import { RUNTIME_FORMATS, runtimeFormat } from '../quant/runtime-formats/registry.js';
 import { RuntimeFormatError, type RuntimeFormat } from '../quant/runtime-formats/types.js';
-import { ROTATION_KINDS, type CacheExtensions } from './cache-extensions.js';
+import { layerMapFormats, ROTATION_KINDS, type CacheExtensions } from './cache-extensions.js';
 
 /** Stable codes of the extensions' findings (the preflight reports them as its own codes). */
 export type ExtensionProblemCode =
@@ -110,10 +110,18 @@ function layerMapProblems(settings: QuantizedCacheSettings, ext: CacheExtensions
       problem(`layer ${entry.layer} does not exist: this model has layers 0…${numLayers - 1}.`, 'Use a layer map made for this model (KVTuner presets are per model).', [entry.layer]);
     }
     if ('fullPrecision' in entry) continue;
-    for (const [name, bits] of [['nbits_key', entry.nbitsKey], ['nbits_value', entry.nbitsValue]] as const) {
-      if (bits === 'full') continue;
+    for (const [name, bits, format] of [['nbits_key', entry.nbitsKey, entry.formatKey], ['nbits_value', entry.nbitsValue, entry.formatValue]] as const) {
+      // a runtime-format side's bits are nominal (cache-extensions.ts); its format is checked below
+      if (bits === 'full' || format !== undefined) continue;
       const message = backendBitsMessage(settings, bits);
       if (message !== null) problem(`layer ${entry.layer}'s ${name}: ${message}`, `Use ${allowedBits(settings)} bits, or "full" for a full-precision layer.`, [entry.layer]);
+    }
+    // One cache layer stores both sides: a WriteOnceLayer (runtime formats, or full) or transformers' QuantizedLayer.
+    const formatSide = entry.formatKey !== undefined ? 'keys' : entry.formatValue !== undefined ? 'values' : null;
+    const backendSide = entry.formatKey === undefined && entry.nbitsKey !== 'full' ? 'keys' : entry.formatValue === undefined && entry.nbitsValue !== 'full' ? 'values' : null;
+    if (formatSide !== null && backendSide !== null && ext.kvFormatKey === undefined) {
+      problem(`layer ${entry.layer} stores its ${formatSide} in a runtime format and its ${backendSide} with ${settings.backend}'s quantizer; one layer's cache is either a runtime's write-once layer or transformers' QuantizedLayer.`,
+        `Give layer ${entry.layer} format_key and format_value (either may be "full" through nbits_*: full), or nbits_key and nbits_value.`, [entry.layer]);
     }
   }
   return problems;
@@ -200,9 +208,11 @@ const NOT_WITH_KV_FORMAT: readonly (readonly [keyof CacheExtensions, string])[] 
  */
 function kvFormatProblems(ext: CacheExtensions, headDims: ExtensionContext['headDims']): ExtensionProblem[] {
   const { kvFormatKey, kvFormatValue } = ext;
-  const problem = (code: ExtensionProblemCode, origin: 'backend' | 'kvscope', message: string, fix: string): ExtensionProblem =>
-    ({ code, severity: 'error', origin, message, fix, layers: [] });
+  const problem = (code: ExtensionProblemCode, origin: 'backend' | 'kvscope', message: string, fix: string, layers: number[] = []): ExtensionProblem =>
+    ({ code, severity: 'error', origin, message, fix, layers });
   if (kvFormatKey === undefined && kvFormatValue === undefined) {
+    const mapped = layerMapFormats(ext);
+    if (mapped.length > 0) return layerMapFormatProblems(ext, mapped, headDims, problem);
     if (ext.calculateKvScales !== true) return [];
     return [problem('invalid-kv-format', 'kvscope', 'kvscope extension --calculate-kv-scales computes vLLM\'s per-tensor FP8 scales, but no runtime format is chosen.',
       'Add --kv-format vllm:fp8_e4m3 (or fp8_e5m2), or drop --calculate-kv-scales.')];
@@ -224,21 +234,53 @@ function kvFormatProblems(ext: CacheExtensions, headDims: ExtensionContext['head
       'Drop --calculate-kv-scales, or use --kv-format vllm:fp8_e4m3.'));
   }
   for (const [side, name, flag] of [['key', kvFormatKey, '--kv-format-key'], ['value', kvFormatValue, '--kv-format-value']] as const) {
-    let format: RuntimeFormat;
-    try {
-      format = runtimeFormat(name);
-    } catch (error) {
-      if (!(error instanceof RuntimeFormatError)) throw error;
-      problems.push(problem('invalid-kv-format', 'kvscope', `kvscope extension ${flag}: ${error.message}`, 'Pick one of the formats `kvscope run --help` lists.'));
-      continue;
+    const found = formatProblem(name, side, flag, headDims, problem, []);
+    if (found !== null) problems.push(found);
+  }
+  return problems;
+}
+
+type ProblemOf = (code: ExtensionProblemCode, origin: 'backend' | 'kvscope', message: string, fix: string, layers?: number[]) => ExtensionProblem;
+
+/** A format name that is no runtime format, or the runtime's own refusal of this side's head_dim; null when it runs. */
+function formatProblem(name: string, side: 'key' | 'value', flag: string, headDims: ExtensionContext['headDims'], problem: ProblemOf, layers: number[]): ExtensionProblem | null {
+  let format: RuntimeFormat;
+  try {
+    format = runtimeFormat(name);
+  } catch (error) {
+    if (!(error instanceof RuntimeFormatError)) throw error;
+    return problem('invalid-kv-format', 'kvscope', `kvscope extension ${flag}: ${error.message}`, 'Pick one of the formats `kvscope run --help` lists.', layers);
+  }
+  if (headDims === undefined) return null;
+  // The refusals read only head_dim and side (types.ts); the dtype does not change them.
+  const refusal = format.refusal({ headDim: headDims[side], dtype: 'float16', side });
+  if (refusal === null) return null;
+  return problem('kv-format-refused', 'backend', `${refusal}\nkvscope extension ${flag} ${name}: the ${side}s of this model (head_dim ${headDims[side]}) are refused by ${format.runtime}.`,
+    'Pick a format this head_dim allows (vllm:fp8_e4m3 takes any head_dim), or run transformers\' QuantizedCache without --kv-format.', layers);
+}
+
+/**
+ * The layer map's own runtime formats (`format_key`/`format_value`, without --kv-format): each a
+ * known format the runtime takes at this head_dim, said with the layers that use it; and
+ * --calculate-kv-scales only where some format has a per-tensor scale.
+ */
+function layerMapFormatProblems(ext: CacheExtensions, names: readonly string[], headDims: ExtensionContext['headDims'], problem: ProblemOf): ExtensionProblem[] {
+  const problems: ExtensionProblem[] = [];
+  const entries = (ext.layerMap ?? []).flatMap((entry) => ('nbitsKey' in entry ? [entry] : []));
+  for (const side of ['key', 'value'] as const) {
+    const byName = new Map<string, number[]>();
+    for (const entry of entries) {
+      const name = side === 'key' ? entry.formatKey : entry.formatValue;
+      if (name !== undefined) byName.set(name, [...(byName.get(name) ?? []), entry.layer]);
     }
-    if (headDims === undefined) continue;
-    // The refusals read only head_dim and side (types.ts); the dtype does not change them.
-    const refusal = format.refusal({ headDim: headDims[side], dtype: 'float16', side });
-    if (refusal !== null) {
-      problems.push(problem('kv-format-refused', 'backend', `${refusal}\nkvscope extension ${flag} ${name}: the ${side}s of this model (head_dim ${headDims[side]}) are refused by ${format.runtime}.`,
-        'Pick a format this head_dim allows (vllm:fp8_e4m3 takes any head_dim), or run transformers\' QuantizedCache without --kv-format.'));
+    for (const [name, layers] of byName) {
+      const found = formatProblem(name, side, `--layer-map format_${side} (layer${layers.length > 1 ? 's' : ''} ${layers.join(', ')})`, headDims, problem, layers);
+      if (found !== null) problems.push(found);
     }
+  }
+  if (ext.calculateKvScales === true && !names.some((name) => RUNTIME_FORMATS.find((f) => f.name === name)?.tensorScale === 'default-or-calculated')) {
+    problems.push(problem('invalid-kv-format', 'kvscope', `kvscope extension --calculate-kv-scales: none of the layer map's formats (${names.join(', ')}) has a per-tensor scale to calculate (only vLLM's FP8 formats do).`,
+      'Drop --calculate-kv-scales, or use vllm:fp8_e4m3 in the map.'));
   }
   return problems;
 }

@@ -12,7 +12,7 @@ import { SlidingWindowLayer } from './sliding-window-layer.js';
 import { WriteOnceLayer } from './write-once-layer.js';
 import { runtimeFormat } from '../quant/runtime-formats/registry.js';
 import type { RuntimeFormat } from '../quant/runtime-formats/types.js';
-import { usesRuntimeFormat } from './cache-extensions.js';
+import { layerUsesRuntimeFormat } from './cache-extensions.js';
 import { resolveLayerSides, type SidePlan } from './cache-plan.js';
 
 export interface KvCacheOptions {
@@ -47,7 +47,8 @@ export class KvCache {
       switch (kind) {
         case 'quantized':
           // A runtime's write-once format replaces transformers' store, residual and flushes (issue 27).
-          if (usesRuntimeFormat(settings)) return writeOnceLayerOf(settings, index, plan.length);
+          // Chosen per layer: --kv-format for every layer, or the layer map's format_key/format_value for some.
+          if (layerUsesRuntimeFormat(settings, index)) return writeOnceLayerOf(settings, index, plan.length);
           if (quantizer === undefined) {
             throw new CacheError(`the plan quantizes layer ${index} but no quantizer was given; pass the \`${settings.backend}\` quantizer.`);
           }

@@ -1,6 +1,7 @@
 import { Document, parseDocument } from 'yaml';
 import { KvscopeError } from '../errors.js';
-import { layerBits, type GlobalBits, type LayerMap, type LayerMapEntry, type SideBits } from './cache-extensions.js';
+import { FORMAT_SIDE_NOMINAL_BITS, layerBits, layerFormats, type GlobalBits, type LayerMap, type LayerMapEntry, type SideBits } from './cache-extensions.js';
+import { RUNTIME_FORMAT_NAMES } from '../quant/runtime-formats/registry.js';
 
 /** A layer-map file that cannot be read: the message names the file, the entry and what to write instead. */
 export class LayerMapError extends KvscopeError {
@@ -14,7 +15,9 @@ export type LayerMapFormat = 'yaml' | 'json';
  * `calibration_presets/*.yaml`, read there with `yaml.safe_load`): a mapping from the decoder layer
  * index to `{nbits_key: N, nbits_value: N}`. kvscope adds one value KVTuner has no spelling for:
  * `full`, a layer kept in full precision, or as one side's bits (`{nbits_key: 4, nbits_value: full}`:
- * keys quantized, values kept exact; the cache plan's per-side full precision, cache-plan.ts). JSON files are the same mapping (`{"0": {"nbits_key": 8,
+ * keys quantized, values kept exact; the cache plan's per-side full precision, cache-plan.ts), and a side
+ * in a serving runtime's write-once format, spelled as `--kv-format` spells it, in place of its bits
+ * (`{format_key: llama.cpp:q8_0, nbits_value: 4}`, issue 27). JSON files are the same mapping (`{"0": {"nbits_key": 8,
  * "nbits_value": 4}, "1": "full"}`); both are read with the `yaml` package (JSON is YAML 1.2).
  */
 export function parseLayerMap(text: string, sourceName: string): LayerMap {
@@ -101,18 +104,35 @@ function readEntry(layer: number, value: unknown, sourceName: string): LayerMapE
     throw new LayerMapError(`${where}: expected {nbits_key: N, nbits_value: N} or full, got ${JSON.stringify(value) ?? String(value)}.`);
   }
   const fields = value as Record<string, unknown>;
-  const unknown = Object.keys(fields).filter((name) => name !== 'nbits_key' && name !== 'nbits_value');
-  if (unknown.length > 0) throw new LayerMapError(`${where}: unknown field ${unknown.map((name) => `"${name}"`).join(', ')}; a layer takes nbits_key and nbits_value.`);
-  const bits = (name: 'nbits_key' | 'nbits_value'): SideBits => {
-    const n = fields[name];
-    if (n === 'full') return 'full';
-    if (typeof n !== 'number' || !Number.isInteger(n)) throw new LayerMapError(`${where}: ${name} must be an integer number of bits or full, got ${JSON.stringify(n) ?? 'nothing'}.`);
-    return n;
+  const unknown = Object.keys(fields).filter((name) => !FIELDS.includes(name));
+  if (unknown.length > 0) throw new LayerMapError(`${where}: unknown field ${unknown.map((name) => `"${name}"`).join(', ')}; a layer takes nbits_key and nbits_value (or format_key, format_value).`);
+  // A side is given by its bits or, a kvscope extension, by a runtime format (`format_key: llama.cpp:q8_0`), never both.
+  const side = (part: 'key' | 'value'): { bits: SideBits; format?: string } => {
+    const bitsName = `nbits_${part}`;
+    const formatName = `format_${part}`;
+    const n = fields[bitsName];
+    const format = fields[formatName];
+    if (format !== undefined) {
+      if (n !== undefined) throw new LayerMapError(`${where}: ${bitsName} and ${formatName} both give the ${part}s; keep one (${formatName} stores them in that runtime format).`);
+      if (typeof format !== 'string' || !RUNTIME_FORMAT_NAMES.includes(format)) {
+        throw new LayerMapError(`${where}: ${formatName} must name a runtime KV format as --kv-format does, got ${JSON.stringify(format)}. Formats: ${RUNTIME_FORMAT_NAMES.join(', ')}.`);
+      }
+      return { bits: FORMAT_SIDE_NOMINAL_BITS, format };
+    }
+    if (n === 'full') return { bits: 'full' };
+    if (typeof n !== 'number' || !Number.isInteger(n)) throw new LayerMapError(`${where}: ${bitsName} must be an integer number of bits or full, got ${JSON.stringify(n) ?? 'nothing'}.`);
+    return { bits: n };
   };
-  const nbitsKey = bits('nbits_key');
-  const nbitsValue = bits('nbits_value');
-  return nbitsKey === 'full' && nbitsValue === 'full' ? { layer, fullPrecision: true } : { layer, nbitsKey, nbitsValue };
+  const keys = side('key');
+  const values = side('value');
+  if (keys.bits === 'full' && values.bits === 'full') return { layer, fullPrecision: true };
+  return {
+    layer, nbitsKey: keys.bits, nbitsValue: values.bits,
+    ...(keys.format === undefined ? {} : { formatKey: keys.format }), ...(values.format === undefined ? {} : { formatValue: values.format }),
+  };
 }
+
+const FIELDS: readonly string[] = ['nbits_key', 'nbits_value', 'format_key', 'format_value'];
 
 /**
  * Every layer's resolved setting (shorthands, layer map, K/V bits and nbits applied): what a run of
@@ -121,7 +141,15 @@ function readEntry(layer: number, value: unknown, sourceName: string): LayerMapE
 export function resolvedLayerMap(settings: GlobalBits, numLayers: number): LayerMap {
   return Array.from({ length: numLayers }, (_, layer): LayerMapEntry => {
     const bits = layerBits(settings, layer, numLayers);
-    return bits === 'full-precision' ? { layer, fullPrecision: true } : { layer, nbitsKey: bits.key, nbitsValue: bits.value };
+    if (bits === 'full-precision') return { layer, fullPrecision: true };
+    // a side in a runtime format (the map's or --kv-format's) is written as that format, a `full` side as full
+    const formats = layerFormats(settings, layer);
+    const formatKey = bits.key === 'full' ? undefined : formats.key;
+    const formatValue = bits.value === 'full' ? undefined : formats.value;
+    return {
+      layer, nbitsKey: formatKey === undefined ? bits.key : FORMAT_SIDE_NOMINAL_BITS, nbitsValue: formatValue === undefined ? bits.value : FORMAT_SIDE_NOMINAL_BITS,
+      ...(formatKey === undefined ? {} : { formatKey }), ...(formatValue === undefined ? {} : { formatValue }),
+    };
   });
 }
 
@@ -133,12 +161,17 @@ export function formatLayerMap(map: LayerMap, format: LayerMapFormat): string {
     return JSON.stringify(object, null, 2) + '\n';
   }
   const document = new Document(new Map(map.map((entry) => [entry.layer, fileValue(entry)])));
-  document.commentBefore = ' kvscope layer map (KVTuner preset format): layer -> {nbits_key, nbits_value}; "full" = full precision, a layer or one side (a kvscope extension)';
+  document.commentBefore = ' kvscope layer map (KVTuner preset format): layer -> {nbits_key, nbits_value}; "full" = full precision, a layer or one side;'
+    + ' format_key/format_value = that side in a runtime format (kvscope extensions)';
   return document.toString();
 }
 
 function fileValue(entry: LayerMapEntry): unknown {
-  return 'fullPrecision' in entry ? 'full' : { nbits_key: entry.nbitsKey, nbits_value: entry.nbitsValue };
+  if ('fullPrecision' in entry) return 'full';
+  return {
+    ...(entry.formatKey === undefined ? { nbits_key: entry.nbitsKey } : { format_key: entry.formatKey }),
+    ...(entry.formatValue === undefined ? { nbits_value: entry.nbitsValue } : { format_value: entry.formatValue }),
+  };
 }
 
 /** `.json` files are written as JSON, anything else as YAML. */

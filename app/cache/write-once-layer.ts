@@ -69,7 +69,7 @@ export class WriteOnceLayer implements CacheLayer {
    * `full` side (its bytes count as full precision, not as the format's); one side must have a format.
    * `calculateKvScales`: vLLM's --calculate-kv-scales, for `default-or-calculated` formats.
    * `keepDequantized: false` keeps the bytes only (the graph path dequantizes them itself,
-   * app/engine/format-graph-kv-lane.ts): rows are written with `append`, and `update` is refused.
+   * app/engine/graph-format-layer.ts): rows are written with `append`, and `update` is refused.
    */
   constructor(
     keyFormat: RuntimeFormat | null, valueFormat: RuntimeFormat | null,

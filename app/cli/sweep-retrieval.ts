@@ -2,9 +2,10 @@ import { RunError, toRunErrorPayload } from '../protocol/run-error.js';
 import type { RunErrorPayload } from '../protocol/messages.js';
 import { stringifyJson } from '../protocol/json-numbers.js';
 import { encodeUtf8 } from '../record/utf8.js';
-import { writePoint, type PointFailureFile, type RetrievalPointRecord, type SweepManifest } from '../lab/sweep-folder.js';
+import type { RetrievalPointRecord, SweepManifest } from '../lab/sweep-folder.js';
+import { SweepPointRecorder } from '../lab/sweep-point-recorder.js';
 import type { SweepPoint } from '../lab/sweep-points.js';
-import { failedRow, fullReason, rowFromRetrieval, type PointStatus, type SweepRow } from '../lab/sweep-results.js';
+import { rowFromRetrieval, type SweepRow } from '../lab/sweep-results.js';
 import type { SweepRunOutcome } from '../lab/sweep-run.js';
 import type { SweepSpec } from '../lab/sweep-spec.js';
 import { UsageError } from './io.js';
@@ -60,13 +61,13 @@ export class RetrievalSweepRun {
   readonly done: Promise<SweepRunOutcome>;
   readonly #options: RetrievalSweepOptions;
   readonly #control: RetrievalControl;
-  readonly #failures: string[] = [];
+  readonly #recorder: SweepPointRecorder;
   #stopped = false;
-  #storageFailure: string | null = null;
 
   constructor(options: RetrievalSweepOptions) {
     this.#options = options;
     this.#control = { cancelled: () => this.#stopped };
+    this.#recorder = new SweepPointRecorder({ ...options, stop: () => this.stop() });
     this.done = this.#run();
   }
 
@@ -78,19 +79,19 @@ export class RetrievalSweepRun {
 
   async #run(): Promise<SweepRunOutcome> {
     const store = referenceFileStore(this.#options.io, this.#options.dir, this.#options.manifest.specSha256, (reason) => {
-      this.#storageFailure ??= `the reference's decodes could not be recorded: ${reason.split('\n')[0]}`;
-      this.stop();
+      this.#recorder.storageFailed(`the reference's decodes could not be recorded: ${reason.split('\n')[0]}`);
     });
     for (const point of this.#options.points) {
       if (this.#stopped) break;
       this.#options.onPointStart?.(point);
       await this.#point(point, store);
     }
-    return { interrupted: this.#stopped && this.#storageFailure === null, failures: this.#failures, storageFailure: this.#storageFailure };
+    const { failures, storageFailure } = this.#recorder;
+    return { interrupted: this.#stopped && storageFailure === null, failures, storageFailure };
   }
 
   async #point(point: SweepPoint, store: ReferenceStore): Promise<void> {
-    const { io, dir, manifest, runtime } = this.#options;
+    const { io, manifest, runtime } = this.#options;
     const raw: Record<string, string | boolean> = { model: manifest.spec.model };
     for (const [key, value] of Object.entries(point.options)) {
       if (typeof value === 'boolean') {
@@ -104,7 +105,7 @@ export class RetrievalSweepRun {
       plan = retrievalPlan(raw, io);
     } catch (error) {
       if (!(error instanceof Error)) throw error;
-      this.#failure(point, 'failed', { ...toRunErrorPayload(error), code: 'invalid-input' });
+      this.#recorder.failed(point, null, 'failed', { ...toRunErrorPayload(error), code: 'invalid-input' });
       return;
     }
     let result;
@@ -115,43 +116,21 @@ export class RetrievalSweepRun {
       if (error instanceof RunError) {
         const fix = retrievalRunErrorFix(error, plan.maxNewTokens);
         const payload: RunErrorPayload = { ...error.toPayload(), ...(fix === undefined ? {} : { fix }) };
-        this.#failure(point, error.code === 'refused' ? 'refused' : 'failed', payload);
+        this.#recorder.failed(point, null, error.code === 'refused' ? 'refused' : 'failed', payload);
         return;
       }
       // a usage error of the point's own (a length below the bare prompt): the point fails, the sweep goes on
       if (error instanceof UsageError) {
-        this.#failure(point, 'failed', { ...toRunErrorPayload(error), code: 'invalid-input' });
+        this.#recorder.failed(point, null, 'failed', { ...toRunErrorPayload(error), code: 'invalid-input' });
         return;
       }
-      this.#failure(point, 'failed', toRunErrorPayload(error));
+      this.#recorder.failed(point, null, 'failed', toRunErrorPayload(error));
       return;
     }
     // cancelled: nothing of the point is recorded, the next run does it again
     if (result === null) return;
     const record = retrievalRecord(result, runtime) as unknown as RetrievalPointRecord;
-    this.#write(point, () => writePoint(io, dir, point, manifest.specSha256, null, { retrieval: record }, this.#options.randomSuffix),
-      rowFromRetrieval(point.index, point.name, point.options, record));
-  }
-
-  #failure(point: SweepPoint, status: Exclude<PointStatus, 'ok'>, error: RunErrorPayload): void {
-    const { io, dir, manifest } = this.#options;
-    const failure: PointFailureFile = { format: 'kvscope-sweep-failure', version: 1, status, error };
-    if (this.#write(point, () => writePoint(io, dir, point, manifest.specSha256, null, { failure }, this.#options.randomSuffix),
-      failedRow(point.index, point.name, point.options, status, fullReason(error)))) {
-      this.#failures.push(`point ${point.index} (${point.name}) ${status}: ${fullReason(error)}`);
-    }
-  }
-
-  #write(point: SweepPoint, write: () => void, row: SweepRow): boolean {
-    try {
-      write();
-    } catch (error) {
-      this.#storageFailure ??= `point ${point.name} could not be recorded: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`;
-      this.stop();
-      return false;
-    }
-    this.#options.onPointDone?.(point, row);
-    return true;
+    this.#recorder.measured(point, null, { retrieval: record }, rowFromRetrieval(point.index, point.name, point.options, record));
   }
 }
 

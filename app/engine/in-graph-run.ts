@@ -1,6 +1,7 @@
 import { activeExtensions, type ExtensionId } from '../cache/active-extensions.js';
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { layerFormats, layerUsesRuntimeFormat } from '../cache/cache-extensions.js';
+import { resolveLayerSides, type SidePlan } from '../cache/cache-plan.js';
 import { planLayerQuantization } from '../cache/quantization-plan.js';
 import type { CacheLayerPlan } from '../cache/layer-plan.js';
 import {
@@ -39,7 +40,9 @@ export type InGraphPlan =
 
 /**
  * The rewrite's spec for a run: every layer the plan quantizes, keys and values as the cache stores
- * them (app/cache/quantization-plan.ts: K/V bits apart and per-layer bits included), with each
+ * them, side by side as the cache plan resolves them (app/cache/cache-plan.ts: transformers' store with
+ * K/V bits apart and per-layer bits, or a runtime format's bytes, per layer: --kv-format or the layer
+ * map's format_key/format_value), with each
  * layer's heads and head size as the graph declares them (else the config's, as the engine reads
  * them). Refuses what the rewrite cannot express: HQQ's 3-bit int32 packing, and the extensions
  * whose stores are more than a backend store (GRAPH_EXTENSIONS).
@@ -53,23 +56,23 @@ export function planInGraph(
   const settingsReason = inGraphSettingsReason(settings, quantized, numLayers);
   if (settingsReason !== null) return { ok: false, reason: settingsReason };
   if (io.kvDtype === null) return { ok: false, reason: 'the graph has no KV inputs' };
-  if (usesRuntimeFormat(settings)) return planFormatsInGraph(io, geometry, plan, settings, unpack);
-  const backend = settings.backend as QuantBackend;
   const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
   const layers: InGraphLayerSpec[] = [];
   for (const layer of io.kvLayers) {
     if (plan[layer.layer] !== 'quantized') continue;
+    // each side as the cache plan resolves it: transformers' store (the backend's params) or a runtime's bytes (InGraphFormatSideSpec)
+    const sides = resolveLayerSides(settings, layer.layer, numLayers);
     const quantization = planLayerQuantization(settings, layer.layer, numLayers);
-    if (quantization === null) return { ok: false, reason: `layer ${layer.layer} is planned quantized but its settings keep it in full precision` };
-    const side = (params: QuantParams, shape: readonly (number | string)[]): InGraphSideSpec => ({
-      backend, nbits: params.nbits, axis: params.axis, groupSize: params.groupSize,
-      kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
-    });
-    const key = side(quantization.key.params, layer.keyShape);
-    const value = side(quantization.value.params, layer.valueShape);
+    if (sides === null || quantization === null) return { ok: false, reason: `layer ${layer.layer} is planned quantized but its settings keep it in full precision` };
+    const side = (planned: SidePlan, params: QuantParams, shape: readonly (number | string)[]): InGraphSideSpec | InGraphFormatSideSpec => {
+      const dims = { kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim) };
+      return planned.kind === 'runtime-format'
+        ? { backend: 'runtime-format', format: planned.format, ...dims }
+        : { backend: settings.backend as QuantBackend, nbits: params.nbits, axis: params.axis, groupSize: params.groupSize, ...dims };
+    };
     layers.push({
       layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
-      dtype: layer.dtype, key, value,
+      dtype: layer.dtype, key: side(sides.key, quantization.key.params, layer.keyShape), value: side(sides.value, quantization.value.params, layer.valueShape),
     });
   }
   if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
@@ -83,11 +86,10 @@ export function planInGraph(
  * check-run.ts) asks it before Run, so an explicit `graph` is refused with the same reason in both.
  */
 export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantizedLayers: readonly number[], numLayers: number): string | null {
-  if (usesRuntimeFormat(settings)) {
-    // The runtime's bytes cross as they are (in-graph-spec.ts InGraphFormatSideSpec) where the graph decodes the format bit for bit.
-    const reasons = [...new Set([settings.extensions!.kvFormatKey!, settings.extensions!.kvFormatValue!])].map(graphFormatReason).filter((r) => r !== null);
-    if (reasons.length > 0) return reasons.join('; ');
-  }
+  // The runtime's bytes cross as they are (in-graph-spec.ts InGraphFormatSideSpec) where the graph decodes the format bit for bit.
+  const formats = quantizedLayers.flatMap((layer) => Object.values(layerFormats(settings, layer)).filter((name): name is string => name !== undefined));
+  const formatReasons = [...new Set(formats)].map(graphFormatReason).filter((r) => r !== null);
+  if (formatReasons.length > 0) return formatReasons.join('; ');
   const refused = activeExtensions(settings, numLayers).filter((extension) => !GRAPH_EXTENSIONS.has(extension.id));
   if (refused.length > 0) {
     return `the in-graph path does not express the kvscope extension(s) ${refused.map((extension) => extension.label).join(', ')}`;
@@ -99,34 +101,13 @@ export function inGraphSettingsReason(settings: QuantizedCacheSettings, quantize
     if (quantization.key.fullPrecision === true || quantization.value.fullPrecision === true) {
       return `layer ${layer} keeps its ${quantization.key.fullPrecision === true ? 'keys' : 'values'} in full precision (a layer map's full side, a kvscope extension), which the rewrite does not express: it dequantizes both sides of every quantized layer`;
     }
-    if (usesRuntimeFormat(settings)) continue;
+    if (layerUsesRuntimeFormat(settings, layer)) continue;
     for (const [part, params] of [['keys', quantization.key.params], ['values', quantization.value.params]] as const) {
       const reason = inGraphUnsupportedReason({ backend: settings.backend as QuantBackend, nbits: params.nbits, axis: params.axis });
       if (reason !== null) return `${part}: ${reason}`;
     }
   }
   return null;
-}
-
-/**
- * The spec for a runtime format's write-once cache (issue 27): every layer the plan quantizes takes
- * the runtime's bytes for keys and values (InGraphFormatSideSpec); inGraphSettingsReason has already
- * refused the formats the graph does not decode.
- */
-function planFormatsInGraph(
-  io: DecoderIo, geometry: { readonly numKeyValueHeads: number; readonly headDim: number }, plan: readonly CacheLayerPlan[],
-  settings: QuantizedCacheSettings, unpack: UnpackStrategy,
-): InGraphPlan {
-  const pick = (dim: number | string | undefined, fallback: number): number => (typeof dim === 'number' ? dim : fallback);
-  const side = (format: string, shape: readonly (number | string)[]): InGraphFormatSideSpec => ({
-    backend: 'runtime-format', format, kvHeads: pick(shape[1], geometry.numKeyValueHeads), headDim: pick(shape[3], geometry.headDim),
-  });
-  const layers: InGraphLayerSpec[] = io.kvLayers.filter((layer) => plan[layer.layer] === 'quantized').map((layer) => ({
-    layer: layer.layer, pastKey: layer.pastKey, pastValue: layer.pastValue, presentKey: layer.presentKey, presentValue: layer.presentValue,
-    dtype: layer.dtype, key: side(settings.extensions!.kvFormatKey!, layer.keyShape), value: side(settings.extensions!.kvFormatValue!, layer.valueShape),
-  }));
-  if (layers.length === 0) return { ok: false, reason: 'the plan quantizes no layer of this graph' };
-  return { ok: true, spec: { layers, unpack } };
 }
 
 /** Bitwise unpacking on the CPU (cheapest there); float arithmetic elsewhere, which every EP runs on the device. */

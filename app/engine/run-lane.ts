@@ -5,13 +5,11 @@ import { CacheKvLane } from './cache-kv-lane.js';
 import type { DecoderIo } from './decoder-io.js';
 import { PassThroughKvLane, type PassThroughLaneOptions } from './dynamic-kv-lane.js';
 import { GenerationError } from './engine-errors.js';
-import { FormatGraphKvLane } from './format-graph-kv-lane.js';
 import { GraphKvLane } from './graph-kv-lane.js';
 import type { KvDims } from './kv-present.js';
 import type { KvLane } from './kv-lane.js';
 import type { RunCachePlan } from './plan-run-cache.js';
 import { slidingWindows } from '../cache/sliding-window-layer.js';
-import { usesRuntimeFormat } from '../cache/cache-extensions.js';
 
 /**
  * What a lane on the in-graph dequantization path (`--dequantize graph`) needs beside the source
@@ -37,11 +35,7 @@ export function createRunLane(
     if (inGraph !== undefined) throw new GenerationError('the in-graph dequantization path runs quantized caches only.', 'Run a dynamic cache on the source graph.');
     return new PassThroughKvLane(laneOptions);
   }
-  if (inGraph !== undefined && usesRuntimeFormat(quantization)) {
-    return new FormatGraphKvLane({ ...laneOptions, kv: inGraph.kv, plan: cachePlan.plan, settings: quantization });
-  }
   if (inGraph !== undefined) {
-    if (cachePlan.quantizer === undefined) throw new GenerationError('the in-graph dequantization path needs the run\'s quantizer, and the cache plan has none.', 'Run this cache with --dequantize host.');
     return new GraphKvLane({
       ...laneOptions, kv: inGraph.kv, plan: cachePlan.plan, settings: quantization, quantizer: cachePlan.quantizer,
       ...(inGraph.releaseBuffer === undefined ? {} : { releaseBuffer: inGraph.releaseBuffer }),
@@ -65,10 +59,7 @@ export function createReferenceLane(
   io: DecoderIo, config: ModelConfig, quantization: QuantizedCacheSettings, cachePlan: RunCachePlan, inGraph?: InGraphLaneOptions,
 ): KvLane {
   const laneOptions = passThroughLaneOptions(io, config);
-  if (inGraph !== undefined && cachePlan.plan !== null && usesRuntimeFormat(quantization)) {
-    return new FormatGraphKvLane({ ...laneOptions, kv: inGraph.kv, plan: cachePlan.plan, settings: quantization, keepFullPrecision: true });
-  }
-  if (inGraph === undefined || cachePlan.plan === null || cachePlan.quantizer === undefined) return new PassThroughKvLane(laneOptions);
+  if (inGraph === undefined || cachePlan.plan === null) return new PassThroughKvLane(laneOptions);
   return new GraphKvLane({
     ...laneOptions, kv: inGraph.kv, plan: cachePlan.plan, settings: quantization, quantizer: cachePlan.quantizer, keepFullPrecision: true,
     ...(inGraph.releaseBuffer === undefined ? {} : { releaseBuffer: inGraph.releaseBuffer }),

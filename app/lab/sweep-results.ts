@@ -1,4 +1,4 @@
-import type { CacheExtensions } from '../cache/cache-extensions.js';
+import { layerMapFormats, type CacheExtensions } from '../cache/cache-extensions.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import { runtimeFormat } from '../quant/runtime-formats/registry.js';
 import { csvText, type CsvCell } from '../record/csv.js';
@@ -127,11 +127,18 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
   };
 }
 
-/** The family and formats of a point's cache (a runtime's write-once format, or transformers'). */
-function formatSettings(extensions: CacheExtensions | undefined): { family: string; kvFormatKey?: string; kvFormatValue?: string } {
+/**
+ * The family and formats of a point's cache (a runtime's write-once format, or transformers'); a layer
+ * map's own formats beside transformers' layers make a family of both (`transformers + llama.cpp`),
+ * which the Pareto plot marks apart.
+ */
+export function formatSettings(extensions: CacheExtensions | undefined): { family: string; kvFormatKey?: string; kvFormatValue?: string } {
   const key = extensions?.kvFormatKey;
   const value = extensions?.kvFormatValue;
-  if (key === undefined || value === undefined) return { family: 'transformers' };
+  if (key === undefined || value === undefined) {
+    const mapped = layerMapFormats(extensions);
+    return { family: ['transformers', ...new Set(mapped.map((name) => runtimeFormat(name).runtime))].join(' + ') };
+  }
   const runtimes = [...new Set([runtimeFormat(key).runtime, runtimeFormat(value).runtime])];
   return { family: runtimes.join(' + '), kvFormatKey: key, kvFormatValue: value };
 }

@@ -2,11 +2,11 @@ import { createEvalRecord } from './eval-record.js';
 import type { EvalProgress } from './evaluate.js';
 import type { EvalResult } from './eval-result.js';
 import type { EvalSettings } from './eval-settings.js';
-import { readPointState, writePoint, type PointFailureFile, type SweepManifest } from './sweep-folder.js';
+import { readPointState, type SweepManifest } from './sweep-folder.js';
+import { SweepPointRecorder } from './sweep-point-recorder.js';
 import type { SweepFolderIo } from './sweep-folder-io.js';
 import type { SweepPoint } from './sweep-points.js';
-import { failedRow, fullReason, rowFromResult, type PointStatus, type SweepRow } from './sweep-results.js';
-import type { RunErrorPayload } from '../protocol/messages.js';
+import { rowFromResult, type SweepRow } from './sweep-results.js';
 import { toRunErrorPayload } from '../protocol/run-error.js';
 import type { ReferenceSummary } from './lab-protocol.js';
 
@@ -65,12 +65,12 @@ export class SweepRun {
   readonly #options: SweepRunOptions;
   readonly #running = new Set<{ cancel(): void }>();
   readonly #workers: SweepWorker[] = [];
-  readonly #failures: string[] = [];
+  readonly #recorder: SweepPointRecorder;
   #stopped = false;
-  #storageFailure: string | null = null;
 
   constructor(options: SweepRunOptions) {
     this.#options = options;
+    this.#recorder = new SweepPointRecorder({ ...options, stop: () => this.stop() });
     this.done = this.#run();
   }
 
@@ -104,7 +104,8 @@ export class SweepRun {
     } finally {
       await Promise.all(this.#workers.map((worker) => worker.dispose()));
     }
-    return { interrupted: this.#stopped && this.#storageFailure === null, failures: this.#failures, storageFailure: this.#storageFailure };
+    const { failures, storageFailure } = this.#recorder;
+    return { interrupted: this.#stopped && storageFailure === null, failures, storageFailure };
   }
 
   #threadOptions(): { intraOpNumThreads?: number } {
@@ -131,10 +132,9 @@ export class SweepRun {
   }
 
   async #point(point: SweepPoint, worker: SweepWorker): Promise<void> {
-    const { io, dir, manifest } = this.#options;
     const settings = this.#options.settingsForPoint(point);
     if (settings instanceof Error) {
-      this.#failure(point, null, 'failed', { ...toRunErrorPayload(settings), code: 'invalid-input' });
+      this.#recorder.failed(point, null, 'failed', { ...toRunErrorPayload(settings), code: 'invalid-input' });
       return;
     }
     const job = worker.evaluate(settings, this.#threadOptions());
@@ -148,43 +148,16 @@ export class SweepRun {
       if (payload.code === 'cancelled' || this.#stopped) return;
       // The point's own files (its reference, say) could not be written: a fault of the disk, not of the point.
       if (payload.code === 'storage-failed') {
-        this.#stopForStorage(point, payload.message);
+        this.#recorder.pointStorageFailed(point, payload.message);
         return;
       }
-      this.#failure(point, recorded(settings), payload.code === 'refused' ? 'refused' : 'failed', payload);
+      this.#recorder.failed(point, recorded(settings), payload.code === 'refused' ? 'refused' : 'failed', payload);
       return;
     } finally {
       this.#running.delete(job);
     }
     const record = createEvalRecord(result, { createdAt: this.#options.now(), kvscopeVersion: this.#options.kvscopeVersion });
-    this.#write(point, () => writePoint(io, dir, point, manifest.specSha256, record.settings, { record }, this.#options.randomSuffix),
-      rowFromResult(point.index, point.name, point.options, result));
-  }
-
-  #failure(point: SweepPoint, settings: EvalResult['settings'] | null, status: Exclude<PointStatus, 'ok'>, error: RunErrorPayload): void {
-    const { io, dir, manifest } = this.#options;
-    const failure: PointFailureFile = { format: 'kvscope-sweep-failure', version: 1, status, error };
-    if (this.#write(point, () => writePoint(io, dir, point, manifest.specSha256, settings, { failure }, this.#options.randomSuffix),
-      failedRow(point.index, point.name, point.options, status, fullReason(error)))) {
-      this.#failures.push(`point ${point.index} (${point.name}) ${status}: ${fullReason(error)}`);
-    }
-  }
-
-  /** Writes a point's folder; when that fails, the point stays unrecorded and the sweep stops. */
-  #write(point: SweepPoint, write: () => void, row: SweepRow): boolean {
-    try {
-      write();
-    } catch (error) {
-      this.#stopForStorage(point, error instanceof Error ? error.message : String(error));
-      return false;
-    }
-    this.#options.onPointDone?.(point, row);
-    return true;
-  }
-
-  #stopForStorage(point: SweepPoint, reason: string): void {
-    this.#storageFailure ??= `point ${point.name} could not be recorded: ${reason.split('\n')[0]}`;
-    this.stop();
+    this.#recorder.measured(point, record.settings, { record }, rowFromResult(point.index, point.name, point.options, result));
   }
 }
 

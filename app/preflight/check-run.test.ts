@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS, type QuantizedCacheSettings } from '../cache/cache-config.js';
 import { parseModelConfig } from '../config/parse-model-config.js';
 import { sharedDir } from '../node/golden.js';
+import { parseLayerMap } from '../cache/layer-map.js';
 import { checkRun } from './check-run.js';
 
 /** stories260k: 5 layers, 4 KV heads of 8 dims, 512 positions. "Once upon a time" encodes to 5 tokens. */
@@ -98,5 +99,27 @@ describe('checkRun', () => {
     const flushing = checkRun(config, quantized({ groupSize: 32, residualLength: 32 }, 128), 6);
     expect(flushing.flushes).toBeGreaterThan(0);
     expect(flushing.notes.some((note) => note.includes('never flushes'))).toBe(false);
+  });
+
+  it('checks a layer map\'s own runtime formats (format_key/format_value) with each runtime\'s refusal, and the backend on the other layers', () => {
+    // head_dim 8: llama.cpp refuses its blocks of 32 in layers 1 and 3; vLLM's FP8 takes it
+    const map = (text: string) => quantized({ groupSize: 32, extensions: { layerMap: parseLayerMap(text, 'map.yaml') } });
+    const refused = checkRun(config, map('1: {format_key: llama.cpp:q8_0, format_value: vllm:fp8_e4m3}\n3: {format_key: llama.cpp:q8_0, format_value: vllm:fp8_e4m3}\n'), 6);
+    expect(refused.ok).toBe(false);
+    expect(refused.refusal?.message).toContain('K cache type q8_0 with block size 32 does not divide n_embd_head_k=8');
+    expect(refused.refusal?.message).toContain('kvscope extension --layer-map format_key (layers 1, 3) llama.cpp:q8_0');
+    expect(refused.preflight?.diagnostics.find((d) => d.code === 'kv-format-refused')?.layers).toEqual([1, 3]);
+    // FP8 layers beside quanto layers: the quanto layers still meet quanto's rules (group size 64 does not divide 4·5·8 = 160 at a 5-token prefill)
+    const fp8 = '1: {format_key: vllm:fp8_e4m3, format_value: vllm:fp8_e5m2}\n';
+    expect(checkRun(config, map(fp8), 6).ok).toBe(true);
+    const quantoRefused = checkRun(config, { ...map(fp8), quantization: { ...map(fp8).quantization, groupSize: 64 } }, 5);
+    expect(quantoRefused.refusal?.message).toMatch(/^Group size \(64\) must be a divisor of \(160\)/);
+    // with every quantized layer in a runtime format, no quanto rule is left to refuse the same run
+    const allFormats = Array.from({ length: 5 }, (_, layer) => `${layer}: {format_key: vllm:fp8_e4m3, format_value: vllm:fp8_e4m3}`).join('\n');
+    expect(checkRun(config, { ...map(allFormats), quantization: { ...map(allFormats).quantization, groupSize: 64 } }, 5).ok).toBe(true);
+    // the graph path decodes FP8 and quanto alike: the mixed map runs there
+    expect(checkRun(config, { ...map(fp8), dequantize: 'graph' }, 6).refusal).toBeNull();
+    const rotated = checkRun(config, { ...map('1: {format_key: llama.cpp:q8_0+rot, format_value: vllm:fp8_e4m3}\n'), dequantize: 'graph' }, 6);
+    expect(rotated.ok).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import { inGraphSettingsReason } from '../engine/in-graph-run.js';
 import type { CacheMode, DequantizePath } from '../engine/types.js';
 import { flushPeriod } from './check-cache-arguments.js';
 import type { Diagnostic } from './diagnostic.js';
-import { usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { layerUsesRuntimeFormat, usesRuntimeFormat } from '../cache/cache-extensions.js';
 import { firstFailingQuantizeInRun, type QuantizeFailure } from './first-failing-quantize.js';
 import { nearestWorkingSettings, type RunFix } from './nearest-settings.js';
 import { runPreflight, type PreflightResult } from './run-preflight.js';
@@ -82,9 +82,10 @@ export function checkRun(config: ModelConfig, run: RunPlanInput, promptTokens: n
 
   const preflight = runPreflight(config, run.quantization, { sequenceLengths: [promptTokens] });
   const decodeSteps = run.maxNewTokens - 1;
-  // A runtime's write-once format (--kv-format) has no backend quantize call and no flush to fail.
-  const writeOnce = usesRuntimeFormat(run.quantization);
-  const failure = writeOnce ? null : firstFailingQuantizeInRun(config.geometry, run.quantization, promptTokens, decodeSteps, 1, quantizedLayers(preflight));
+  // A runtime's write-once format (--kv-format, or the layer map's in its layers) has no backend quantize call and no flush to fail.
+  const backendLayers = quantizedLayers(preflight).filter((layer) => !layerUsesRuntimeFormat(run.quantization, layer));
+  const writeOnce = backendLayers.length === 0 && usesRuntimeFormat(run.quantization);
+  const failure = writeOnce ? null : firstFailingQuantizeInRun(config.geometry, run.quantization, promptTokens, decodeSteps, 1, backendLayers);
   const period = writeOnce ? null : flushPeriod(run.quantization.residualLength);
   // closed form: the step-by-step schedule built a row per decode step (a million at a 1M-token what-if)
   const flushes = period === null ? 0 : flushState(promptTokens, run.quantization.residualLength, decodeSteps).flushes;
@@ -134,7 +135,7 @@ function noFlushNote(run: RunPlanInput, promptTokens: number): string {
 function runs(config: ModelConfig, settings: QuantizedCacheSettings, promptTokens: number, maxNewTokens: number): boolean {
   const preflight = runPreflight(config, settings, { sequenceLengths: [promptTokens] });
   if (preflight.diagnostics.some((d) => d.severity === 'error')) return false;
-  return firstFailingQuantizeInRun(config.geometry, settings, promptTokens, maxNewTokens - 1, 1, quantizedLayers(preflight)) === null;
+  return firstFailingQuantizeInRun(config.geometry, settings, promptTokens, maxNewTokens - 1, 1, quantizedLayers(preflight).filter((layer) => !layerUsesRuntimeFormat(settings, layer))) === null;
 }
 
 function quantizedLayers(preflight: PreflightResult): number[] {

@@ -1,6 +1,6 @@
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
 import type { ModelConfig } from '../config/model-config.js';
-import { usesRuntimeFormat } from '../cache/cache-extensions.js';
+import { layerUsesRuntimeFormat, usesRuntimeFormat } from '../cache/cache-extensions.js';
 import { backendRules } from '../quant/backend-rules.js';
 import { checkAxisRecommendation, checkSlidingWindowCoversContext, configNotes } from './check-advice.js';
 import { checkBackend } from './check-backend.js';
@@ -38,18 +38,20 @@ export interface PreflightResult {
 export function runPreflight(config: ModelConfig, settings: QuantizedCacheSettings, options: PreflightOptions = {}): PreflightResult {
   const layers = planPreflightLayers(config, settings.layerPolicy, settings);
   const quantizedLayers = layers.filter((layer) => layer.quantized).map((layer) => layer.index);
-  // A runtime's write-once format (--kv-format, a kvscope extension) replaces the backend's store, so
-  // the backend's shape rules do not apply; the format's own refusals come from checkExtensions.
-  const rules = usesRuntimeFormat(settings) ? null : backendRules(String(settings.backend));
+  // A runtime's write-once format (--kv-format, or a layer map's format_key/format_value: kvscope
+  // extensions) replaces the backend's store in its layers, so the backend's shape rules apply to the
+  // other layers only; the format's own refusals come from checkExtensions.
+  const backendLayers = quantizedLayers.filter((layer) => !layerUsesRuntimeFormat(settings, layer));
+  const rules = backendLayers.length === 0 && usesRuntimeFormat(settings) ? null : backendRules(String(settings.backend));
   const checked = checkOptions(options);
   // transformers' path: one group, every quantized layer at nbits; kvscope's K/V bits and layer maps may make more.
-  const groups = bitsGroups(settings, quantizedLayers, config.geometry.numLayers);
+  const groups = bitsGroups(settings, backendLayers, config.geometry.numLayers);
   const sinkTokens = settings.extensions?.sinkTokens ?? 0;
 
   const diagnostics: Diagnostic[] = [
     ...checkBackend(settings),
     ...checkLayerTypes(config, settings.layerPolicy, layers),
-    ...(rules !== null ? checkBackendArguments(rules, settings, quantizedLayers) : []),
+    ...(rules !== null ? checkBackendArguments(rules, settings, backendLayers) : []),
     ...checkExtensions(config, settings, quantizedLayers),
     ...checkLayersWithoutKvCache(config, settings.layerPolicy),
     ...checkCacheArguments(settings, quantizedLayers),
@@ -61,7 +63,7 @@ export function runPreflight(config: ModelConfig, settings: QuantizedCacheSettin
         quantizedLayers: group.layers, bits: group.bits, sinkTokens,
       }))
       : []),
-    ...(rules !== null ? checkAxisRecommendation(rules, settings, quantizedLayers) : []),
+    ...(rules !== null ? checkAxisRecommendation(rules, settings, backendLayers) : []),
     ...checkSlidingWindowCoversContext(config),
     ...configNotes(config),
   ];

@@ -27,6 +27,9 @@ const layerMapEntrySchema: z.ZodType<LayerMapEntry> = objectSchema({
   fullPrecision: z.literal(true, { error: () => 'true' }).optional(),
   nbitsKey: z.unknown().optional(),
   nbitsValue: z.unknown().optional(),
+  // a side in a runtime format (the layer map's format_key/format_value, a kvscope extension)
+  formatKey: stringSchema.optional(),
+  formatValue: stringSchema.optional(),
 }).transform((entry, context): LayerMapEntry => {
   if (entry.fullPrecision === true) return { layer: entry.layer, fullPrecision: true };
   const bits = (key: 'nbitsKey' | 'nbitsValue'): number | 'full' => {
@@ -40,7 +43,12 @@ const layerMapEntrySchema: z.ZodType<LayerMapEntry> = objectSchema({
   const nbitsKey = bits('nbitsKey');
   if (context.issues.length > 0) return z.NEVER;
   const nbitsValue = bits('nbitsValue');
-  return context.issues.length > 0 ? z.NEVER : { layer: entry.layer, nbitsKey, nbitsValue };
+  if (context.issues.length > 0) return z.NEVER;
+  return {
+    layer: entry.layer, nbitsKey, nbitsValue,
+    ...(entry.formatKey === undefined ? {} : { formatKey: entry.formatKey }),
+    ...(entry.formatValue === undefined ? {} : { formatValue: entry.formatValue }),
+  };
 });
 
 export const cacheExtensionsSchema: z.ZodType<CacheExtensions> = objectSchema({

@@ -1,5 +1,6 @@
 import type { RunSummary } from '../protocol/workbench-api.js';
 import { SYNTHETIC_MODEL_KINDS } from '../synthetic/synthetic-spec.js';
+import { kvFormatText } from './kv-format-text.js';
 import type { RunRecord } from './run-record.js';
 
 /** One line of the run history: what ran, how fast, and what its cache cost against the fp16 baseline. */
@@ -7,8 +8,9 @@ export function summarizeRun(record: RunRecord): RunSummary {
   const quantized = record.settings.cacheMode === 'quantized';
   // A runtime's write-once format (a kvscope extension) is the cache: transformers' backend, bits,
   // group, residual and axes did not shape it, so History shows the format in their place.
-  const kvFormat = quantized ? kvFormatText(record) : null;
-  const transformers = quantized && kvFormat === null;
+  const kvFormat = quantized ? kvFormatText(record.settings.quantization) : null;
+  // a layer map's own formats leave the other layers transformers': their backend and bits stay shown
+  const transformers = quantized && (kvFormat === null || record.settings.quantization.extensions?.kvFormatKey === undefined);
   return {
     id: record.id,
     createdAt: record.createdAt,
@@ -55,9 +57,3 @@ export function modelName(record: RunRecord): string {
   return parts.at(-1) ?? record.model.folder;
 }
 
-/** The runtime formats of a write-once cache, `llama.cpp:q4_0` or `K vllm:fp8_e4m3 · V nvfp4`; null for transformers' cache. */
-function kvFormatText(record: RunRecord): string | null {
-  const { kvFormatKey: key, kvFormatValue: value } = record.settings.quantization.extensions ?? {};
-  if (key === undefined || value === undefined) return null;
-  return key === value ? key : `K ${key} · V ${value}`;
-}

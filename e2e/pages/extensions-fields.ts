@@ -24,6 +24,11 @@ export class ExtensionsFields {
     await this.root.getByTestId('sink-tokens-input').fill(String(tokens));
   }
 
+  /** A runtime KV format for one side (the other side follows until set); null clears both. */
+  async setFormat(side: 'key' | 'value', format: string | null): Promise<void> {
+    await this.root.getByTestId(`kv-format-${side}-select`).selectOption(format ?? '');
+  }
+
   async setRotation(rotation: 'hadamard' | null): Promise<void> {
     await this.root.getByTestId('rotation-select').selectOption(rotation ?? '');
   }

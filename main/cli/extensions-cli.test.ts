@@ -90,6 +90,29 @@ describe.skipIf(!hasShared())('kvscope preflight with kvscope extensions', () =>
     expect(foreign.json.diagnostics.find((d) => d.code === 'invalid-layer-map')!.message).toContain('layer 31 does not exist: this model has layers 0…4');
   });
 
+  it('reads a layer map\'s runtime formats (format_key/format_value), refuses llama.cpp on head_dim 8 with the layers, and writes FP8 layers back as formats', async () => {
+    const map = join(dir, 'formats.yaml');
+    writeFileSync(map, '0: {format_key: llama.cpp:q8_0, format_value: vllm:fp8_e4m3}\n2: {format_key: llama.cpp:q8_0, format_value: vllm:fp8_e4m3}\n');
+    const refused = await preflight(['--group-size', '32', '--layer-map', map]);
+    expect(refused.code).toBe(2);
+    const refusal = refused.json.diagnostics.find((d) => d.code === 'kv-format-refused')!;
+    expect(refusal.message).toContain('K cache type q8_0 with block size 32 does not divide n_embd_head_k=8');
+    expect(refusal.message).toContain('--layer-map format_key (layers 0, 2) llama.cpp:q8_0');
+    writeFileSync(map, '0: {format_key: vllm:fp8_e4m3, format_value: vllm:fp8_e5m2}\n1: {format_key: vllm:fp8_e4m3, nbits_value: full}\n');
+    const out = join(dir, 'formats-resolved.yaml');
+    const { code, json } = await preflight(['--group-size', '32', '--layer-map', map, '--write-layer-map', out]);
+    expect(code).toBe(0);
+    expect(json.diagnostics.find((d) => d.code === 'kvscope-extensions')!.message).toContain('0: K vllm:fp8_e4m3 V vllm:fp8_e5m2, 1: K vllm:fp8_e4m3 V full');
+    const plan = {
+      0: { format_key: 'vllm:fp8_e4m3', format_value: 'vllm:fp8_e5m2' }, 1: { format_key: 'vllm:fp8_e4m3', nbits_value: 'full' },
+      2: { nbits_key: 4, nbits_value: 4 }, 3: { nbits_key: 4, nbits_value: 4 }, 4: { nbits_key: 4, nbits_value: 4 },
+    };
+    expect(parse(readFileSync(out, 'utf8'))).toEqual(plan);
+    const again = join(dir, 'formats-again.json');
+    expect((await preflight(['--group-size', '32', '--layer-map', out, '--write-layer-map', again])).code).toBe(0);
+    expect(JSON.parse(readFileSync(again, 'utf8'))).toEqual(plan);
+  });
+
   it('resolves the lab\'s targets into the cache plan and writes it back: keys-only layers with "nbits_value: full", which reads back as the same plan', async () => {
     const out = join(dir, 'targets.yaml');
     const { code, json } = await preflight(['--quantize-layers', '1,3', '--quantize-parts', 'key', '--write-layer-map', out]);

@@ -61,7 +61,9 @@ bit-identical to transformers' QuantizedCache; records, panels and summaries nam
   --nbits-value N              bits of the values' codes (default: --nbits)
   --layer-map FILE             per-layer bits, KVTuner's preset format (YAML or JSON):
                                "0: {nbits_key: 8, nbits_value: 4}" per layer, or "full" for a
-                               full-precision layer (or one side: "nbits_value: full"); layers
+                               full-precision layer (or one side: "nbits_value: full"), or a
+                               side in a runtime format as --kv-format spells it ("format_key:
+                               llama.cpp:q8_0", "format_value: …"; a write-once layer); layers
                                not listed use the bits above
   --layer-map-text TEXT        the same map as text (what sweep specs and the Lab carry)
   --full-precision-first N     keep the first N layers' caches in full precision
@@ -269,7 +271,8 @@ Options (defaults are transformers' QuantizedCache defaults):
   --pad-prompt-to N            check the lengths a run with --pad-prompt-to N quantizes: each --seq-len
                                shorter than N becomes N; without --seq-len, N
   --batch N                    batch size for those checks (default 1)
-  --write-layer-map FILE       write every layer's resolved bits as a KVTuner preset (.yaml) or JSON
+  --write-layer-map FILE       write every layer's resolved bits (and runtime formats) as a KVTuner
+                               preset (.yaml) or JSON
   --quantize-layers L,L|all    the lab's targets, as eval takes them (kvscope extension): the plan
   --quantize-parts key|value|both  they make (other layers and sides full) is checked, and
                                --write-layer-map writes it

@@ -188,3 +188,36 @@ describe.skipIf(!hasShared())('kvscope sweep with --kv-format keys', () => {
     expect(results.rows[0]!.result.kldMean).toBeLessThan(results.rows[1]!.result.kldMean);
   });
 });
+
+describe.skipIf(!hasShared())('kvscope run --layer-map with per-layer runtime formats', () => {
+  it('mixes quanto 4-bit layers and llama.cpp:q8_0 layers: graph and host give the same tokens and stored bytes, and the record names the map\'s formats', async () => {
+    const map = join(sandbox.dir(), 'mixed.yaml');
+    writeFileSync(map, Array.from({ length: 8 }, (_, layer) => (layer % 2 === 0
+      ? `${layer}: {format_key: llama.cpp:q8_0, format_value: llama.cpp:q8_0}`
+      : `${layer}: {nbits_key: 4, nbits_value: 4}`)).join('\n') + '\n');
+    const args = ['run', '--model', 'synthetic', '--layer-map', map, '--residual-length', '4', ...PROMPT_IDS, '--max-new-tokens', '8', '--json'];
+    const out = join(sandbox.dir(), 'mixed-run.json');
+    const graph = await cli([...args, '--out', out]);
+    expect(graph.err).toBe('');
+    expect(graph.code).toBe(0);
+    const host = await cli([...args, '--dequantize', 'host']);
+    expect(host.code).toBe(0);
+    const graphJson = JSON.parse(graph.out) as RunJsonShape;
+    const hostJson = JSON.parse(host.out) as RunJsonShape;
+    expect(graphJson.dequantize).toBe('graph');
+    expect(hostJson.dequantize).toBe('host');
+    expect(graphJson.tokens).toEqual(hostJson.tokens);
+    expect(graphJson.flushes).toEqual(hostJson.flushes);
+    // q8_0 layers never flush; the quanto layers do (residual 4)
+    expect(graphJson.flushes.filter((_, layer) => layer % 2 === 0)).toEqual([0, 0, 0, 0]);
+    expect(graphJson.flushes.filter((_, layer) => layer % 2 === 1).every((count) => (count ?? 0) > 0)).toBe(true);
+    const { codeBytes, metadataBytes, fullPrecisionBytes, totalBytes } = hostJson.kvBytes;
+    expect(graphJson.kvBytes).toMatchObject({ codeBytes, metadataBytes, fullPrecisionBytes, totalBytes });
+    const named = graphJson.extensions.map((extension) => extension.detail).join('\n');
+    expect(named).toContain('0: K llama.cpp:q8_0 V llama.cpp:q8_0');
+    expect(named).toContain('llama.cpp:q8_0 in the layer map\'s layers');
+    const record = parseRunRecord(readFileSync(out, 'utf8'), out);
+    expect(record.settings.quantization.extensions?.layerMap?.[0]).toEqual({ layer: 0, nbitsKey: 8, nbitsValue: 8, formatKey: 'llama.cpp:q8_0', formatValue: 'llama.cpp:q8_0' });
+  }, 300_000);
+});
+

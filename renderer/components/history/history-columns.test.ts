@@ -33,6 +33,14 @@ describe('History\'s line of a run', () => {
     expect(cell(apart, 'cache')).toBe('K vllm:fp8_e4m3 · V nvfp4');
     expect(summarizeRun(apart).extensions).toContain('runtime KV format (write-once)');
   });
+
+  it('names a layer map\'s own formats beside transformers\' backend, whose group and residual still shaped the other layers', () => {
+    const mixed = recordWith({ layerMap: [{ layer: 0, nbitsKey: 8, nbitsValue: 8, formatKey: 'llama.cpp:q8_0', formatValue: 'llama.cpp:q8_0' }, { layer: 1, nbitsKey: 4, nbitsValue: 4 }] });
+    const q = mixed.settings.quantization;
+    expect(cell(mixed, 'cache')).toBe(`llama.cpp:q8_0 in the layer map's layers (the others ${q.backend} ${q.nbits}-bit)`);
+    expect(summarizeRun(mixed)).toMatchObject({ backend: q.backend, nbits: q.nbits, groupSize: q.groupSize, residualLength: q.residualLength });
+    expect(cell(mixed, 'group')).toBe(String(q.groupSize));
+  });
 });
 
 describe('History\'s default columns', () => {

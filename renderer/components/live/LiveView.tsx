@@ -10,6 +10,7 @@ import { withoutDocumentReferences as plain } from '../../format/user-text.js';
 import { compactList } from '../common/DiagnosticList.js';
 import { ErrorDetails } from '../common/ErrorDetails.js';
 import { ExtensionsBadge } from '../dashboard/ExtensionsBadge.js';
+import { kvFormatText } from '../../../app/record/kv-format-text.js';
 import { RunDashboard } from '../dashboard/RunDashboard.js';
 import { TextPanel } from '../dashboard/TextPanel.js';
 import { PathBadge } from '../dashboard/PathBadge.js';
@@ -102,6 +103,7 @@ function ResultSummary({ result, savedRunId, exportId }: { result: GenerationRes
   const uniform = flushCounts.length > 0 && flushCounts.every((count) => count === flushCounts[0]);
   const total = result.kvBytesTotal;
   const path = ranPath(result);
+  const format = result.settings.cacheMode === 'quantized' ? kvFormatText(result.settings.quantization) : null;
   return (
     <section className="result-summary" aria-label="Run result" data-testid="result-summary">
       <p>
@@ -115,6 +117,9 @@ function ResultSummary({ result, savedRunId, exportId }: { result: GenerationRes
         </div>
       )}
       <dl className="facts compact">
+        {format !== null && (
+          <div className="fact"><dt>KV format</dt><dd data-testid="result-format" title="a serving runtime's write-once KV format: a kvscope extension, not transformers' QuantizedCache">{format} (write-once, kvscope extension)</dd></div>
+        )}
         <div className="fact"><dt>Flushes per layer</dt><dd data-testid="result-flushes">{flushCounts.length === 0 ? 'none (no quantized layer)' : uniform ? String(flushCounts[0]) : flushCounts.join(' ')}</dd></div>
         <div className="fact"><dt>Layers with flushes</dt><dd>{compactList(result.flushCounts.flatMap((count, layer) => (count !== null && count > 0 ? [layer] : []))) || '—'}</dd></div>
         <div className="fact"><dt>KV stored</dt><dd data-testid="result-kv">{formatBytes(total.totalBytes)}: {storedVsBaselines(total, result.model.kvDtype)}</dd></div>

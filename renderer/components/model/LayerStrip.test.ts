@@ -3,7 +3,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../../app/cache/cache-confi
 import { parseModelConfig } from '../../../app/config/parse-model-config.js';
 import { withSideTargets } from '../../../app/cache/cache-plan.js';
 import { parseLayerMap } from '../../../app/cache/layer-map.js';
-import { plannedLayers } from './LayerStrip.js';
+import { plannedFormats, plannedLayers } from './LayerStrip.js';
 
 /** A llama of 5 full-attention layers (stories260k's geometry). */
 const config = parseModelConfig(JSON.stringify({
@@ -25,5 +25,15 @@ describe('the layer strip\'s plan', () => {
     // The lab's keys-only target on layer 0: the plan the eval runs, the strip shows the same.
     const targeted = withSideTargets(DEFAULT_QUANTIZED_CACHE_SETTINGS, { layers: [0], parts: 'key' }, 5);
     expect(plannedLayers(config, { cacheMode: 'quantized', quantization: targeted })).toEqual(['keys-only', ...Array(4).fill('full-precision')]);
+  });
+
+  it('names each layer\'s runtime formats where the layer map (format_key/format_value) or --kv-format sets them', () => {
+    const layerMap = parseLayerMap('0: {format_key: llama.cpp:q8_0, format_value: llama.cpp:q4_0}\n2: {format_key: vllm:fp8_e4m3, nbits_value: full}\n', 'map.yaml');
+    const quantization = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, extensions: { layerMap } };
+    expect(plannedFormats(config, { cacheMode: 'quantized', quantization })).toEqual(['K llama.cpp:q8_0, V llama.cpp:q4_0', null, 'K vllm:fp8_e4m3', null, null]);
+    expect(plannedLayers(config, { cacheMode: 'quantized', quantization })).toEqual(['quantized', 'quantized', 'keys-only', 'quantized', 'quantized']);
+    const everyLayer = { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, extensions: { kvFormatKey: 'nvfp4', kvFormatValue: 'nvfp4' } };
+    expect(plannedFormats(config, { cacheMode: 'quantized', quantization: everyLayer })).toEqual(Array(5).fill('K nvfp4, V nvfp4'));
+    expect(plannedFormats(config, { cacheMode: 'dynamic', quantization: everyLayer })).toEqual(Array(5).fill(null));
   });
 });

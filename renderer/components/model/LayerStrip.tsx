@@ -1,5 +1,5 @@
 import type { CSSProperties, ReactNode } from 'react';
-import { quantizedSidesOf, resolveCachePlan } from '../../../app/cache/cache-plan.js';
+import { quantizedSidesOf, resolveCachePlan, type SidePlan } from '../../../app/cache/cache-plan.js';
 import type { ModelConfig } from '../../../app/config/model-config.js';
 import type { Diagnostic } from '../../../app/preflight/diagnostic.js';
 import { layerKindStyle } from '../../format/layer-kinds.js';
@@ -23,6 +23,20 @@ export function plannedLayers(config: ModelConfig, form: Pick<RunForm, 'cacheMod
   });
 }
 
+/**
+ * Each layer's runtime formats as the cache plan resolves them (`--kv-format`, or a layer map's
+ * format_key/format_value: kvscope extensions), e.g. `K llama.cpp:q8_0, V llama.cpp:q4_0`; null
+ * where no side of the layer is in a runtime format.
+ */
+export function plannedFormats(config: ModelConfig, form: Pick<RunForm, 'cacheMode' | 'quantization'>): (string | null)[] {
+  const plan = resolveCachePlan(config.layers.layers, form.cacheMode === 'dynamic' ? null : form.quantization);
+  return plan.map((layer) => {
+    const side = (name: string, planned: SidePlan): string | null => (planned.kind === 'runtime-format' ? `${name} ${planned.format}` : null);
+    const sides = [side('K', layer.key), side('V', layer.value)].filter((text): text is string => text !== null);
+    return layer.cache === 'quantized' && sides.length > 0 ? sides.join(', ') : null;
+  });
+}
+
 const PLAN_TEXT: Readonly<Record<LayerPlanView, string>> = {
   quantized: 'quantized',
   'keys-only': 'keys quantized, values kept in full precision',
@@ -38,6 +52,7 @@ const PLAN_TEXT: Readonly<Record<LayerPlanView, string>> = {
  */
 export function LayerStrip({ config, form, verdict }: { config: ModelConfig; form: Pick<RunForm, 'cacheMode' | 'quantization'>; verdict: Diagnostic | null }): ReactNode {
   const plans = plannedLayers(config, form);
+  const formats = plannedFormats(config, form);
   const flagged = new Set(verdict?.layers ?? []);
   const kinds = [...new Set(config.layers.layers.map((layer) => layer.actualKind))];
   return (
@@ -47,6 +62,8 @@ export function LayerStrip({ config, form, verdict }: { config: ModelConfig; for
           const style = layerKindStyle(layer.actualKind);
           const plan = plans[index]!;
           const isFlagged = flagged.has(index);
+          const format = formats[index] ?? null;
+          const planText = `${PLAN_TEXT[plan]}${format === null ? '' : ` (${format}, a kvscope extension)`}`;
           const shared = layer.sharesKv ? ', reads an earlier layer\'s cache' : '';
           const transformersType = layer.type !== layer.actualKind ? ` (transformers: ${layer.type})` : '';
           return (
@@ -55,11 +72,12 @@ export function LayerStrip({ config, form, verdict }: { config: ModelConfig; for
               role="listitem"
               className={`layer-cell plan-${plan}${isFlagged ? ' flagged' : ''}`}
               style={{ '--kind-color': `var(${style.colorVariable})` } as CSSProperties}
-              title={`Layer ${index}: ${style.name}${transformersType}${shared}. ${PLAN_TEXT[plan]}${isFlagged ? '. transformers\' QuantizedCache refuses this layer type' : ''}`}
-              aria-label={`Layer ${index}: ${style.name}, ${PLAN_TEXT[plan]}${isFlagged ? ', refused by transformers' : ''}`}
+              title={`Layer ${index}: ${style.name}${transformersType}${shared}. ${planText}${isFlagged ? '. transformers\' QuantizedCache refuses this layer type' : ''}`}
+              aria-label={`Layer ${index}: ${style.name}, ${planText}${isFlagged ? ', refused by transformers' : ''}`}
               data-testid="layer-cell"
               data-kind={layer.actualKind}
               data-plan={plan}
+              {...(format === null ? {} : { 'data-format': format })}
               data-flagged={isFlagged ? 'true' : 'false'}
             >
               {style.letter}
