@@ -13,7 +13,8 @@ import { createEvalLane, quantizedSides } from './eval-lane.js';
 import type { EvalSettings } from './eval-settings.js';
 import { summarizeScores, type EvalSummary } from './eval-summary.js';
 import { LayerErrorAccumulator, type LayerErrorSummary } from './layer-errors.js';
-import type { ReferenceSource, WindowReference } from './reference-source.js';
+import type { ReferenceRows, ReferenceSource, WindowReference } from './reference-source.js';
+import type { FlushMetrics } from '../engine/types.js';
 import { concatTokenScores, emptyTokenScores, TokenScorer, type TokenScores } from './token-scores.js';
 import { scoredRows, type EvalWindow } from './windows.js';
 import { feedWindow, type FedRows, type WindowFeed } from './window-feed.js';
@@ -80,6 +81,55 @@ export async function computeReferenceWindow(
   }
 }
 
+/** One window's pass for a compact reference (computeReferenceHidden). */
+export interface ReferenceHiddenPass {
+  /** `[scoredRows, hiddenSize]`: the scored rows' final hidden states */
+  readonly hidden: { readonly values: Float32Array; readonly size: number };
+  /** `[vocab]`: the last scored row's logits as the graph computed them in the pass */
+  readonly lastRow: Float32Array;
+  readonly vocab: number;
+}
+
+/**
+ * One window's full-precision pass for a compact reference, on a graph that returns the whole
+ * sequence's hidden state (`sequenceHidden`: app/node/lab/reference-graphs.ts): the dynamic cache fed
+ * in the one run computeReferenceWindow makes, the same hidden states, but the logits of its last two
+ * rows only (num_logits_to_keep 2: the last scored row and the one after it). A window's scored
+ * logits are never computed in the pass: at 512 tokens and a 152k vocabulary they are 155 MB a copy,
+ * and one run holds three (the projection's, the output's, the JavaScript one), the eval's peak
+ * (issue 23). The LM head computes them from the hidden states a few rows at a time
+ * (stored-reference.ts), and the last scored row's logits returned here check the head against the
+ * graph. null where the window is not fed in one run (token by token).
+ */
+export async function computeReferenceHidden(
+  model: EvalModel, window: EvalWindow, hooks: EvalHooks, sequenceHidden: string,
+): Promise<ReferenceHiddenPass | null> {
+  const chunks = planWindowChunks(window.tokens.length, window.prefill, 'dynamic', 0, hooks.feedMode);
+  const count = scoredRows(window);
+  if (chunks.length !== 1 || count < 1) return null;
+  const feed = windowFeed(model, hooks);
+  const lane = new PassThroughKvLane(passThroughLaneOptions(model.io, model.config));
+  try {
+    let pass: ReferenceHiddenPass | null = null;
+    // The last two rows: positions length − 2 (the last scored one) and length − 1.
+    await feedWindow(feed, lane, window, [{ ...chunks[0]!, rows: 2 }], (rows) => {
+      const tensor = rows.outputs[sequenceHidden];
+      if (tensor === undefined || tensor.type !== 'float32' || tensor.dims.at(-2) !== window.tokens.length) {
+        throw new RangeError(`the reference graph returned no float32 ${sequenceHidden} for the window's ${window.tokens.length} tokens`);
+      }
+      const size = tensor.dims.at(-1)!;
+      pass = {
+        hidden: { values: tensor.data.slice(window.prefill * size, (window.prefill + count) * size), size },
+        lastRow: rows.logits.slice(0, rows.vocab), vocab: rows.vocab,
+      };
+    });
+    return pass;
+  } finally {
+    lane.dispose();
+    feed.session.releaseAll();
+  }
+}
+
 /** Where the dynamic cache's own pass (evaluateCache without a reference) puts each window's reference. */
 export interface OwnReferenceSink {
   readonly hiddenOutput?: string;
@@ -136,51 +186,66 @@ export async function evaluateCache(
   let flushCounts: (number | null)[] = [];
   let runs = 0;
   let tokensFed = 0;
+  // One window scored against `expected` (its whole logits) or `streamed` (its rows computed as they are scored).
+  const scoreWindow = async (window: EvalWindow, expected: WindowReference | null, streamed: ReferenceRows | null): Promise<ScoredWindow> => {
+    const count = scoredRows(window);
+    const own = reference === null ? { logits: new Float32Array(0), vocab: 0, hidden: undefined as { values: Float32Array; size: number } | undefined } : null;
+    const scores = emptyTokenScores(count);
+    const events: (readonly FlushMetrics[])[] = [];
+    const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now, model.inGraph);
+    try {
+      const chunks = planWindowChunks(window.tokens.length, window.prefill, settings.cacheMode, settings.quantization.residualLength, hooks.feedMode);
+      const fed = await feedWindow(feed, lane, window, chunks, async (rows) => {
+        if (own !== null) {
+          if (own.vocab === 0) {
+            own.vocab = rows.vocab;
+            own.logits = new Float32Array(count * rows.vocab);
+          }
+          copyScoredRows(rows, window, own.logits, own.vocab);
+          if (ownSink?.hiddenOutput !== undefined) own.hidden = copyScoredHidden(rows, window, ownSink.hiddenOutput, count, own.hidden);
+          return;
+        }
+        for (let r = 0; r < rows.rows; r++) {
+          const position = rows.first + r;
+          const scored = position - window.prefill;
+          if (scored < 0 || scored >= count) continue;
+          const row = rows.logits.subarray(r * rows.vocab, (r + 1) * rows.vocab);
+          const referenceRow = streamed !== null ? await streamed.row(scored)
+            : expected!.logits.subarray(scored * expected!.vocab, (scored + 1) * expected!.vocab);
+          scorer.score(referenceRow, row, window.tokens[position + 1]!, scores, scored);
+        }
+      }, (flushes) => events.push(flushes));
+      if (own !== null) {
+        for (let scored = 0; scored < count; scored++) {
+          const row = own.logits.subarray(scored * own.vocab, (scored + 1) * own.vocab);
+          scorer.score(row, row, window.tokens[window.prefill + scored + 1]!, scores, scored);
+        }
+        await ownSink?.store(window.index, own.hidden === undefined ? { logits: own.logits, vocab: own.vocab } : { logits: own.logits, vocab: own.vocab, hidden: own.hidden });
+      }
+      return { scores, events, runs: fed.runs, kvBytes: lane.memory(), flushCounts: lane.flushCounts() };
+    } finally {
+      lane.dispose();
+      feed.session.releaseAll();
+    }
+  };
   try {
     for (const window of windows) {
-      const count = scoredRows(window);
-      const own = reference === null ? { logits: new Float32Array(0), vocab: 0, hidden: undefined as { values: Float32Array; size: number } | undefined } : null;
-      const expected = own ?? await reference!.window(window.index);
-      const scores = emptyTokenScores(count);
-      const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now, model.inGraph);
-      try {
-        const chunks = planWindowChunks(window.tokens.length, window.prefill, settings.cacheMode, settings.quantization.residualLength, hooks.feedMode);
-        const fed = await feedWindow(feed, lane, window, chunks, (rows) => {
-          if (own !== null) {
-            if (own.vocab === 0) {
-              own.vocab = rows.vocab;
-              own.logits = new Float32Array(count * rows.vocab);
-            }
-            copyScoredRows(rows, window, own.logits, own.vocab);
-            if (ownSink?.hiddenOutput !== undefined) own.hidden = copyScoredHidden(rows, window, ownSink.hiddenOutput, count, own.hidden);
-            return;
-          }
-          for (let r = 0; r < rows.rows; r++) {
-            const position = rows.first + r;
-            const scored = position - window.prefill;
-            if (scored < 0 || scored >= count) continue;
-            const row = rows.logits.subarray(r * rows.vocab, (r + 1) * rows.vocab);
-            const referenceRow = expected.logits.subarray(scored * expected.vocab, (scored + 1) * expected.vocab);
-            scorer.score(referenceRow, row, window.tokens[position + 1]!, scores, scored);
-          }
-        }, (events) => errors.add(events));
-        if (own !== null) {
-          for (let scored = 0; scored < count; scored++) {
-            const row = own.logits.subarray(scored * own.vocab, (scored + 1) * own.vocab);
-            scorer.score(row, row, window.tokens[window.prefill + scored + 1]!, scores, scored);
-          }
-          await ownSink?.store(window.index, own.hidden === undefined ? { logits: own.logits, vocab: own.vocab } : { logits: own.logits, vocab: own.vocab, hidden: own.hidden });
-        }
-        runs += fed.runs;
-        tokensFed += window.tokens.length;
-        kvBytes = lane.memory();
-        flushCounts = lane.flushCounts();
-      } finally {
-        lane.dispose();
-        feed.session.releaseAll();
+      // A compact window's reference rows come from the LM head a few at a time as they are scored
+      // (its whole logits, 155 MB at 512 tokens and a 152k vocabulary, are never held: issue 23).
+      const streamed = reference?.rows === undefined ? null : await reference.rows(window.index);
+      let scored = await scoreWindow(window, reference === null || streamed !== null ? null : await reference.window(window.index), streamed);
+      if (streamed !== null && !await streamed.verified()) {
+        // The stored hidden states did not give the logits they were stored with: the whole window's
+        // read discards them, computes the window again (with a note), and the window is scored again.
+        scored = await scoreWindow(window, await reference!.window(window.index), null);
       }
-      parts.push(scores);
-      outcomes.push({ index: window.index, start: window.start, summary: summarizeScores(scores) });
+      for (const flushes of scored.events) errors.add(flushes);
+      runs += scored.runs;
+      tokensFed += window.tokens.length;
+      kvBytes = scored.kvBytes;
+      flushCounts = scored.flushCounts;
+      parts.push(scored.scores);
+      outcomes.push({ index: window.index, start: window.start, summary: summarizeScores(scored.scores) });
       hooks.onProgress?.({ phase: 'eval', windowsDone: outcomes.length, windows: windows.length });
     }
   } finally {
@@ -200,6 +265,15 @@ export async function evaluateCache(
     runs,
     tokensFed,
   };
+}
+
+/** One window's evaluation before it is counted: its scores, its quantize events, and its cache at the end. */
+interface ScoredWindow {
+  readonly scores: TokenScores;
+  readonly events: readonly (readonly FlushMetrics[])[];
+  readonly runs: number;
+  readonly kvBytes: (LayerMemory | null)[];
+  readonly flushCounts: (number | null)[];
 }
 
 function windowFeed(model: EvalModel, hooks: EvalHooks): WindowFeed & { session: OutputReleasingSession } {

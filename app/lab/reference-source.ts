@@ -14,6 +14,20 @@ export interface WindowReference {
 export interface ReferenceSource {
   readonly windows: number;
   window(index: number): Promise<WindowReference>;
+  /**
+   * The window's logits row by row as the evaluation scores them, where the reference recomputes them
+   * (the compact form: the LM head a few rows at a time), so its whole logits are never held; null
+   * where `window` is to be read instead.
+   */
+  rows?(index: number): Promise<ReferenceRows | null>;
+}
+
+/** A window's reference logits, computed a few rows at a time as they are asked for. */
+export interface ReferenceRows {
+  /** `[vocab]`: scored row `scored`'s logits, asked in increasing order; valid until the next call */
+  row(scored: number): Promise<Float32Array>;
+  /** after the window: whether its rows were the ones stored (their sha256; the rows not asked are computed for it) */
+  verified(): Promise<boolean>;
 }
 
 /** A reference held in memory (tests, and a reference just computed). */

@@ -36,7 +36,7 @@ export interface FedRows {
  */
 export async function feedWindow(
   feed: WindowFeed, lane: KvLane, window: EvalWindow, chunks: readonly EvalChunk[],
-  onRows: (rows: FedRows) => void, onEvents: (events: readonly FlushMetrics[]) => void = () => undefined,
+  onRows: (rows: FedRows) => void | Promise<void>, onEvents: (events: readonly FlushMetrics[]) => void = () => undefined,
 ): Promise<{ runs: number }> {
   const runner = new StepRunner({ session: feed.session, inputs: feed.inputs, io: feed.io, lane, now: feed.now });
   let runs = 0;
@@ -45,7 +45,7 @@ export async function feedWindow(
     const tokens = window.tokens.slice(chunk.start, chunk.end);
     const outcome = await runner.step(tokens, chunk.rows === 1 ? 'last' : chunk.rows, chunk.updates);
     runs++;
-    onRows({ logits: outcome.logits, first: chunk.end - chunk.rows, rows: chunk.rows, vocab: outcome.vocab, outputs: outcome.outputs, fedFirst: chunk.start });
+    await onRows({ logits: outcome.logits, first: chunk.end - chunk.rows, rows: chunk.rows, vocab: outcome.vocab, outputs: outcome.outputs, fedFirst: chunk.start });
     if (outcome.absorbed.flushes.length > 0) onEvents(outcome.absorbed.flushes);
     feed.session.releaseUnreferenced((buffer) => lane.references(buffer));
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { NodeProto } from 'onnx-buf';
 import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
 import { findLmHead, withHeadInput, withHiddenOutput } from '../../onnx/rewrite/lm-head-split.js';
 import type { HeadInput } from '../../lab/model-head.js';
@@ -13,9 +14,10 @@ import { kvscopeCacheRoot } from './lab-cache-dir.js';
 
 /**
  * Bumped when the cut or the files change (2: the graphs read the source's weights in place, digests
- * verified; 3: one graph, its own head through a head input, no head graph holding the weight again).
+ * verified; 3: one graph, its own head through a head input, no head graph holding the weight again;
+ * 4: the whole sequence's hidden state as an output too, where the head reads kept rows only).
  */
-const REFERENCE_GRAPHS_VERSION = 3;
+const REFERENCE_GRAPHS_VERSION = 4;
 const MODEL_FILE = 'model.onnx';
 const MANIFEST_FILE = 'reference-graphs.json';
 
@@ -24,6 +26,12 @@ export interface ReferenceGraphs {
   /** the source graph plus the output `hidden` and `headInput`: the same logits bit for bit fed no head rows (lm-head-split.ort.test.ts) */
   readonly modelPath: string;
   readonly hidden: string;
+  /**
+   * where the head reads the last num_logits_to_keep rows of the hidden state (`hidden` is that
+   * slice): the whole sequence's hidden state, `[1, seq, hiddenSize]`, also an output, so a reference
+   * pass gets every row's hidden state while it computes the logits of two rows only (stored-reference.ts)
+   */
+  readonly sequenceHidden: string | null;
   /** hidden rows whose logits the graph returns after its own (app/lab/model-head.ts) */
   readonly headInput: HeadInput;
   /** the source graph's folder, where the graph reads its weights (onnxruntime's external initializers folder) */
@@ -38,6 +46,7 @@ interface GraphFile {
 interface Manifest {
   readonly key: string;
   readonly hidden: string;
+  readonly sequenceHidden: string | null;
   readonly headInput: HeadInput;
   readonly model: GraphFile;
   /** the source's external data files the graphs read in place, by identity */
@@ -59,7 +68,7 @@ export async function ensureReferenceGraphs(sourcePath: string, logitsName: stri
   const key = sha256Text(JSON.stringify({ version: REFERENCE_GRAPHS_VERSION, source: await sha256File(absolute), logitsName }));
   const folder = join(cacheDir, key.slice(0, 32));
   const result = (manifest: Manifest): ReferenceGraphs =>
-    ({ modelPath: join(folder, MODEL_FILE), hidden: manifest.hidden, headInput: manifest.headInput, externalDataFolder: sourceDir });
+    ({ modelPath: join(folder, MODEL_FILE), hidden: manifest.hidden, sequenceHidden: manifest.sequenceHidden, headInput: manifest.headInput, externalDataFolder: sourceDir });
   const cached = await verify(folder, key, sourceDir);
   if (cached.ok) return result(cached.manifest);
   if (cached.present) reportCacheRebuild(`the cached reference graphs in ${folder} ${cached.reason}; discarded and rebuilt.`);
@@ -67,7 +76,9 @@ export async function ensureReferenceGraphs(sourcePath: string, logitsName: stri
   const source = decodeModel(sourceBytes, absolute);
   const head = findLmHead(source, logitsName);
   if ('reason' in head) return head;
-  const model = withHeadInput(withHiddenOutput(source, head), head);
+  const sequenceHidden = keptRowsSource(source, head.hidden);
+  const withOutputs = withHiddenOutput(source, head);
+  const model = withHeadInput(sequenceHidden === null ? withOutputs : withHiddenOutput(withOutputs, { ...head, hidden: sequenceHidden }), head);
   if ('reason' in model) return model;
   const inPlace = embeddedInitializers(source, sourceBytes);
   const sourceFile = basename(absolute);
@@ -82,13 +93,36 @@ export async function ensureReferenceGraphs(sourcePath: string, logitsName: stri
     const graph = await write(MODEL_FILE, model.model);
     const locations = externalLocations(model.model, sourceFile);
     const externalData = await Promise.all(locations.map((location) => dataFileIdentity(sourceDir, location)));
-    built = { key, hidden: head.hidden, headInput: { name: model.input, hiddenSize: model.hiddenSize }, model: graph, externalData };
+    built = { key, hidden: head.hidden, sequenceHidden, headInput: { name: model.input, hiddenSize: model.hiddenSize }, model: graph, externalData };
     await writeFile(join(temp, MANIFEST_FILE), `${JSON.stringify(built, null, 2)}\n`);
   }, async (dir) => (await verify(dir, key, sourceDir)).ok);
   const published = await verify(folder, key, sourceDir);
   const manifest = published.ok ? published.manifest : built;
   if (manifest === null) return { reason: `the reference graphs in ${folder} could not be verified after they were written` };
   return result(manifest);
+}
+
+/** Inputs that choose how many rows of logits a graph computes (transformers' num_logits_to_keep, logits-rows.ts). */
+const KEEP_INPUTS = new Set(['num_logits_to_keep', 'logits_to_keep']);
+
+/**
+ * The tensor `hidden` is the kept rows of: the data of the Slice that makes it, where that Slice's
+ * bounds are computed from a num_logits_to_keep input (logits-rows.ts, Optimum exports); null otherwise.
+ */
+function keptRowsSource(model: ModelProto, hidden: string): string | null {
+  const graph = model.graph!;
+  const producer = new Map<string, NodeProto>();
+  for (const node of graph.node) for (const output of node.output) producer.set(output, node);
+  const slice = producer.get(hidden);
+  if (slice?.opType !== 'Slice' || slice.input[0] === undefined || !producer.has(slice.input[0])) return null;
+  const seen = new Set<string>();
+  const readsKeep = (name: string): boolean => {
+    if (KEEP_INPUTS.has(name)) return graph.input.some((input) => input.name === name);
+    if (seen.has(name)) return false;
+    seen.add(name);
+    return producer.get(name)?.input.some(readsKeep) ?? false;
+  };
+  return slice.input.slice(1).some(readsKeep) ? slice.input[0] : null;
 }
 
 type EntryCheck = { readonly ok: true; readonly manifest: Manifest } | { readonly ok: false; readonly present: boolean; readonly reason: string };
@@ -108,6 +142,7 @@ async function verify(folder: string, key: string, sourceDir: string): Promise<E
     return { ok: false, present: true, reason: `has an ${MANIFEST_FILE} that is not valid JSON (damaged)` };
   }
   if (manifest === null || typeof manifest !== 'object' || manifest.key !== key || !Array.isArray(manifest.externalData)
+    || (manifest.sequenceHidden !== null && typeof manifest.sequenceHidden !== 'string')
     || typeof manifest.model !== 'object' || typeof manifest.headInput !== 'object') {
     return { ok: false, present: true, reason: `has a ${MANIFEST_FILE} for another key or format` };
   }

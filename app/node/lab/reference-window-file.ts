@@ -8,7 +8,8 @@ import type { WindowReference } from '../../lab/reference-source.js';
  * length, the header as UTF-8 JSON, zero padding to a multiple of 4, then the payload, little-endian:
  * `float32-logits`: `[rows, vocab]` float32 logits; `float32-hidden`: `[rows, hiddenSize]` float32
  * final hidden states, from which the LM head recomputes the logits, and `logitsSha256`, the sha256
- * of the logits the full graph returned, which the recomputed ones must match bit for bit
+ * of the scored rows' logits (the full graph's; where the pass computed two rows only, the head's,
+ * checked against the graph's last scored row), which the recomputed ones must match bit for bit
  * (stored-reference.ts).
  * The header carries the payload's sha256, checked on every read (issue 24): a file whose floats were
  * changed, or set to NaN, while its size was kept is caught, not trusted. Written atomically (temp

@@ -238,7 +238,9 @@ async function withPreparedEval<T>(
     // The LM head runs on the session that holds the weights (app/lab/model-head.ts): no second copy of the head's weight.
     let head = (hidden: Float32Array): Promise<Float32Array> => 'reason' in graphs ? Promise.reject(new RangeError('no LM head')) :
       headLogits(model.session, model.io, new PassThroughKvLane(passThroughLaneOptions(model.io, model.config)), graphs.headInput, hidden);
-    const compact: CompactReference | undefined = 'reason' in graphs ? undefined : { hidden: graphs.hidden, headLogits: (hidden) => head(hidden) };
+    const compact: CompactReference | undefined = 'reason' in graphs ? undefined : {
+      hidden: graphs.hidden, headLogits: (hidden) => head(hidden), ...(graphs.sequenceHidden === null ? {} : { sequenceHidden: graphs.sequenceHidden }),
+    };
     const missing = windows.filter((window) => !entry.has(window.index)).length;
     // --cache dynamic is its own reference: where windows are missing, its single pass (evaluateCache
     // without a reference) computes them and stores each as it goes.

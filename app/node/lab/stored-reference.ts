@@ -1,9 +1,10 @@
-import { computeReferenceWindow, type EvalHooks, type EvalModel } from '../../lab/evaluate.js';
-import type { ReferenceSource, WindowReference } from '../../lab/reference-source.js';
+import { computeReferenceHidden, computeReferenceWindow, type EvalHooks, type EvalModel } from '../../lab/evaluate.js';
+import type { ReferenceRows, ReferenceSource, WindowReference } from '../../lab/reference-source.js';
 import { scoredRows, type EvalWindow } from '../../lab/windows.js';
 import { createHash } from 'node:crypto';
+import { freeArrayBuffer } from '../free-array-buffer.js';
 import type { ReferenceEntry } from './reference-store.js';
-import { sha256Floats } from './reference-window-file.js';
+import { sha256Floats, type StoredWindow } from './reference-window-file.js';
 
 /** An evaluation's reference, ready to read: what was computed now, and what had to be mended. */
 export interface PreparedReference {
@@ -23,8 +24,10 @@ export interface PreparedReference {
 export interface CompactReference {
   /** the hidden-state output of the model's graph */
   readonly hidden: string;
-  /** `[rows, hiddenSize]` hidden states in, their `[rows, vocab]` float32 logits out */
+  /** `[rows, hiddenSize]` hidden states in, their `[rows, vocab]` float32 logits out (an array of their own: the caller frees it after use) */
   readonly headLogits: (hidden: Float32Array, hiddenSize: number) => Promise<Float32Array>;
+  /** the whole sequence's hidden state, where the graph's head reads kept rows only (computeReferenceHidden) */
+  readonly sequenceHidden?: string;
 }
 
 /**
@@ -54,6 +57,7 @@ export async function prepareReference(
       await compute(window);
       return;
     }
+    if (compact.sequenceHidden !== undefined && await storeFromHiddenPass(entry, window, model, hooks, compact, compact.sequenceHidden, notes)) return;
     const hash = createHash('sha256');
     const computed = await computeReferenceWindow(model, window, hooks, compact.hidden, (rows) => hash.update(floatBytes(rows)));
     const hidden = computed.hidden;
@@ -104,6 +108,14 @@ export async function prepareReference(
       notes.push(`reference window ${index + 1} ${reason === 'missing' ? 'was removed from the cache meanwhile' : `failed its check (${reason})`}: discarded and computed again.`);
       return compute(window);
     },
+    rows: async (index) => {
+      const window = byIndex.get(index);
+      if (window === undefined) throw new RangeError(`the evaluation has no window ${index + 1}`);
+      if (compact === undefined) return null;
+      const read = entry.read(index, scoredRows(window));
+      // Anything but a readable compact window is `window`'s to read or mend (and note).
+      return read.ok && read.stored.kind === 'hidden' ? headRows(compact, read.stored) : null;
+    },
   };
   return { source, windowsComputed: missing.length, notes };
 }
@@ -127,6 +139,50 @@ export async function storeReferenceWindow(
 }
 
 /**
+ * Computes and stores window `window` in the compact form from a pass that returns hidden states and
+ * two rows of logits only (computeReferenceHidden): the head computes the scored rows' logits a few
+ * rows at a time, their sha256 is stored, and the last scored row must be the graph's own bit for bit
+ * (the head cut right, and its rows the ones a full pass computes: a row's logits do not depend on
+ * the rows computed beside it, lm-head-split.ort.test.ts). False, with a note, where it is not, or
+ * where the pass cannot be made so: the caller then computes the window the full way.
+ */
+async function storeFromHiddenPass(
+  entry: ReferenceEntry, window: EvalWindow, model: EvalModel, hooks: EvalHooks, compact: CompactReference, sequenceHidden: string, notes: string[],
+): Promise<boolean> {
+  const pass = await computeReferenceHidden(model, window, hooks, sequenceHidden);
+  if (pass === null || pass.hidden.size >= pass.vocab) return false;
+  const { hidden, vocab, lastRow } = pass;
+  const last = hidden.values.length / hidden.size - 1;
+  const hash = createHash('sha256');
+  let same = false;
+  await forEachHeadRun(compact, hidden.values, hidden.size, vocab, (rows, first) => {
+    hash.update(floatBytes(rows));
+    const at = last - first;
+    if (at >= 0 && (at + 1) * vocab <= rows.length) same = sameBits(rows.subarray(at * vocab, (at + 1) * vocab), lastRow);
+  });
+  if (!same) {
+    noteHeadMismatch(notes);
+    return false;
+  }
+  entry.write(window.index, { kind: 'hidden', hidden: hidden.values, hiddenSize: hidden.size, vocab, logitsSha256: hash.digest('hex') });
+  return true;
+}
+
+function sameBits(a: Float32Array, b: Float32Array): boolean {
+  if (a.length !== b.length) return false;
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+function noteHeadMismatch(notes: string[]): void {
+  if (!notes.some((note) => note.startsWith('the LM head'))) {
+    notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
+  }
+}
+
+/**
  * Stores window `index` as its hidden states when the head, run on them, gives logits of this sha256
  * (the graph's own, so bit for bit); false otherwise, with one line in `notes` (the caller stores float32 logits).
  */
@@ -137,9 +193,7 @@ async function storeCompactWindow(
   const again = createHash('sha256');
   await forEachHeadRun(compact, hidden.values, hidden.size, vocab, (rows) => again.update(floatBytes(rows)));
   if (again.digest('hex') !== logitsSha256) {
-    if (!notes.some((note) => note.startsWith('the LM head'))) {
-      notes.push('the LM head run alone does not give this graph\'s logits bit for bit here: the reference keeps float32 logits.');
-    }
+    noteHeadMismatch(notes);
     return false;
   }
   entry.write(index, { kind: 'hidden', hidden: hidden.values, hiddenSize: hidden.size, vocab, logitsSha256 });
@@ -156,16 +210,59 @@ async function storeCompactWindow(
  */
 const HEAD_LOGITS_PER_RUN = 1 << 22;
 
+function headRowsPerRun(vocab: number): number {
+  return Math.max(1, Math.floor(HEAD_LOGITS_PER_RUN / Math.max(1, vocab)));
+}
+
 /** The head run on `[rows, hiddenSize]` hidden states a few rows at a time: `each` gets each run's `[n, vocab]` logits and its first row. */
 async function forEachHeadRun(
   compact: CompactReference, hidden: Float32Array, hiddenSize: number, vocab: number, each: (logits: Float32Array, firstRow: number) => void,
 ): Promise<void> {
   const rows = hidden.length / hiddenSize;
-  const perRun = Math.max(1, Math.floor(HEAD_LOGITS_PER_RUN / Math.max(1, vocab)));
+  const perRun = headRowsPerRun(vocab);
   for (let first = 0; first < rows; first += perRun) {
     const end = Math.min(rows, first + perRun);
-    each(await compact.headLogits(hidden.subarray(first * hiddenSize, end * hiddenSize), hiddenSize), first);
+    const logits = await compact.headLogits(hidden.subarray(first * hiddenSize, end * hiddenSize), hiddenSize);
+    each(logits, first);
+    freeArrayBuffer(logits.buffer);
   }
+}
+
+/**
+ * A compact window's logits as the evaluation asks for them, row by row in order: the head runs on the
+ * next few stored rows when a row not yet computed is asked for (16 MiB of logits at a time, the
+ * window's 155 MB never held at once), and every run's logits go into the sha256 that must match the
+ * stored one when the window is done.
+ */
+function headRows(compact: CompactReference, stored: Extract<StoredWindow, { kind: 'hidden' }>): ReferenceRows {
+  const { hidden, hiddenSize, vocab } = stored;
+  const rows = hidden.length / hiddenSize;
+  const perRun = headRowsPerRun(vocab);
+  const hash = createHash('sha256');
+  let run: Float32Array = new Float32Array(0);
+  let first = 0;
+  let next = 0;
+  const advance = async (): Promise<void> => {
+    const end = Math.min(rows, next + perRun);
+    // The previous run's rows are done with (valid until the next call): freed now, not at a later collection.
+    freeArrayBuffer(run.buffer);
+    run = await compact.headLogits(hidden.subarray(next * hiddenSize, end * hiddenSize), hiddenSize);
+    hash.update(floatBytes(run));
+    first = next;
+    next = end;
+  };
+  return {
+    row: async (scored) => {
+      if (scored < first || scored >= rows) throw new RangeError(`row ${scored} of a window of ${rows} rows read out of order`);
+      while (scored >= next) await advance();
+      return run.subarray((scored - first) * vocab, (scored - first + 1) * vocab);
+    },
+    verified: async () => {
+      while (next < rows) await advance();
+      freeArrayBuffer(run.buffer);
+      return hash.digest('hex') === stored.logitsSha256;
+    },
+  };
 }
 
 function floatBytes(values: Float32Array): Uint8Array {
