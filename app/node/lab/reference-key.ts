@@ -3,8 +3,12 @@ import type { ExecutionProviderName } from '../../engine/types.js';
 import type { WindowSettings } from '../../lab/eval-settings.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
 
-/** Bumped whenever what a reference holds, or how it is computed, changes (2: window by window, sha256 per window, any window count). */
-export const REFERENCE_FORMAT = 2;
+/**
+ * Bumped whenever what a reference holds, or how it is computed, changes (2: window by window, sha256
+ * per window, any window count; 3: sessions without prepacking, ort-decoder-session.ts, whose logits
+ * differ from the prepacked ones in their last bits).
+ */
+export const REFERENCE_FORMAT = 3;
 
 export interface ReferenceKeyParts {
   /** modelContentHash: graph, external data, config, tokenizer, generation config */
