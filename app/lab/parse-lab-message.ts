@@ -12,6 +12,7 @@ const readJobOptions: Read<LabJobOptions> = (value, path) => {
   const fields = readObject(value, path);
   return {
     ...withOptional('intraOpNumThreads', fields.optional('intraOpNumThreads', integerReader(1))),
+    ...withOptional('sharesProcess', fields.optional('sharesProcess', readBoolean)),
     ...withOptional('perToken', fields.optional('perToken', readBoolean)),
   };
 };

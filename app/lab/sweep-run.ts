@@ -10,10 +10,17 @@ import type { RunErrorPayload } from '../protocol/messages.js';
 import { toRunErrorPayload } from '../protocol/run-error.js';
 import type { ReferenceSummary } from './lab-protocol.js';
 
+/** How a sweep asks a worker to run a job (lab-protocol.ts LabJobOptions). */
+interface JobOptions {
+  readonly intraOpNumThreads?: number;
+  /** other workers of the sweep run beside this one in the process */
+  readonly sharesProcess?: boolean;
+}
+
 /** A lab worker as a sweep drives it (app/node/lab/lab-worker-client.ts): one job at a time, session kept warm. */
 export interface SweepWorker {
-  evaluate(settings: EvalSettings, options: { intraOpNumThreads?: number; onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
-  reference(settings: EvalSettings, options: { intraOpNumThreads?: number }): { done: Promise<ReferenceSummary>; cancel(): void };
+  evaluate(settings: EvalSettings, options: JobOptions & { onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
+  reference(settings: EvalSettings, options: JobOptions): { done: Promise<ReferenceSummary>; cancel(): void };
   dispose(): Promise<void>;
 }
 
@@ -107,8 +114,12 @@ export class SweepRun {
     return { interrupted: this.#stopped && this.#storageFailure === null, failures: this.#failures, storageFailure: this.#storageFailure };
   }
 
-  #threadOptions(): { intraOpNumThreads?: number } {
-    return this.#options.threadsPerJob === undefined ? {} : { intraOpNumThreads: this.#options.threadsPerJob };
+  #threadOptions(): JobOptions {
+    // Several workers: their sessions map the model's weights once between them (ort-decoder-session.ts) and give each run's buffers back.
+    return {
+      ...(this.#options.threadsPerJob === undefined ? {} : { intraOpNumThreads: this.#options.threadsPerJob }),
+      ...(this.#workers.length > 1 ? { sharesProcess: true } : {}),
+    };
   }
 
   /** The reference before the points fan out: no two workers compute it side by side. */
