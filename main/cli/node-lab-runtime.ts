@@ -43,6 +43,10 @@ export function nodeSweepRuntime(kvscopeVersion: string, evalOptions: EvalOption
       const files = await readModelFiles(await resolveModelPath(model));
       return files.config.geometry.numLayers;
     },
+    async modelExternalDataBytes(model) {
+      const files = await readModelFiles(await resolveModelPath(model));
+      return files.analysis.externalData.totalBytes;
+    },
     sha256: (text) => createHash('sha256').update(text).digest('hex'),
     randomSuffix: () => randomBytes(4).toString('hex'),
     stderrIsTty: process.stderr.isTTY === true,
