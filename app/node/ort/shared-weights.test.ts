@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DecoderSession, SessionFeeds } from '../../engine/decoder-session.js';
+import type { DecoderSession } from '../../engine/decoder-session.js';
+import type { HostTensor } from '../../engine/host-tensor.js';
 import { decodeModel } from '../../onnx/onnx-model.js';
 import { writeModelWithExternalData } from '../onnx/write-external-data.js';
 import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
@@ -18,7 +19,7 @@ function memory(): { pss: number; pssAnon: number; rss: number } {
 
 /** One prefill step of a few tokens on an empty cache: every MatMul weight is read. */
 async function step(session: DecoderSession): Promise<void> {
-  const feeds: SessionFeeds = {};
+  const feeds: Record<string, HostTensor> = {};
   const rows = 4;
   for (const input of session.inputs) {
     if (input.name.startsWith('past_key_values.')) {
