@@ -71,8 +71,8 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
   // Said before the work, as memory matters most on a large model (issue 23): a job is a worker thread
   // with a session of its own (onnxruntime-node's sessions cannot cross threads). External data is
-  // memory-mapped and read in place by every session (ort-decoder-session.ts: no prepacking), so the
-  // jobs share one copy of it; weights inside the .onnx are parsed into each session's own memory.
+  // memory-mapped and read in place by a sweep's sessions (ort-decoder-session.ts SessionSharing), so
+  // the jobs share one copy of it; weights inside the .onnx are parsed into each session's own memory.
   if (jobs > 1) io.stderr(await jobsMemoryLine(jobs, spec.model, runtime));
   io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
     `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);

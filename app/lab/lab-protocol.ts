@@ -14,8 +14,8 @@ export const LAB_PROTOCOL_VERSION = 1;
 export interface LabJobOptions {
   /** at most this many ORT intra-op threads for the session (the host splits the cores between its workers) */
   readonly intraOpNumThreads?: number;
-  /** other jobs' sessions run beside this one in the process (a sweep with --jobs > 1): sessions without ORT's memory arena (ort-decoder-session.ts setSharesProcess) */
-  readonly sharesProcess?: boolean;
+  /** a sweep's job, of a sweep with this many jobs: its sessions read the weights in place, without ORT's arena where jobs > 1 (ort-decoder-session.ts SessionSharing) */
+  readonly sweepJobs?: number;
   /** keep per-token columns in the result */
   readonly perToken?: boolean;
 }

@@ -12,7 +12,7 @@ const readJobOptions: Read<LabJobOptions> = (value, path) => {
   const fields = readObject(value, path);
   return {
     ...withOptional('intraOpNumThreads', fields.optional('intraOpNumThreads', integerReader(1))),
-    ...withOptional('sharesProcess', fields.optional('sharesProcess', readBoolean)),
+    ...withOptional('sweepJobs', fields.optional('sweepJobs', integerReader(1))),
     ...withOptional('perToken', fields.optional('perToken', readBoolean)),
   };
 };

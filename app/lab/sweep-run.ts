@@ -13,8 +13,8 @@ import type { ReferenceSummary } from './lab-protocol.js';
 /** How a sweep asks a worker to run a job (lab-protocol.ts LabJobOptions). */
 interface JobOptions {
   readonly intraOpNumThreads?: number;
-  /** other workers of the sweep run beside this one in the process */
-  readonly sharesProcess?: boolean;
+  /** the sweep's workers: every sweep job's sessions read the weights in place, so that any job count computes the same numbers */
+  readonly sweepJobs?: number;
 }
 
 /** A lab worker as a sweep drives it (app/node/lab/lab-worker-client.ts): one job at a time, session kept warm. */
@@ -115,10 +115,10 @@ export class SweepRun {
   }
 
   #threadOptions(): JobOptions {
-    // Several workers: their sessions map the model's weights once between them (ort-decoder-session.ts) and give each run's buffers back.
+    // The workers' sessions map the model's weights once between them (ort-decoder-session.ts SessionSharing).
     return {
       ...(this.#options.threadsPerJob === undefined ? {} : { intraOpNumThreads: this.#options.threadsPerJob }),
-      ...(this.#workers.length > 1 ? { sharesProcess: true } : {}),
+      sweepJobs: this.#workers.length,
     };
   }
 

@@ -1,14 +1,11 @@
 import { sha256Text } from '../model/file-digest.js';
+import { sessionSharing } from '../ort/ort-decoder-session.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
 import type { WindowSettings } from '../../lab/eval-settings.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
 
-/**
- * Bumped whenever what a reference holds, or how it is computed, changes (2: window by window, sha256
- * per window, any window count; 3: sessions without prepacking, ort-decoder-session.ts, whose logits
- * differ from the prepacked ones in their last bits).
- */
-export const REFERENCE_FORMAT = 3;
+/** Bumped whenever what a reference holds, or how it is computed, changes (2: window by window, sha256 per window, any window count). */
+export const REFERENCE_FORMAT = 2;
 
 export interface ReferenceKeyParts {
   /** modelContentHash: graph, external data, config, tokenizer, generation config */
@@ -33,5 +30,7 @@ export function referenceKey(parts: ReferenceKeyParts): string {
     format: REFERENCE_FORMAT, model: parts.modelSha256, text: parts.textSha256,
     windows: { context, stride, prefill },
     ep: parts.executionProvider, ort: parts.ortVersion, feed: parts.feedMode,
+    // A sweep's sessions read the weights unpacked, whose logits differ in their last bits (ort-decoder-session.ts SessionSharing): their own references.
+    ...(sessionSharing().weightsInPlace ? { prepacked: false } : {}),
   }));
 }
