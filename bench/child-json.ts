@@ -8,6 +8,8 @@ const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export interface ChildConditions {
   readonly nodeFlags?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** called with the child's process id once it is spawned (to sample its memory from outside, bench/peak-pss.ts) */
+  readonly onSpawn?: (pid: number) => void;
 }
 
 /**
@@ -20,6 +22,7 @@ export function runChildJson<T>(child: string, job: unknown, conditions: ChildCo
     const proc = spawn(process.execPath, [...(conditions.nodeFlags ?? []), '--import', 'tsx', child, JSON.stringify(job)], {
       cwd: PROJECT_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...conditions.env },
     });
+    if (proc.pid !== undefined) conditions.onSpawn?.(proc.pid);
     let stdout = '';
     let stderr = '';
     proc.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });

@@ -58,4 +58,16 @@ describe('the lab worker\'s loop', () => {
     lab.receive({ type: 'evaluate', id: 5, settings: { model: 1 }, options: {} });
     expect(messages.at(-1)).toMatchObject({ type: 'error', id: 0, error: { code: 'protocol' } });
   });
+
+  it('hands a sweep job\'s job count to the engine (its sessions read the weights in place), and refuses a count below 1', async () => {
+    const seen: (number | undefined)[] = [];
+    const { loop: lab, messages } = loop({ ensureReference: async (_settings, options) => { seen.push(options.sweepJobs); return { key: 'k', cached: false, ms: 1 }; } });
+    lab.receive({ type: 'reference', id: 6, settings: storiesEvalSettings(), options: { sweepJobs: 2 } });
+    await settle();
+    lab.receive({ type: 'reference', id: 7, settings: storiesEvalSettings(), options: {} });
+    await settle();
+    expect(seen).toEqual([2, undefined]);
+    lab.receive({ type: 'reference', id: 8, settings: storiesEvalSettings(), options: { sweepJobs: 0 } });
+    expect(messages.at(-1)).toMatchObject({ type: 'error', id: 0, error: { code: 'protocol' } });
+  });
 });

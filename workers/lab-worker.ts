@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LabWorkerMessage } from '../app/lab/lab-protocol.js';
 import { LabLoop, type LabEngine } from './lab-loop.js';
+import { setSweepJobs } from '../app/node/ort/ort-decoder-session.js';
 
 /**
  * The lab worker (a worker_threads entry): evaluations and references for `kvscope eval`, `kvscope
@@ -26,5 +27,10 @@ loop.announce();
 async function loadEngine(url: string): Promise<LabEngine> {
   const module = (await import(url)) as Partial<LabEngine>;
   if (typeof module.runEval !== 'function' || typeof module.ensureReference !== 'function') throw new Error(`${url} does not export runEval() and ensureReference().`);
-  return module as LabEngine;
+  const { runEval, ensureReference } = module as LabEngine;
+  // A job's sweepJobs holds for the sessions it opens: set before the engine opens any.
+  return {
+    runEval: (settings, options) => (setSweepJobs(options.sweepJobs), runEval(settings, options)),
+    ensureReference: (settings, options) => (setSweepJobs(options.sweepJobs), ensureReference(settings, options)),
+  };
 }

@@ -24,6 +24,8 @@ export interface SweepRuntime {
   startWorker(): SweepWorker;
   /** the model's decoder layer count (for the `layers` preset) */
   modelLayerCount(model: string): Promise<number>;
+  /** bytes of the model's weights kept in external data files (0: all inside the .onnx), for what --jobs N costs */
+  modelExternalDataBytes(model: string): Promise<number>;
   sha256(text: string): string;
   randomSuffix(): string;
   readonly stderrIsTty: boolean;
@@ -68,9 +70,10 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   const threads = Math.max(1, Math.floor(runtime.cores / jobs));
   if (jobs > runtime.cores) io.stderr(`kvscope sweep: --jobs ${jobs} is more than this machine's ${runtime.cores} cores; points will compete for them.\n`);
   // Said before the work, as memory matters most on a large model (issue 23): a job is a worker thread
-  // with a session of its own, and onnxruntime-node shares no weights between sessions (its sessions
-  // cannot cross threads, its run blocks the thread that calls it, and in-memory external data is copied).
-  if (jobs > 1) io.stderr(`kvscope sweep: each of the ${jobs} jobs holds its own copy of the model's weights (about ${jobs}× the memory of one eval); --jobs 1 holds them once.\n`);
+  // with a session of its own (onnxruntime-node's sessions cannot cross threads). External data is
+  // memory-mapped and read in place by a sweep's sessions (ort-decoder-session.ts SessionSharing), so
+  // the jobs share one copy of it; weights inside the .onnx are parsed into each session's own memory.
+  if (jobs > 1) io.stderr(await jobsMemoryLine(jobs, spec.model, runtime));
   io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
     `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);
 
@@ -140,6 +143,24 @@ export async function runSweepCommand(positionals: readonly string[], options: R
     return ExitCode.badInput;
   }
   return ExitCode.ok;
+}
+
+/** What N jobs hold of the model's weights, as one stderr line. */
+async function jobsMemoryLine(jobs: number, model: string, runtime: SweepRuntime): Promise<string> {
+  let external: number;
+  try {
+    external = await runtime.modelExternalDataBytes(model);
+  } catch {
+    // An unreadable model fails each point with its reason (sweep-run.ts); this line is no place for it.
+    return `kvscope sweep: ${jobs} jobs: weights in external data are shared between them, weights inside the .onnx file are held once per job.\n`;
+  }
+  if (external === 0) {
+    return `kvscope sweep: each of the ${jobs} jobs holds its own copy of the model's weights (they are inside the .onnx file, which onnxruntime reads into each session; ` +
+      `external data would be shared); --jobs 1 holds them once.\n`;
+  }
+  // RSS (top, ps, /usr/bin/time) counts a page once per mapping, so it shows the shared weights once per job; PSS counts them once.
+  return `kvscope sweep: the ${jobs} jobs share one copy of the model's weights (${formatBytes(external)} of external data, memory-mapped); each job adds its own working memory. ` +
+    `RSS counts the shared weights once per job, PSS (smaps_rollup) once.\n`;
 }
 
 /** `--jobs N`: points at once, 1 or more (0 or -1 once ran one job without a word). */

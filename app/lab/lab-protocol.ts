@@ -22,6 +22,8 @@ export const LAB_PROTOCOL_VERSION = 1;
 export interface LabJobOptions {
   /** at most this many ORT intra-op threads for the session (the host splits the cores between its workers) */
   readonly intraOpNumThreads?: number;
+  /** a sweep's job, of a sweep with this many jobs: its sessions read the weights in place, without ORT's arena where jobs > 1 (ort-decoder-session.ts SessionSharing) */
+  readonly sweepJobs?: number;
   /** keep per-token columns in the result */
   readonly perToken?: boolean;
 }
@@ -34,6 +36,7 @@ const evalResultSchema = readerSchema<EvalResult>(readEvalResult);
 
 const jobOptionsSchema: z.ZodType<LabJobOptions> = objectSchema({
   intraOpNumThreads: integerSchema(1).optional(),
+  sweepJobs: integerSchema(1).optional(),
   perToken: booleanSchema.optional(),
 });
 

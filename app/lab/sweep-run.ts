@@ -10,10 +10,17 @@ import { rowFromResult, type SweepRow } from './sweep-results.js';
 import { toRunErrorPayload } from '../protocol/run-error.js';
 import type { ReferenceSummary } from './lab-protocol.js';
 
+/** How a sweep asks a worker to run a job (lab-protocol.ts LabJobOptions). */
+interface JobOptions {
+  readonly intraOpNumThreads?: number;
+  /** the sweep's workers: every sweep job's sessions read the weights in place, so that any job count computes the same numbers */
+  readonly sweepJobs?: number;
+}
+
 /** A lab worker as a sweep drives it (app/node/lab/lab-worker-client.ts): one job at a time, session kept warm. */
 export interface SweepWorker {
-  evaluate(settings: EvalSettings, options: { intraOpNumThreads?: number; onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
-  reference(settings: EvalSettings, options: { intraOpNumThreads?: number }): { done: Promise<ReferenceSummary>; cancel(): void };
+  evaluate(settings: EvalSettings, options: JobOptions & { onProgress?: (progress: EvalProgress) => void }): { done: Promise<EvalResult>; cancel(): void };
+  reference(settings: EvalSettings, options: JobOptions): { done: Promise<ReferenceSummary>; cancel(): void };
   dispose(): Promise<void>;
 }
 
@@ -108,8 +115,12 @@ export class SweepRun {
     return { interrupted: this.#stopped && storageFailure === null, failures, storageFailure };
   }
 
-  #threadOptions(): { intraOpNumThreads?: number } {
-    return this.#options.threadsPerJob === undefined ? {} : { intraOpNumThreads: this.#options.threadsPerJob };
+  #threadOptions(): JobOptions {
+    // The workers' sessions map the model's weights once between them (ort-decoder-session.ts SessionSharing).
+    return {
+      ...(this.#options.threadsPerJob === undefined ? {} : { intraOpNumThreads: this.#options.threadsPerJob }),
+      sweepJobs: this.#workers.length,
+    };
   }
 
   /** The reference before the points fan out: no two workers compute it side by side. */

@@ -1,4 +1,5 @@
 import { sha256Text } from '../model/file-digest.js';
+import { sessionSharing } from '../ort/ort-decoder-session.js';
 import type { ExecutionProviderName } from '../../engine/types.js';
 import type { WindowSettings } from '../../lab/eval-settings.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
@@ -29,5 +30,7 @@ export function referenceKey(parts: ReferenceKeyParts): string {
     format: REFERENCE_FORMAT, model: parts.modelSha256, text: parts.textSha256,
     windows: { context, stride, prefill },
     ep: parts.executionProvider, ort: parts.ortVersion, feed: parts.feedMode,
+    // A sweep's sessions read the weights unpacked, whose logits differ in their last bits (ort-decoder-session.ts SessionSharing): their own references.
+    ...(sessionSharing().weightsInPlace ? { prepacked: false } : {}),
   }));
 }

@@ -21,6 +21,48 @@ export interface OrtDecoderSessionOptions {
   readonly externalDataFolder?: string;
 }
 
+/** How this thread's sessions treat the model's weights and buffers (a lab worker's, set per sweep job). */
+export interface SessionSharing {
+  /**
+   * No prepacking: the weights are read in place. The CPU EP memory-maps external data and uses the
+   * mapping as the tensor (tensorprotoutils.cc: Env::GetFileContent maps the range), but prepacking
+   * copies every MatMul weight into a packed buffer of the session's own (about 1.9 GiB per session on
+   * Qwen2.5-0.5B), so N sessions held N copies. Without it they read one set of page-cache pages: two
+   * sessions on synthetic-qwen2.5-0.5b, PSS 1.93 GiB against 4.25 GiB. It changes the last bits of the
+   * logits, and more between a chunk's rows and a single row (MLAS's M=1 kernel sums in another order
+   * than the packed GEMM that both use with prepacking: a chunked eval's KLD moves 1.8e-5 relative from
+   * token by token, against under 1e-5), so it is not the default: a sweep's jobs use it at every job
+   * count, so --jobs 1 and --jobs N compute the same numbers, and its references are keyed apart
+   * (reference-key.ts). CPU time per token measured within noise of prepacked; a 256-token chunk 0-4% more.
+   */
+  readonly weightsInPlace: boolean;
+  /**
+   * ORT's CPU memory arena. It keeps a run's largest buffers for the next run (a 256-token chunk's
+   * logits and activations, about 0.35 GiB on Qwen2.5-0.5B), which a lone session reuses, but which,
+   * held by each job between its runs while another job runs, was most of a two-job sweep's memory
+   * besides the shared weights: peak PSS 2.97 GiB with it, 2.80 GiB without. Off for a sweep with
+   * several jobs; where a buffer lives does not change what is computed.
+   */
+  readonly memoryArena: boolean;
+}
+
+const ALONE: SessionSharing = { weightsInPlace: false, memoryArena: true };
+let sharing: SessionSharing = ALONE;
+
+/**
+ * The sessions this thread opens from now are a sweep's with `jobs` jobs (undefined: not a sweep's).
+ * One setting per thread: a lab worker sets it for each job (workers/lab-worker.ts), before the
+ * engine opens any session; the session cache and the reference key tell the settings apart.
+ */
+export function setSweepJobs(jobs: number | undefined): void {
+  sharing = jobs === undefined ? ALONE : { weightsInPlace: true, memoryArena: jobs <= 1 };
+}
+
+/** This thread's setting (session-cache.ts and reference-key.ts key by it). */
+export function sessionSharing(): SessionSharing {
+  return sharing;
+}
+
 /**
  * Opens an ONNX graph with onnxruntime-node as a DecoderSession. Every failure becomes a typed error
  * whose message says what to do; ORT's own text is kept, without its stack or source paths.
@@ -37,6 +79,8 @@ export async function createOrtDecoderSession(onnxPath: string, options: OrtDeco
       // the pattern never repeats and re-planning costs a fresh session ~10-20% of its decode speed on
       // stories260k (measured; the arena itself stays on). generation-speed.md: match the minimal loop.
       enableMemPattern: false,
+      // A sweep's jobs: see SessionSharing.
+      ...(sharing.memoryArena ? {} : { enableCpuMemArena: false }),
       // ORT's intra-op workers otherwise keep spinning after `run` returns, on a core that the decode
       // loop's own JavaScript (and V8's GC threads) need until the next run. On the 2-core machines
       // (separate processes, alternating) stopping them lifted the 8-layer synthetic model's decode
@@ -46,6 +90,8 @@ export async function createOrtDecoderSession(onnxPath: string, options: OrtDeco
       extra: {
         session: {
           force_spinning_stop: '1',
+          // onnxruntime_session_options_config_keys.h: kOrtSessionOptionsConfigDisablePrepacking (SessionSharing.weightsInPlace)
+          ...(sharing.weightsInPlace ? { disable_prepacking: '1' } : {}),
           // onnxruntime_session_options_config_keys.h: kOrtSessionOptionsModelExternalInitializersFileFolderPath
           ...(options.externalDataFolder === undefined ? {} : { model_external_initializers_file_folder_path: options.externalDataFolder }),
         },

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import type { DecoderSession } from '../../engine/decoder-session.js';
-import { createOrtDecoderSession, type OrtDecoderSessionOptions } from './ort-decoder-session.js';
+import { createOrtDecoderSession, sessionSharing, type OrtDecoderSessionOptions } from './ort-decoder-session.js';
 
 /** A session lent to one run; `release` hands it back (kept warm for the next run, or disposed). */
 export interface LeasedSession {
@@ -161,5 +161,6 @@ function groupKey(graphs: readonly GraphToOpen[], options: Omit<OrtDecoderSessio
       return [graph.path, size, mtimeMs, graph.displayName ?? null];
     }),
     options.executionProvider, options.intraOpNumThreads ?? null, options.disabledOptimizers ?? null, options.externalDataFolder ?? null,
+    sessionSharing(),
   ]);
 }

@@ -1,0 +1,87 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DecoderSession } from '../../engine/decoder-session.js';
+import type { HostTensor } from '../../engine/host-tensor.js';
+import { decodeModel } from '../../onnx/onnx-model.js';
+import { writeModelWithExternalData } from '../onnx/write-external-data.js';
+import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
+import { testCacheDir } from '../synthetic/test-support/synthetic-session.js';
+import { createOrtDecoderSession, setSweepJobs } from './ort-decoder-session.js';
+
+/** This process's memory from /proc/self/smaps_rollup, in bytes (Linux). */
+function memory(): { pss: number; pssAnon: number; rss: number } {
+  const text = readFileSync('/proc/self/smaps_rollup', 'utf8');
+  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)![1]) * 1024;
+  return { pss: field('Pss'), pssAnon: field('Pss_Anon'), rss: field('Rss') };
+}
+
+/** One prefill step of a few tokens on an empty cache: every MatMul weight is read. */
+async function step(session: DecoderSession): Promise<void> {
+  const feeds: Record<string, HostTensor> = {};
+  const rows = 4;
+  for (const input of session.inputs) {
+    if (input.name.startsWith('past_key_values.')) {
+      feeds[input.name] = { type: 'float32', dims: [1, Number(input.shape[1]), 0, Number(input.shape[3])], data: new Float32Array(0) };
+    } else if (input.name === 'num_logits_to_keep') {
+      feeds[input.name] = { type: 'int64', dims: [], data: BigInt64Array.of(1n) };
+    } else {
+      const ids = input.name === 'input_ids' ? (i: number) => BigInt(3 + i) : input.name === 'position_ids' ? (i: number) => BigInt(i) : () => 1n;
+      feeds[input.name] = { type: 'int64', dims: [1, rows], data: BigInt64Array.from({ length: rows }, (_, i) => ids(i)) };
+    }
+  }
+  const outputs = await session.run(feeds);
+  session.release?.(Object.values(outputs));
+}
+
+let dir: string;
+let graph: string;
+let dataBytes: number;
+
+beforeAll(async () => {
+  const folder = await ensureSyntheticModel('synthetic', { cacheDir: testCacheDir() });
+  dir = mkdtempSync(join(tmpdir(), 'kvscope-shared-weights-'));
+  graph = join(dir, 'model.onnx');
+  // The synthetic model keeps its weights inside the graph: the same graph with them in external data, as large exports have.
+  await writeModelWithExternalData(decodeModel(readFileSync(join(folder, 'onnx', 'model.onnx'))), graph, { location: () => 'model.onnx_data' });
+  dataBytes = statSync(join(dir, 'model.onnx_data')).size;
+}, 120_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Opens two sessions of the graph, runs a step on each, and returns how much this process's memory grew. */
+async function twoSessions(): Promise<{ pss: number; pssAnon: number; rss: number }> {
+  const before = memory();
+  const sessions = [
+    await createOrtDecoderSession(graph, { executionProvider: 'cpu', intraOpNumThreads: 1 }),
+    await createOrtDecoderSession(graph, { executionProvider: 'cpu', intraOpNumThreads: 1 }),
+  ];
+  try {
+    for (const session of sessions) await step(session);
+    const after = memory();
+    return { pss: after.pss - before.pss, pssAnon: after.pssAnon - before.pssAnon, rss: after.rss - before.rss };
+  } finally {
+    await Promise.all(sessions.map((session) => session.dispose()));
+  }
+}
+
+describe.skipIf(process.platform !== 'linux')('sessions on external data (issue 23: the weights once per process)', () => {
+  it('a sweep\'s sessions read the weights in place: no copy in either session\'s own memory, one copy in PSS', async () => {
+    expect(dataBytes).toBeGreaterThan(50 * 1024 * 1024);
+    setSweepJobs(2);
+    try {
+      const grown = await twoSessions();
+      expect(grown.pssAnon).toBeLessThan(0.25 * dataBytes);
+      expect(grown.pss).toBeLessThan(1.3 * dataBytes);
+      // Both sessions map the pages: RSS counts them once per mapping, which is why a sweep's RSS overstates it.
+      expect(grown.rss).toBeGreaterThan(1.5 * (grown.pss - grown.pssAnon));
+    } finally {
+      setSweepJobs(undefined);
+    }
+  });
+
+  it('sessions outside a sweep prepack: each holds a packed copy of the MatMul weights of its own', async () => {
+    const grown = await twoSessions();
+    expect(grown.pssAnon).toBeGreaterThan(1.5 * dataBytes);
+  });
+});
