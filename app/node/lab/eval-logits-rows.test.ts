@@ -1,10 +1,13 @@
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
 import type { SessionFeeds, SessionOutputs } from '../../engine/decoder-session.js';
 import { OutputReleasingSession } from '../../engine/output-release.js';
 import type { EvalResult } from '../../lab/eval-result.js';
 import { hasShared } from '../golden.js';
 import { readModelFiles } from '../model/open-model.js';
 import { leasedSessionCount, releaseCachedSessions } from '../ort/session-cache.js';
+import { SeededRandom } from '../../synthetic/seeded-random.js';
 import { HQQ8, storiesDir } from '../test-support/stories.js';
 import { runEval, type RunEvalOptions } from './run-eval.js';
 import { storiesEvalSettings, tempReferenceStore } from './test-support/eval-settings.js';
@@ -31,13 +34,13 @@ interface RunRows {
 }
 
 /** Runs `evaluate` and returns, for each session run of a window (not the LM head's), the tokens fed and the logits rows returned. */
-async function evalRows(evaluate: () => Promise<EvalResult>): Promise<{ readonly result: EvalResult; readonly runs: RunRows[] }> {
+async function evalRows(evaluate: () => Promise<EvalResult>, names = { inputIds: 'input_ids', logits: 'logits' }): Promise<{ readonly result: EvalResult; readonly runs: RunRows[] }> {
   const runs: RunRows[] = [];
   const original = OutputReleasingSession.prototype.run;
   vi.spyOn(OutputReleasingSession.prototype, 'run').mockImplementation(async function (this: OutputReleasingSession, feeds: SessionFeeds): Promise<SessionOutputs> {
     const outputs = await original.call(this, feeds);
     const keep = feeds['num_logits_to_keep'];
-    runs.push({ fed: feeds['input_ids']!.dims[1]!, rows: outputs['logits']!.dims[1]!, keep: keep === undefined ? null : Number((keep.data as BigInt64Array)[0]) });
+    runs.push({ fed: feeds[names.inputIds]!.dims[1]!, rows: outputs[names.logits]!.dims[1]!, keep: keep === undefined ? null : Number((keep.data as BigInt64Array)[0]) });
     return outputs;
   });
   const result = await evaluate();
@@ -92,6 +95,51 @@ describe.skipIf(!hasShared())('eval on a graph without num_logits_to_keep', () =
         // The compact reference's pass: the two last rows of each window's 512 (the float32-logits one reads its 256).
         const referenceRows = more.referenceForm === 'logits' ? 256 : 2;
         expect(derived.runs.filter((run) => run.fed === 512)).toEqual([{ fed: 512, rows: referenceRows, keep: referenceRows }, { fed: 512, rows: referenceRows, keep: referenceRows }]);
+      }
+    } finally {
+      derivedStore.remove();
+      everyStore.remove();
+    }
+  });
+});
+
+const ORT_GENAI = join(import.meta.dirname, '../../../../shared/models/ort-genai-tiny');
+
+describe.skipIf(!hasShared())('eval on the onnxruntime-genai exports (no num_logits_to_keep)', () => {
+  // lfm2's conv layers: transformers' QuantizedCache refuses them, so its dynamic cache (its own reference).
+  it.each([['gpt2-combined-past', 'quantized'], ['lfm2-hybrid-stub', 'dynamic'], ['llama-fp16', 'quantized']] as const)('%s, %s cache: the derived graph computes only the rows eval reads, every figure the folder\'s graph\'s', async (name, cacheMode) => {
+    const model = join(ORT_GENAI, name);
+    const files = await readModelFiles(model);
+    expect(files.analysis.logitsRows).toEqual({ kind: 'derived' });
+    const io = files.analysis.io!;
+    expect(io.logitsToKeep).toBeNull();
+    // ids below the cut vocabularies (1,000 for two of them): the exports' tokenizers encode past them
+    const random = new SeededRandom(23);
+    const ids = Array.from({ length: 600 }, () => random.nextInt(1000));
+    const settings = storiesEvalSettings({
+      model, cacheMode, quantization: { ...DEFAULT_QUANTIZED_CACHE_SETTINGS, groupSize: 32, residualLength: 16 },
+      text: { name: 'ids.txt', content: ids.join(' '), tokenIds: ids }, windows: { context: 256, stride: 256, prefill: 128, maxWindows: 2 },
+    });
+    const derivedStore = tempReferenceStore();
+    const everyStore = tempReferenceStore();
+    try {
+      const names = { inputIds: io.inputIds, logits: io.logits };
+      const every = await evalRows(() => runEval(settings, { referenceStore: everyStore.store, perToken: true, everyLogitsRow: true }), names);
+      const derived = await evalRows(() => runEval(settings, { referenceStore: derivedStore.store, perToken: true }), names);
+      expect(derived.result.reference.key).toBe(every.result.reference.key);
+      expect(derived.result.summary).toEqual(every.result.summary);
+      expect(derived.result.perWindow).toEqual(every.result.perWindow);
+      expect(derived.result.perToken).toEqual(every.result.perToken);
+      expect(derived.result.flushCounts).toEqual(every.result.flushCounts);
+      expect(derived.result.dequantize).toBe(every.result.dequantize);
+      for (const run of every.runs) expect(run).toEqual({ fed: run.fed, rows: run.fed, keep: null });
+      expect(derived.runs.map((run) => run.fed)).toEqual(every.runs.map((run) => run.fed));
+      for (const run of derived.runs) expect(run.rows).toBe(run.keep);
+      if (derived.result.feed === 'chunked') {
+        // Each window's prefill computes one row of its 128 tokens fed; the dynamic cache's one run its 128 last rows of 256 (positions 128 … 255).
+        const [fed, rows] = cacheMode === 'dynamic' ? [256, 128] : [128, 1];
+        expect(derived.runs.filter((run) => run.fed === fed)).toEqual([{ fed, rows, keep: rows }, { fed, rows, keep: rows }]);
+        expect(derived.runs.reduce((sum, run) => sum + run.rows, 0)).toBeLessThan(derived.runs.reduce((sum, run) => sum + run.fed, 0));
       }
     } finally {
       derivedStore.remove();
