@@ -89,6 +89,13 @@ describe.skipIf(!hasShared())('eval on a graph without num_logits_to_keep', () =
       if (settings.cacheMode === 'dynamic') {
         // One run a window, its scored rows and the one after them (positions 256 … 511 of 512).
         expect(derived.runs).toEqual([{ fed: 512, rows: 256, keep: 256 }, { fed: 512, rows: 256, keep: 256 }]);
+        // The hidden rows that pass stored (the kept rows' output) give back its logits: the digest check
+        // on reading passes (a failed one recomputes the window with a note) and the reference figures are its own.
+        const quantized = storiesEvalSettings({ cacheMode: 'quantized', quantization: HQQ8, dequantize: 'host' }, 2);
+        const reread = await runEval(quantized, { referenceStore: derivedStore.store, perToken: true });
+        expect(reread.reference).toMatchObject({ key: derived.result.reference.key, cached: true, windowsComputed: 0 });
+        expect(reread.reference.notes).toBeUndefined();
+        expect(reread.perToken!.nllReference).toEqual(derived.result.perToken!.nllReference);
       } else {
         // Each window's prefill computes one row (256 tokens fed), every later run only its own rows.
         expect(derived.runs.filter((run) => run.fed === 256)).toEqual([{ fed: 256, rows: 1, keep: 1 }, { fed: 256, rows: 1, keep: 1 }]);
