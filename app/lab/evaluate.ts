@@ -292,10 +292,12 @@ function copyScoredHidden(
   if (tensor === undefined || tensor.type !== 'float32') throw new RangeError(`the reference graph returned no float32 ${name}`);
   const size = tensor.dims.at(-1)!;
   const out = into ?? { values: new Float32Array(count * size), size };
-  // A graph that keeps only the logits rows it is asked for (num_logits_to_keep) returns its hidden
-  // state for those rows alone: they are then the logits' rows, not every fed position.
+  // A graph that keeps only the logits rows it is asked for (num_logits_to_keep, its own or derived:
+  // logits-rows.ts) returns its hidden state for those rows alone: the rows end where the run's fed
+  // tokens end, whether they are every fed position or the last few.
   const length = tensor.dims.at(-2)!;
-  const first = length === rows.rows ? rows.first : rows.fedFirst;
+  const first = rows.first + rows.rows - length;
+  if (length > rows.first + rows.rows - rows.fedFirst) throw new RangeError(`the reference graph returned ${length} rows of ${name} for a run of fewer tokens`);
   for (let position = first; position < first + length; position++) {
     const scored = position - window.prefill;
     if (scored < 0 || scored >= count) continue;

@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { NodeProto } from 'onnx-buf';
 import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
 import { findLmHead, withHeadInput, withHiddenOutput } from '../../onnx/rewrite/lm-head-split.js';
+import { keepLogitsRows, LOGITS_ROWS_REWRITE_VERSION } from '../../onnx/rewrite/logits-rows.js';
 import type { HeadInput } from '../../lab/model-head.js';
 import { reportCacheRebuild } from '../cache-notice.js';
 import { sha256File, sha256Text } from '../model/file-digest.js';
@@ -15,9 +16,10 @@ import { kvscopeCacheRoot } from './lab-cache-dir.js';
 /**
  * Bumped when the cut or the files change (2: the graphs read the source's weights in place, digests
  * verified; 3: one graph, its own head through a head input, no head graph holding the weight again;
- * 4: the whole sequence's hidden state as an output too, where the head reads kept rows only).
+ * 4: the whole sequence's hidden state as an output too, where the head reads kept rows only; 5: the
+ * logits-rows cut applied first when asked, on a graph without num_logits_to_keep).
  */
-const REFERENCE_GRAPHS_VERSION = 4;
+const REFERENCE_GRAPHS_VERSION = 5;
 const MODEL_FILE = 'model.onnx';
 const MANIFEST_FILE = 'reference-graphs.json';
 
@@ -60,12 +62,19 @@ interface Manifest {
  * source in place. It is its own LM head (withHeadInput), so one session holds the weights once.
  * Before use the graph's sha256 and each source data file's identity are checked; a
  * failed check discards the entry, rebuilds it and says so in one line. Returns the reason instead when
- * the head cannot be cut (the reference then keeps float32 logits).
+ * the head cannot be cut (the reference then keeps float32 logits). `logitsRows` (a graph without
+ * num_logits_to_keep whose LM head was found: LogitsRowsSupport `derived`) applies keepLogitsRows
+ * first, so the graph computes only the rows it is asked for, and the whole sequence's hidden state
+ * is an output as on a graph that takes the input itself (the two-row reference pass).
  */
-export async function ensureReferenceGraphs(sourcePath: string, logitsName: string, cacheDir = join(kvscopeCacheRoot(), 'reference-graphs')): Promise<ReferenceGraphs | { readonly reason: string }> {
+export async function ensureReferenceGraphs(
+  sourcePath: string, logitsName: string, cacheDir = join(kvscopeCacheRoot(), 'reference-graphs'), logitsRows = false,
+): Promise<ReferenceGraphs | { readonly reason: string }> {
   const absolute = resolve(sourcePath);
   const sourceDir = dirname(absolute);
-  const key = sha256Text(JSON.stringify({ version: REFERENCE_GRAPHS_VERSION, source: await sha256File(absolute), logitsName }));
+  const key = sha256Text(JSON.stringify({
+    version: REFERENCE_GRAPHS_VERSION, source: await sha256File(absolute), logitsName, ...(logitsRows ? { logitsRows: LOGITS_ROWS_REWRITE_VERSION } : {}),
+  }));
   const folder = join(cacheDir, key.slice(0, 32));
   const result = (manifest: Manifest): ReferenceGraphs =>
     ({ modelPath: join(folder, MODEL_FILE), hidden: manifest.hidden, sequenceHidden: manifest.sequenceHidden, headInput: manifest.headInput, externalDataFolder: sourceDir });
@@ -73,14 +82,16 @@ export async function ensureReferenceGraphs(sourcePath: string, logitsName: stri
   if (cached.ok) return result(cached.manifest);
   if (cached.present) reportCacheRebuild(`the cached reference graphs in ${folder} ${cached.reason}; discarded and rebuilt.`);
   const sourceBytes = readFileSync(absolute);
-  const source = decodeModel(sourceBytes, absolute);
+  const decoded = decodeModel(sourceBytes, absolute);
+  // keepLogitsRows clones what it changes: `decoded` still maps the source's embedded weights (embeddedInitializers).
+  const source = logitsRows ? keepLogitsRows(decoded, logitsName) : decoded;
   const head = findLmHead(source, logitsName);
   if ('reason' in head) return head;
   const sequenceHidden = keptRowsSource(source, head.hidden);
   const withOutputs = withHiddenOutput(source, head);
   const model = withHeadInput(sequenceHidden === null ? withOutputs : withHiddenOutput(withOutputs, { ...head, hidden: sequenceHidden }), head);
   if ('reason' in model) return model;
-  const inPlace = embeddedInitializers(source, sourceBytes);
+  const inPlace = embeddedInitializers(decoded, sourceBytes);
   const sourceFile = basename(absolute);
   let built: Manifest | null = null;
   await publishFolder(folder, async (temp) => {

@@ -12,6 +12,7 @@ import { chooseDequantizePath } from '../../engine/dequantize-path.js';
 import type { RunCachePlan } from '../../engine/plan-run-cache.js';
 import { freeArrayBuffer } from '../free-array-buffer.js';
 import { openInGraphModel, type InGraphOpenedModel } from '../model/open-in-graph-model.js';
+import { ensureLogitsRowsModel } from '../onnx/in-graph-model.js';
 import type { ReferenceSource } from '../../lab/reference-source.js';
 import type { ReferenceSummary } from '../../lab/lab-protocol.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
@@ -50,6 +51,11 @@ export interface RunEvalOptions {
    * the LM head and proven bit-identical) or `logits` (float32 logits, as before; tests and benches compare the two)
    */
   readonly referenceForm?: 'compact' | 'logits';
+  /**
+   * run the folder's graph as it is, every fed row's logits computed, where eval would derive a graph
+   * that computes only the rows it scores (LogitsRowsSupport `derived`); the tests compare the two
+   */
+  readonly everyLogitsRow?: boolean;
 }
 
 /**
@@ -64,7 +70,7 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
     const { model, windows, cachePlan, hooks } = prepared;
     // On the graph path the source graph's session has done its part (the reference): it goes before
     // the rewritten graph's opens, so the weights are held once (issue 23, point 1).
-    const path = await openEvalPath(prepared.files, settings, cachePlan, options, () => model.dispose(), prepared.compact === undefined ? undefined : model.io.logits);
+    const path = await openEvalPath(prepared.files, settings, cachePlan, options, () => model.dispose(), prepared.compact === undefined ? undefined : model.io.logits, prepared.lastRows);
     const headInput = path.opened?.rewrite.headInput ?? null;
     if (path.opened !== undefined && headInput !== null) {
       // The stored reference is read on the rewritten graph now: its head is the source's, its weights the same bytes.
@@ -144,13 +150,13 @@ interface EvalPath {
  */
 async function openEvalPath(
   files: ModelFiles, settings: EvalSettings, cachePlan: RunCachePlan, options: RunEvalOptions, releaseSource: () => Promise<void>,
-  headLogitsName: string | undefined,
+  headLogitsName: string | undefined, lastRows: boolean,
 ): Promise<EvalPath> {
   if (cachePlan.plan === null) return { dequantize: undefined, opened: undefined, reason: undefined };
   const choice = await chooseDequantizePath<InGraphOpenedModel>(settings.dequantize, async () => (isAllTargets(settings.targets)
     ? openInGraphModel(files, { executionProvider: settings.executionProvider, quantization: settings.quantization, reference: false }, cachePlan.plan!, {
       beforeSession: releaseSource, ...(options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads }),
-      ...(headLogitsName === undefined ? {} : { headLogits: headLogitsName }),
+      ...(headLogitsName === undefined ? {} : { headLogits: headLogitsName }), logitsRows: lastRows,
     })
     : { reason: IN_GRAPH_TARGETS_REASON }), 'evaluate');
   return choice.path === 'graph'
@@ -167,6 +173,8 @@ export async function ensureReference(settings: EvalSettings, options: RunEvalOp
 
 interface PreparedEval {
   readonly files: ModelFiles;
+  /** the sessions run a graph derived to compute only the logits rows asked for (LogitsRowsSupport `derived`) */
+  readonly lastRows: boolean;
   readonly model: Awaited<ReturnType<typeof openModelSession>>;
   readonly windows: ReturnType<typeof planWindows>;
   readonly cachePlan: ReturnType<typeof planRunCache>;
@@ -211,10 +219,16 @@ async function withPreparedEval<T>(
   if (settings.cacheMode === 'quantized' && settings.quantization.backend === 'hqq' && options.intraOpNumThreads === undefined) useHqqHelperThread();
   // The compact reference's graphs: the source graph with its hidden state as an added output (the
   // same logits bit for bit, so it serves the evaluation too) and its LM head; float32 logits where the head cannot be cut.
-  const graphs = options.referenceForm === 'logits' ? { reason: 'float32 logits were asked for' } : await compactReferenceGraphs(files);
+  // A graph without num_logits_to_keep whose LM head was found runs derived to take it (issue 23, point 4):
+  // each run computes the logits rows eval reads (a chunk's scored rows, the reference pass's two), the
+  // same bits as the source's rows (logits-rows.ort.test.ts), not every fed row.
+  const lastRows = options.everyLogitsRow !== true && files.analysis.logitsRows.kind === 'derived';
+  const graphs = options.referenceForm === 'logits' ? { reason: 'float32 logits were asked for' } : await compactReferenceGraphs(files, lastRows);
   const threads = options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads };
+  const derived = 'reason' in graphs && lastRows ? await ensureLogitsRowsModel(files.onnxPath, undefined, files.analysis.io?.logits) : null;
   const model = await openModelSession(files, settings.executionProvider, {
     ...threads, ...('reason' in graphs ? {} : { graphPath: graphs.modelPath, externalDataFolder: graphs.externalDataFolder, headInput: graphs.headInput }),
+    ...(derived === null ? {} : { graphPath: derived.path, externalDataFolder: derived.externalDataFolder }),
   });
   try {
     const loadMs = performance.now() - started;
@@ -251,7 +265,7 @@ async function withPreparedEval<T>(
       options.isCancelled === undefined ? {} : { isCancelled: options.isCancelled });
     const referenceMs = performance.now() - referenceStart;
     return await use({
-      files, model, windows, cachePlan, hooks, reference: prepared?.source ?? null, key, entry, compact, useHead: (next) => { head = next; },
+      files, lastRows, model, windows, cachePlan, hooks, reference: prepared?.source ?? null, key, entry, compact, useHead: (next) => { head = next; },
       cached: prepared !== null && prepared.windowsComputed === 0, windowsComputed: prepared?.windowsComputed ?? missing,
       referenceNotes: prepared?.notes ?? [], referenceBytes: () => entry.bytes(), modelSha256: content.sha256, textSha256,
       textTokens, loadMs, referenceMs,
@@ -266,11 +280,11 @@ async function withPreparedEval<T>(
  * whose LM head can be cut (the legacy pair and float16 logits keep float32-logits references). The
  * graphs hold no weights of their own (reference-graphs.ts): they read the source's in place.
  */
-async function compactReferenceGraphs(files: ModelFiles): Promise<ReferenceGraphs | { readonly reason: string }> {
+async function compactReferenceGraphs(files: ModelFiles, lastRows: boolean): Promise<ReferenceGraphs | { readonly reason: string }> {
   const io = files.analysis.io;
   if (files.layout.prefillGraph !== null) return { reason: 'the model is a prefill/decode pair' };
   if (io === null || io.logitsType !== 'float32') return { reason: 'the graph\'s logits are not float32' };
-  return ensureReferenceGraphs(files.onnxPath, io.logits);
+  return ensureReferenceGraphs(files.onnxPath, io.logits, undefined, lastRows);
 }
 
 /** The last text's tokens (a sweep's worker evaluates one text with one tokenizer, point after point). */
