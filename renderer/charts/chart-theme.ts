@@ -153,6 +153,23 @@ export function categoryAxis(theme: ChartTheme, name: string, data: readonly str
   };
 }
 
+/**
+ * A value axis that reaches both `low` and `high` (low ≤ 0 ≤ high) on one round step (1, 2, 2.5, 5 ×
+ * 10^k), so every label sits on a tick a whole step from its neighbours: ECharts given an unround min
+ * and max prints both ends beside its own ticks, and two labels (400 beside 0) can touch.
+ */
+export function niceSignedAxis(low: number, high: number, targetTicks = 5): { min: number; max: number; interval: number } {
+  const lo = Math.min(0, Number.isFinite(low) ? low : 0);
+  const hi = Math.max(0, Number.isFinite(high) ? high : 0);
+  const span = hi - lo;
+  if (!(span > 0)) return { min: 0, max: 1, interval: 0.2 };
+  const raw = span / targetTicks;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const interval = ([1, 2, 2.5, 5, 10].find((step) => step * power >= raw) ?? 10) * power;
+  // a value exactly on a step still gets the step beyond, so the line never runs along the frame
+  return { min: lo < 0 ? -Math.ceil((-lo * 1.0001) / interval) * interval : 0, max: Math.ceil((hi * 1.0001) / interval) * interval || interval, interval };
+}
+
 /** A round axis maximum above `value` (1, 2, 2.5, 5 × 10^k). */
 export function niceCeil(value: number): number {
   if (!(value > 0)) return 1;

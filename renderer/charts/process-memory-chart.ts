@@ -2,7 +2,7 @@ import { predictKvPeak } from '../../app/cache/kv-peak.js';
 import { byteUnitFor, type ByteUnit } from '../format/units.js';
 import { countingDrawer, lineSeries, stepChartBase } from './chart-parts.js';
 import type { ChartDrawer, ChartSpec } from './chart-spec.js';
-import { niceCeil, valueAxis } from './chart-theme.js';
+import { niceSignedAxis, valueAxis } from './chart-theme.js';
 
 /**
  * What the process itself holds because of the cache, against what a dynamic cache would make it
@@ -42,8 +42,7 @@ export const PROCESS_MEMORY_CHART: ChartSpec = {
           stored: { codeBytes: 0, metadataBytes: 0, fullPrecisionBytes: fp16Bytes * fullPerValue }, residualCapacityBytes: 0, bytesPerValue: m.kvBytesPerValue,
         }).bytes;
         const last = m.steps.length - 1;
-        const top = Math.max(dynamicAt(m.projectedFp16Bytes() ?? m.steps.get('fp16BaselineBytes', last)), m.steps.get('rssBytes', last) - m.steps.get('rssBytes', 0));
-        unit ??= byteUnitFor(top);
+        let top = Math.max(dynamicAt(m.projectedFp16Bytes() ?? m.steps.get('fp16BaselineBytes', last)), m.steps.get('rssBytes', last) - m.steps.get('rssBytes', 0));
         const stride = Math.max(1, Math.floor(rows / 1000));
         const base = m.steps.get('rssBytes', 0);
         const points = Math.ceil(rows / stride);
@@ -56,15 +55,26 @@ export const PROCESS_MEMORY_CHART: ChartSpec = {
         for (let i = 0, k = 0; i < rows; i += stride, k += 2) {
           const step = m.steps.get('step', i);
           process[k] = stored[k] = dynamic[k] = step;
-          process[k + 1] = (m.steps.get('rssBytes', i) - base) / unit.bytes;
+          process[k + 1] = m.steps.get('rssBytes', i) - base;
           lowest = Math.min(lowest, process[k + 1]!);
-          stored[k + 1] = m.steps.get('totalBytes', i) / unit.bytes;
-          dynamic[k + 1] = dynamicAt(m.steps.get('fp16BaselineBytes', i)) / unit.bytes;
+          stored[k + 1] = m.steps.get('totalBytes', i);
+          dynamic[k + 1] = dynamicAt(m.steps.get('fp16BaselineBytes', i));
+          top = Math.max(top, process[k + 1]!, stored[k + 1]!);
         }
+        // the unit follows the whole range, the fall included (a 2 MiB fall under a 400 KiB rise reads
+        // −2 MiB, not −2,000 KiB); it only grows during a run, so labels do not flip back and forth
+        const wanted = byteUnitFor(Math.max(top, -lowest));
+        if (unit === null || wanted.bytes > unit.bytes) unit = wanted;
+        for (let k = 1; k < process.length; k += 2) {
+          process[k] = process[k]! / unit.bytes;
+          stored[k] = stored[k]! / unit.bytes;
+          dynamic[k] = dynamic[k]! / unit.bytes;
+        }
+        const axis = niceSignedAxis(lowest / unit.bytes, top / unit.bytes);
         return {
           points,
           option: {
-            yAxis: valueAxis(theme, `memory (${unit.label})`, { min: lowest < 0 ? -niceCeil(-lowest * 1.05) : 0, max: niceCeil((top * 1.05) / unit.bytes) }),
+            yAxis: valueAxis(theme, `memory (${unit.label})`, { ...axis, axisLabel: { color: theme.muted, fontSize: 10, hideOverlap: true } }),
             series: [{ data: process }, { data: stored }, { data: dynamic }],
           },
         };
