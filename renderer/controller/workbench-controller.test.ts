@@ -36,6 +36,20 @@ describe('WorkbenchController', () => {
     expect(state.preflight).toMatchObject({ status: 'ready', result: { ok: true } });
   });
 
+  it('settles the run check when a change of backend is followed by an update that leaves the settings as they are', async () => {
+    const { store, scheduler } = await started();
+    await scheduler.runAll();
+    store.getState().updateQuantization({ backend: 'hqq' });
+    expect(store.getState().preflight.status).toBe('checking');
+    // the same settings again before the debounce fires (a select's change and input events, a re-render)
+    store.getState().updateQuantization({ backend: 'hqq' });
+    await scheduler.runAll();
+    const preflight = store.getState().preflight;
+    expect(preflight.status).toBe('ready');
+    expect(preflight.checkedKey).toBe(preflight.key);
+    expect(JSON.parse(preflight.key!).quantization.backend).toBe('hqq');
+  });
+
   it('streams a run into buffers outside the store and saves it', async () => {
     const { store, controller, scheduler, api } = await started();
     store.getState().updateForm({ maxNewTokens: 40 });

@@ -397,11 +397,13 @@ export class WorkbenchController {
    * checks the preflight and every flush the run reaches (app/preflight/check-run.ts).
    */
   #schedulePreflight(): void {
-    this.#timers.clearTimeout(this.#preflightTimer);
     const state = this.store.getState();
     const settings = this.#settingsOnScreen();
     const key = JSON.stringify(settings);
+    // an update that leaves the settings as they are (the same value set twice, a field outside them)
+    // must leave a pending check pending: cancelling its timer here left "checking…" on screen for good
     if (state.preflight.key === key) return;
+    this.#timers.clearTimeout(this.#preflightTimer);
     state.preflightChecking(key);
     this.#preflightTimer = this.#timers.setTimeout(() => void this.#runCheck(key, settings), this.#preflightDelayMs);
   }
