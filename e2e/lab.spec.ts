@@ -52,6 +52,14 @@ test.describe('the Lab (real engine)', () => {
         }
         const open = (await lab.rows.first().getByTestId('lab-open-point').boundingBox())!;
         expect(open.x + open.width).toBeLessThanOrEqual(Math.min(width, frame.x + frame.width) + 1);
+        // Saved sweeps, in the side column: the name is whole on screen (wrapped, never cut), its id on hover
+        const name = lab.historyRows.first().getByTestId('lab-history-name');
+        await expect(name).toHaveAttribute('title', /^bits and backends · .+/);
+        const nameBox = (await name.boundingBox())!;
+        const historyFrame = (await lab.root.locator('[data-testid="lab-history"] .table-scroll').boundingBox())!;
+        expect(nameBox.x, `saved sweep name at ${width} px`).toBeGreaterThanOrEqual(historyFrame.x - 1);
+        expect(nameBox.x + nameBox.width, `saved sweep name at ${width} px`).toBeLessThanOrEqual(historyFrame.x + historyFrame.width + 1);
+        expect(await name.evaluate((cell) => cell.scrollWidth <= cell.clientWidth && getComputedStyle(cell).backgroundColor !== 'rgba(0, 0, 0, 0)'), `saved sweep name unclipped on an opaque cell at ${width} px`).toBe(true);
         await workbench.screenshot(`lab-results-${width}-${scheme}`);
       }
     }
@@ -108,6 +116,29 @@ test.describe('the Lab (real engine)', () => {
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     expect(pdf.toString('latin1')).toContain('/Title');
     expect(pdf.length).toBeGreaterThan(2000);
+    // the same exports in the dark scheme: titled, and drawn on the dark surface with light text
+    await workbench.page.emulateMedia({ colorScheme: 'dark' });
+    const darkSvgDownload = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-svg-lab-pareto').click();
+    const darkSvg = readFileSync(await (await darkSvgDownload).path(), 'utf8');
+    expect(darkSvg).toContain('>mean KLD (nats) against KV bits per value<');
+    expect(darkSvg).toContain(`sweep ${sweepId}`);
+    const fills = (text: string): { background: number; title: number } => ({
+      background: luminance(/<rect x="0" y="0" [^>]*fill="([^"]+)"/.exec(text)![1]!),
+      title: luminance(/<text [^>]*font-weight="bold" fill="([^"]+)"/.exec(text)![1]!),
+    });
+    expect(fills(svg).background).toBeGreaterThan(0.8);
+    expect(fills(darkSvg).background).toBeLessThan(0.2);
+    expect(fills(darkSvg).title).toBeGreaterThan(0.6);
+    const darkPdfDownload = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-pdf-lab-pareto').click();
+    const darkPdf = readFileSync(await (await darkPdfDownload).path());
+    expect(darkPdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(darkPdf.toString('latin1')).toContain('/Title');
+    const darkPng = workbench.page.waitForEvent('download');
+    await lab.root.getByTestId('export-png-lab-pareto').click();
+    expect((await darkPng).suggestedFilename()).toMatch(/pareto\.png$/);
+    await workbench.page.emulateMedia({ colorScheme: 'light' });
     // the results as a LaTeX table
     const texDownload = workbench.page.waitForEvent('download');
     await lab.root.getByTestId('lab-export-latex').click();
@@ -149,3 +180,22 @@ test.describe('the Lab (real engine)', () => {
     await workbench.screenshotResults('lab-layers-heatmap');
   });
 });
+
+/** Relative luminance (0 black … 1 white) of a CSS colour as the exports write it: #rgb, #rrggbb or rgb(). */
+function luminance(colour: string): number {
+  const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(colour.trim());
+  let rgb: number[];
+  if (hex !== null) {
+    const digits = hex[1]!.length === 3 ? [...hex[1]!].map((d) => d + d) : hex[1]!.match(/../g)!;
+    rgb = digits.map((d) => parseInt(d, 16));
+  } else {
+    const parts = /^rgba?\(([^)]+)\)$/.exec(colour.trim());
+    if (parts === null) throw new Error(`not a colour the exports write: ${colour}`);
+    rgb = parts[1]!.split(/[\s,/]+/).slice(0, 3).map(Number);
+  }
+  const [r, g, b] = rgb.map((v) => {
+    const c = v / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  }) as [number, number, number];
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}

@@ -26,7 +26,7 @@ export function SweepHistory(): ReactNode {
           <table className="lab-table" data-testid="lab-history-table">
             <thead>
               <tr>
-                <th scope="col">name</th><th scope="col">model</th><th scope="col">started</th><th scope="col" className="num">points</th><th scope="col">status</th>
+                <th scope="col" className="name-cell">name</th><th scope="col">model</th><th scope="col">started</th><th scope="col" className="num">points</th><th scope="col">status</th>
                 <th scope="col">backend</th><th scope="col">bits</th><th scope="col">group</th><th scope="col">axes</th><th scope="col">residual</th>
                 <th scope="col" className="num">best KLD</th><th scope="col" className="num">best top-1</th><th scope="col"><span className="visually-hidden">Open</span></th>
               </tr>
@@ -34,7 +34,10 @@ export function SweepHistory(): ReactNode {
             <tbody>
               {shown.map((sweep) => (
                 <tr key={sweep.id} data-testid="lab-history-row" data-sweep-id={sweep.id}>
-                  <td>{sweep.name}{sweep.preset !== null && <span className="muted"> ({sweep.preset})</span>}</td>
+                  {/* the name wraps in the Lab's side column (and stays pinned while the columns scroll); the id on hover */}
+                  <td className="name-cell" title={`${sweep.name}${sweep.preset !== null ? ` (${sweep.preset})` : ''} · ${sweep.id}`} data-testid="lab-history-name">
+                    {sweep.name}{sweep.preset !== null && <span className="muted"> ({sweep.preset})</span>}
+                  </td>
                   <td>{sweep.model}</td>
                   <td>{sweep.createdAt === '' ? '' : <time dateTime={sweep.createdAt}>{new Date(sweep.createdAt).toLocaleString()}</time>}</td>
                   <td className="num">{sweep.complete}/{sweep.points}</td>
