@@ -47,6 +47,35 @@ test('back to 4-bit after a 2-bit run reuses the 4-bit session; the result and t
 });
 
 /**
+ * A change of backend (quanto → hqq) is a change the warm session must follow too: the run check
+ * settles on the new backend (never left at "checking…"), and Run reaches "Generating…" and Done on
+ * hqq. How soon is logged for the note, not asserted (a loaded machine would make it flaky).
+ */
+test('a change of backend from quanto to hqq: the run check settles and Run reaches "Generating…"', async ({ openWorkbench }) => {
+  const workbench = await openWorkbench();
+  const { model, run, live, page } = workbench;
+  await model.openFolder(STORIES_DIR);
+  await expect(model.name).toHaveText('stories260k');
+  await run.setCache({ backend: 'quanto', nbits: 4, groupSize: 32, residualLength: 16 });
+  await run.setMaxNewTokens(24);
+  for (const backend of ['quanto', 'hqq'] as const) {
+    await run.setCache({ backend });
+    const check = page.getByTestId('preflight-panel');
+    await expect(check, `run check after choosing ${backend}`).toHaveAttribute('data-stale', 'false');
+    await expect(check.getByTestId('check-time')).toBeVisible();
+    const statuses = statusesFromClick(page);
+    await run.run();
+    expect(await live.waitForEnd()).toBe('Done');
+    const seen = await statuses;
+    expect(seen.texts, `run status on ${backend}`).toContain('Generating…');
+    console.log(`[measure] backend ${backend}: Run → "Generating…" ${seen.generatingMs?.toFixed(0)} ms`);
+    const id = (await live.savedRunId.textContent())!;
+    const record = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
+    expect(record.settings.quantization.backend).toBe(backend);
+  }
+});
+
+/**
  * Every run status the header shows from the Run click until Done, watched in the page (a status
  * shown for a few milliseconds is still seen), with when "Generating…" came.
  */
