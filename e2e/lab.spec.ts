@@ -59,7 +59,7 @@ test.describe('the Lab (real engine)', () => {
         const historyFrame = (await lab.root.locator('[data-testid="lab-history"] .table-scroll').boundingBox())!;
         expect(nameBox.x, `saved sweep name at ${width} px`).toBeGreaterThanOrEqual(historyFrame.x - 1);
         expect(nameBox.x + nameBox.width, `saved sweep name at ${width} px`).toBeLessThanOrEqual(historyFrame.x + historyFrame.width + 1);
-        expect(await name.evaluate((cell) => cell.scrollWidth <= cell.clientWidth && getComputedStyle(cell).backgroundColor !== 'rgba(0, 0, 0, 0)'), `saved sweep name unclipped on an opaque cell at ${width} px`).toBe(true);
+        expect(await name.evaluate((cell) => cell.scrollWidth <= cell.clientWidth && (globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string } }).getComputedStyle(cell).backgroundColor !== 'rgba(0, 0, 0, 0)'), `saved sweep name unclipped on an opaque cell at ${width} px`).toBe(true);
         await workbench.screenshot(`lab-results-${width}-${scheme}`);
       }
     }
