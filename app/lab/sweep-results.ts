@@ -30,6 +30,9 @@ export interface SweepRow {
     readonly parts: string;
     /** quantized caches: where the cache was dequantized (`graph` or `host`, what ran); absent for dynamic */
     readonly dequantize?: string;
+    /** how the point's session computed (EvalResult.session: `logitsRows`, `prepacked`); absent in older results */
+    readonly logitsRows?: string;
+    readonly prepacked?: boolean;
     /**
      * whose cache it is: `transformers` (its QuantizedCache, or the dynamic cache), or the serving runtime
      * whose write-once format the point ran (issue 27: `llama.cpp`, `vLLM, SGLang`, …); absent in older results
@@ -113,6 +116,7 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
       layers: settings.targets?.layers === null || settings.targets === undefined ? 'all' : settings.targets.layers.join(' '),
       parts: settings.targets?.parts ?? 'both',
       ...(result.dequantize === undefined ? {} : { dequantize: result.dequantize }),
+      ...(result.session === undefined ? {} : { logitsRows: result.session.logitsRows, prepacked: result.session.prepacked }),
       ...formatSettings(q.extensions),
     },
     result: {
@@ -205,7 +209,7 @@ const SETTING_COLUMNS: readonly (readonly [string, (s: NonNullable<SweepRow['set
   ['cache', (s) => s.cacheMode], ['family', (s) => s.family ?? null], ['kv_format_key', (s) => s.kvFormatKey ?? null], ['kv_format_value', (s) => s.kvFormatValue ?? null],
   ['backend', backendOnly((s) => s.backend)], ['nbits', backendOnly((s) => s.nbits)], ['axis_key', backendOnly((s) => s.axisKey)], ['axis_value', backendOnly((s) => s.axisValue)],
   ['group_size', backendOnly((s) => s.groupSize)], ['residual_length', backendOnly((s) => s.residualLength)], ['quantized_layers', (s) => s.layers], ['quantized_parts', (s) => s.parts],
-  ['dequantize', (s) => s.dequantize ?? null],
+  ['dequantize', (s) => s.dequantize ?? null], ['logits_rows', (s) => s.logitsRows ?? null], ['prepacked', (s) => s.prepacked ?? null],
 ];
 
 const RETRIEVAL_COLUMNS: readonly (readonly [string, (r: RetrievalRow) => CsvCell])[] = [
