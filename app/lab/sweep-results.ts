@@ -1,5 +1,5 @@
-import { layerMapFormats, type CacheExtensions } from '../cache/cache-extensions.js';
-import type { LayerMemory } from '../cache/layer-memory.js';
+import { layerMapFormats, layerUsesRuntimeFormat, usesRuntimeFormat, type CacheExtensions } from '../cache/cache-extensions.js';
+import { bytesPerElement } from '../tensor/kv-tensor.js';
 import { runtimeFormat } from '../quant/runtime-formats/registry.js';
 import { csvText, type CsvCell } from '../record/csv.js';
 import type { EvalResult } from './eval-result.js';
@@ -126,7 +126,7 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
       top1Agreement: s.top1Agreement, top1AgreementError: s.top1AgreementError,
       deltaPMean: s.deltaP.mean, deltaPMeanError: s.deltaP.meanError, deltaPRms: s.deltaP.rms, deltaPRmsError: s.deltaP.rmsError,
       bitsPerValue: result.memory.bitsPerValue, storedBytes: result.memory.storedBytes, fp16BaselineBytes: result.memory.total.fp16BaselineBytes,
-      ...(q.extensions?.kvFormatKey === undefined || settings.cacheMode !== 'quantized' ? {} : { formatBitsPerValue: formatBitsPerValue(result.memory.total) }),
+      ...withFormatBits(settings.cacheMode === 'quantized' ? formatBitsPerValue(result) : null),
     },
   };
 }
@@ -148,11 +148,28 @@ export function formatSettings(extensions: CacheExtensions | undefined): { famil
 }
 
 /**
- * A write-once cache's rows as the runtimes count them: its codeBytes (every row's bytes, block scales
- * included) · 8 / the values it holds; the per-tensor scales (metadataBytes) are per layer, not per value.
+ * The runtime formats' sides as the runtimes count them (`--kv-format`, or a layer map's
+ * `format_key`/`format_value`): 8 · their rows' bytes (codeBytes, block scales included) / the values
+ * they hold, over every layer that keeps a side in a format; the per-tensor scales (metadataBytes) are
+ * per layer, not per value. A format layer's `full` side (its fullPrecisionBytes: a write-once layer
+ * has no residual) and transformers' layers are not the formats' and are left out. Null where no side
+ * is in a runtime format.
  */
-function formatBitsPerValue(memory: LayerMemory): number {
-  return memory.valueCount === 0 ? 0 : (8 * memory.codeBytes) / memory.valueCount;
+export function formatBitsPerValue(result: Pick<EvalResult, 'settings' | 'memory' | 'model'>): number | null {
+  const quantization = result.settings.quantization;
+  if (!usesRuntimeFormat(quantization)) return null;
+  let bytes = 0;
+  let values = 0;
+  result.memory.perLayer.forEach((memory, layer) => {
+    if (memory === null || !layerUsesRuntimeFormat(quantization, layer)) return;
+    bytes += memory.codeBytes;
+    values += memory.valueCount - memory.fullPrecisionBytes / bytesPerElement(result.model.kvDtype);
+  });
+  return values > 0 ? (8 * bytes) / values : null;
+}
+
+function withFormatBits(bits: number | null): { formatBitsPerValue?: number } {
+  return bits === null ? {} : { formatBitsPerValue: bits };
 }
 
 export function rowFromRetrieval(index: number, name: string, options: Readonly<Record<string, SweepValue>>, record: RetrievalPointRecord): SweepRow {
