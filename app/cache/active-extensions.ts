@@ -37,7 +37,7 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
     const full = differing.filter((entry) => 'fullPrecision' in entry).map((entry) => entry.layer);
     const own = differing.filter((entry) => !('fullPrecision' in entry));
     const parts = [
-      ...(own.length > 0 ? [own.map((entry) => 'nbitsKey' in entry ? `${entry.layer}: ${sideLabel('K', entry.nbitsKey, entry.formatKey)} ${sideLabel('V', entry.nbitsValue, entry.formatValue)}` : '').join(', ')] : []),
+      ...(own.length > 0 ? [own.map((entry) => !('fullPrecision' in entry) ? `${entry.layer}: ${sideLabel('K', entry.nbitsKey, entry.formatKey)} ${sideLabel('V', entry.nbitsValue, entry.formatValue)}` : '').join(', ')] : []),
       ...(full.length > 0 ? [`full precision: ${formatLayerList(full)}`] : []),
     ];
     active.push({ id: 'layer-map', label: 'per-layer settings', detail: parts.join('; ') });
@@ -90,7 +90,7 @@ function fullPrecisionLayers(settings: QuantizedCacheSettings, numLayers: number
 }
 
 /** `K4`, or `K full` for a side the layer map keeps in full precision. */
-function sideLabel(side: 'K' | 'V', bits: number | 'full', format?: string): string {
-  if (format !== undefined) return `${side} ${format}`;
+function sideLabel(side: 'K' | 'V', bits: number | 'full' | undefined, format?: string): string {
+  if (format !== undefined || bits === undefined) return `${side} ${format ?? '?'}`;
   return bits === 'full' ? `${side} full` : `${side}${bits}`;
 }

@@ -51,16 +51,26 @@ export type SideBits = number | 'full';
 
 /**
  * One layer's entry in a layer map: its own K and V bits (either may be `full`), or a full-precision
- * cache. `formatKey`/`formatValue` store that side in a serving runtime's write-once format instead
- * (`llama.cpp:q8_0`, spelled as `--kv-format` spells it; a kvscope extension): that side's nbits are
- * then nominal and never read (layerBits gives the global bits, so the type stays total).
+ * cache. A side may instead be stored in a serving runtime's write-once format (`formatKey`/`formatValue`,
+ * `llama.cpp:q8_0`, spelled as `--kv-format` spells it; a kvscope extension): that side then carries no
+ * bits (layerBits gives the global bits for the backend's checks, so its result stays total).
  */
-export type LayerMapEntry =
-  | { readonly layer: number; readonly nbitsKey: SideBits; readonly nbitsValue: SideBits; readonly formatKey?: string; readonly formatValue?: string }
-  | { readonly layer: number; readonly fullPrecision: true };
+export type LayerMapEntry = QuantizedLayerEntry | { readonly layer: number; readonly fullPrecision: true };
 
-/** The nominal bits a layer map keeps on a runtime-format side (never read: layerBits and layerFormats resolve it). */
-export const FORMAT_SIDE_NOMINAL_BITS = 8;
+/** A quantized layer's entry: each side its bits or its runtime format, never both. */
+export type QuantizedLayerEntry = { readonly layer: number } & KeySide & ValueSide;
+type KeySide = { readonly nbitsKey: SideBits; readonly formatKey?: undefined } | { readonly formatKey: string; readonly nbitsKey?: undefined };
+type ValueSide = { readonly nbitsValue: SideBits; readonly formatValue?: undefined } | { readonly formatValue: string; readonly nbitsValue?: undefined };
+
+/** One side as given: its runtime format where it has one (then it carries no bits), else its bits. */
+export type EntrySide = { readonly format: string } | { readonly bits: SideBits };
+
+/** A quantized layer's entry from its two sides (the layer map's reader, its schema and resolvedLayerMap build it so). */
+export function quantizedLayerEntry(layer: number, key: EntrySide, value: EntrySide): QuantizedLayerEntry {
+  const keySide: KeySide = 'format' in key ? { formatKey: key.format } : { nbitsKey: key.bits };
+  const valueSide: ValueSide = 'format' in value ? { formatValue: value.format } : { nbitsValue: value.bits };
+  return { layer, ...keySide, ...valueSide };
+}
 
 /** Entries in ascending layer order, one per layer at most (layer-map.ts reads and writes them). */
 export type LayerMap = readonly LayerMapEntry[];
@@ -86,7 +96,7 @@ export function layerBits(settings: GlobalBits, layer: number, numLayers: number
   const entry = ext?.layerMap?.find((item) => item.layer === layer);
   if (entry !== undefined) {
     if ('fullPrecision' in entry || (entry.nbitsKey === 'full' && entry.nbitsValue === 'full')) return 'full-precision';
-    // a runtime-format side's bits are nominal: the global bits keep the backend's checks of this layer as they were
+    // a runtime-format side has no bits: the global bits keep the backend's checks of this layer as they were
     return {
       key: entry.formatKey !== undefined ? ext?.nbitsKey ?? settings.nbits : entry.nbitsKey,
       value: entry.formatValue !== undefined ? ext?.nbitsValue ?? settings.nbits : entry.nbitsValue,
@@ -153,7 +163,7 @@ export function usesRuntimeFormat(settings: { readonly extensions?: CacheExtensi
 export function layerFormats(settings: { readonly extensions?: CacheExtensions | undefined }, layer: number): { readonly key: string | undefined; readonly value: string | undefined } {
   const ext = settings.extensions;
   const entry = ext?.layerMap?.find((item) => item.layer === layer);
-  const own = entry !== undefined && 'nbitsKey' in entry ? entry : undefined;
+  const own = entry !== undefined && !('fullPrecision' in entry) ? entry : undefined;
   return { key: own?.formatKey ?? ext?.kvFormatKey, value: own?.formatValue ?? ext?.kvFormatValue };
 }
 
@@ -165,6 +175,6 @@ export function layerUsesRuntimeFormat(settings: { readonly extensions?: CacheEx
 
 /** Every runtime format the layer map names, each once, in order of first use. */
 export function layerMapFormats(extensions: CacheExtensions | undefined): string[] {
-  const names = (extensions?.layerMap ?? []).flatMap((entry) => ('nbitsKey' in entry ? [entry.formatKey, entry.formatValue] : [])).filter((name): name is string => name !== undefined);
+  const names = (extensions?.layerMap ?? []).flatMap((entry) => ('fullPrecision' in entry ? [] : [entry.formatKey, entry.formatValue])).filter((name): name is string => name !== undefined);
   return [...new Set(names)];
 }

@@ -131,6 +131,18 @@ describe('per-layer runtime formats in the layer map (format_key / format_value,
     cache.dispose();
   });
 
+  it('a side in a runtime format carries no bits, as read, as resolved and as written', () => {
+    expect(formatted.extensions!.layerMap).toEqual([
+      { layer: 0, formatKey: 'llama.cpp:q8_0', formatValue: 'llama.cpp:q4_0' },
+      { layer: 1, nbitsKey: 4, nbitsValue: 2 },
+      { layer: 2, formatKey: 'vllm:fp8_e4m3', nbitsValue: 'full' },
+    ]);
+    // --kv-format resolved for every layer (--write-layer-map): formats alone, no placeholder bits
+    const everyLayer = resolvedLayerMap({ ...base, extensions: { kvFormatKey: 'nvfp4', kvFormatValue: 'llama.cpp:q8_0' } }, 2);
+    expect(everyLayer).toEqual([0, 1].map((layer) => ({ layer, formatKey: 'nvfp4', formatValue: 'llama.cpp:q8_0' })));
+    expect(JSON.parse(formatLayerMap(everyLayer, 'json'))).toEqual({ 0: { format_key: 'nvfp4', format_value: 'llama.cpp:q8_0' }, 1: { format_key: 'nvfp4', format_value: 'llama.cpp:q8_0' } });
+  });
+
   it('writes the plan back with the formats (--write-layer-map), and --kv-format as a format on every layer', () => {
     const written = formatLayerMap(resolvedLayerMap(formatted, 3), 'yaml');
     expect(written).toContain('format_key: llama.cpp:q8_0');

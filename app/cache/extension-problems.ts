@@ -111,8 +111,8 @@ function layerMapProblems(settings: QuantizedCacheSettings, ext: CacheExtensions
     }
     if ('fullPrecision' in entry) continue;
     for (const [name, bits, format] of [['nbits_key', entry.nbitsKey, entry.formatKey], ['nbits_value', entry.nbitsValue, entry.formatValue]] as const) {
-      // a runtime-format side's bits are nominal (cache-extensions.ts); its format is checked below
-      if (bits === 'full' || format !== undefined) continue;
+      // a runtime-format side has no bits (cache-extensions.ts); its format is checked below
+      if (bits === 'full' || bits === undefined || format !== undefined) continue;
       const message = backendBitsMessage(settings, bits);
       if (message !== null) problem(`layer ${entry.layer}'s ${name}: ${message}`, `Use ${allowedBits(settings)} bits, or "full" for a full-precision layer.`, [entry.layer]);
     }
@@ -266,7 +266,7 @@ function formatProblem(name: string, side: 'key' | 'value', flag: string, headDi
  */
 function layerMapFormatProblems(ext: CacheExtensions, names: readonly string[], headDims: ExtensionContext['headDims'], problem: ProblemOf): ExtensionProblem[] {
   const problems: ExtensionProblem[] = [];
-  const entries = (ext.layerMap ?? []).flatMap((entry) => ('nbitsKey' in entry ? [entry] : []));
+  const entries = (ext.layerMap ?? []).flatMap((entry) => ('fullPrecision' in entry ? [] : [entry]));
   for (const side of ['key', 'value'] as const) {
     const byName = new Map<string, number[]>();
     for (const entry of entries) {

@@ -1,6 +1,6 @@
 import { Document, parseDocument } from 'yaml';
 import { KvscopeError } from '../errors.js';
-import { FORMAT_SIDE_NOMINAL_BITS, layerBits, layerFormats, type GlobalBits, type LayerMap, type LayerMapEntry, type SideBits } from './cache-extensions.js';
+import { layerBits, layerFormats, quantizedLayerEntry, type EntrySide, type GlobalBits, type LayerMap, type LayerMapEntry } from './cache-extensions.js';
 import { RUNTIME_FORMAT_NAMES } from '../quant/runtime-formats/registry.js';
 
 /** A layer-map file that cannot be read: the message names the file, the entry and what to write instead. */
@@ -107,7 +107,7 @@ function readEntry(layer: number, value: unknown, sourceName: string): LayerMapE
   const unknown = Object.keys(fields).filter((name) => !FIELDS.includes(name));
   if (unknown.length > 0) throw new LayerMapError(`${where}: unknown field ${unknown.map((name) => `"${name}"`).join(', ')}; a layer takes nbits_key and nbits_value (or format_key, format_value).`);
   // A side is given by its bits or, a kvscope extension, by a runtime format (`format_key: llama.cpp:q8_0`), never both.
-  const side = (part: 'key' | 'value'): { bits: SideBits; format?: string } => {
+  const side = (part: 'key' | 'value'): EntrySide => {
     const bitsName = `nbits_${part}`;
     const formatName = `format_${part}`;
     const n = fields[bitsName];
@@ -117,7 +117,7 @@ function readEntry(layer: number, value: unknown, sourceName: string): LayerMapE
       if (typeof format !== 'string' || !RUNTIME_FORMAT_NAMES.includes(format)) {
         throw new LayerMapError(`${where}: ${formatName} must name a runtime KV format as --kv-format does, got ${JSON.stringify(format)}. Formats: ${RUNTIME_FORMAT_NAMES.join(', ')}.`);
       }
-      return { bits: FORMAT_SIDE_NOMINAL_BITS, format };
+      return { format };
     }
     if (n === 'full') return { bits: 'full' };
     if (typeof n !== 'number' || !Number.isInteger(n)) throw new LayerMapError(`${where}: ${bitsName} must be an integer number of bits or full, got ${JSON.stringify(n) ?? 'nothing'}.`);
@@ -125,11 +125,8 @@ function readEntry(layer: number, value: unknown, sourceName: string): LayerMapE
   };
   const keys = side('key');
   const values = side('value');
-  if (keys.bits === 'full' && values.bits === 'full') return { layer, fullPrecision: true };
-  return {
-    layer, nbitsKey: keys.bits, nbitsValue: values.bits,
-    ...(keys.format === undefined ? {} : { formatKey: keys.format }), ...(values.format === undefined ? {} : { formatValue: values.format }),
-  };
+  if ('bits' in keys && keys.bits === 'full' && 'bits' in values && values.bits === 'full') return { layer, fullPrecision: true };
+  return quantizedLayerEntry(layer, keys, values);
 }
 
 const FIELDS: readonly string[] = ['nbits_key', 'nbits_value', 'format_key', 'format_value'];
@@ -146,10 +143,7 @@ export function resolvedLayerMap(settings: GlobalBits, numLayers: number): Layer
     const formats = layerFormats(settings, layer);
     const formatKey = bits.key === 'full' ? undefined : formats.key;
     const formatValue = bits.value === 'full' ? undefined : formats.value;
-    return {
-      layer, nbitsKey: formatKey === undefined ? bits.key : FORMAT_SIDE_NOMINAL_BITS, nbitsValue: formatValue === undefined ? bits.value : FORMAT_SIDE_NOMINAL_BITS,
-      ...(formatKey === undefined ? {} : { formatKey }), ...(formatValue === undefined ? {} : { formatValue }),
-    };
+    return quantizedLayerEntry(layer, formatKey === undefined ? { bits: bits.key } : { format: formatKey }, formatValue === undefined ? { bits: bits.value } : { format: formatValue });
   });
 }
 

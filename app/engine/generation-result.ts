@@ -1,3 +1,4 @@
+import type { SessionCompute } from './session-compute.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { ErrorStats } from '../quant/error-stats.js';
 import type { KvDtype } from '../tensor/kv-tensor.js';
@@ -43,6 +44,8 @@ export interface GenerationResult {
   readonly preflightDiagnostics?: readonly Diagnostic[];
   /** quantized runs: where the cache was dequantized (settings.dequantize, or the default's choice); absent for dynamic runs */
   readonly dequantize?: DequantizePath;
+  /** how the session computed: the logits rows, ORT's weight prepacking (session-compute.ts); absent in records from before it was recorded */
+  readonly session?: SessionCompute;
 }
 
 /** Which model ran, precisely enough to tell two runs' models apart. */

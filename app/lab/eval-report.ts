@@ -1,3 +1,4 @@
+import { sessionComputeNote } from '../engine/session-compute.js';
 import type { EvalResult } from './eval-result.js';
 import type { EvalSummary } from './eval-summary.js';
 
@@ -21,6 +22,7 @@ export function formatEvalReport(result: EvalResult, describe: (bytes: number) =
     ...referenceLines(result, describe),
     ...(result.dequantize === undefined ? [] : [`  dequantized ${result.dequantize === 'graph' ? 'inside the graph' : 'on the host'}${result.dequantizeReason === undefined ? '' : ` (${result.dequantizeReason})`}`]),
     ...result.extensions.map((e) => `  kvscope extension: ${e}`),
+    ...sessionLines(result),
     '',
     // llama.cpp prints running estimates here ([1]…,[2]…, the last being the final one); this table
     // scores each window alone, so its header says so and the final estimate has a line of its own.
@@ -102,4 +104,10 @@ function textTokens(text: EvalResult['text']): string {
   if (text.tokenizedCharacters === undefined) return `${text.tokens} tokens`;
   const of = text.fileBytes === undefined ? `${text.characters} characters` : `a ${text.fileBytes}-byte file`;
   return `${text.tokens} tokens from its first ${text.tokenizedCharacters} characters of ${of}, what the windows cover`;
+}
+
+/** One line where the session computed otherwise than `kvscope eval` by default (a sweep job's unprepacked weights). */
+function sessionLines(result: EvalResult): string[] {
+  const note = sessionComputeNote(result.session);
+  return note === null ? [] : [`  ${note}`];
 }

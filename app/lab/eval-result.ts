@@ -1,6 +1,7 @@
 import { activeExtensions as activeCacheExtensions } from '../cache/active-extensions.js';
 import type { LayerMemory } from '../cache/layer-memory.js';
 import type { ModelIdentity } from '../engine/generation-result.js';
+import type { SessionCompute } from '../engine/session-compute.js';
 import type { DequantizePath, ExecutionProviderName } from '../engine/types.js';
 import type { Diagnostic } from '../preflight/diagnostic.js';
 import type { FeedMode } from './chunk-plan.js';
@@ -74,6 +75,8 @@ export interface EvalResult {
   readonly dequantize?: DequantizePath;
   /** why the default ran `host` where `graph` was the default's first choice (the settings or the layout the rewrite does not express) */
   readonly dequantizeReason?: string;
+  /** how the session computed: the logits rows, ORT's weight prepacking (app/engine/session-compute.ts); absent in records from before it was recorded */
+  readonly session?: SessionCompute;
   readonly timings: {
     /** resolving the model, opening the session, tokenizing */
     readonly loadMs: number;

@@ -36,6 +36,8 @@ const rowSettingsSchema = objectSchema({
   layers: stringSchema,
   parts: stringSchema,
   dequantize: stringSchema.optional(),
+  logitsRows: stringSchema.optional(),
+  prepacked: booleanSchema.optional(),
   family: stringSchema.optional(),
   kvFormatKey: stringSchema.optional(),
   kvFormatValue: stringSchema.optional(),

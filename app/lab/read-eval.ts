@@ -1,4 +1,5 @@
 import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS } from '../engine/types.js';
+import { LOGITS_ROWS_MODES, type SessionCompute } from '../engine/session-compute.js';
 import {
   arrayReader, choiceReader, nullableReader, readBoolean, readCount, readNumber, readObject, readString, withOptional, type Read,
 } from '../protocol/field-readers.js';
@@ -115,6 +116,11 @@ const readLayerErrors: Read<LayerErrorSummary> = (value, path) => {
 
 const readNumbers = arrayReader(readNumber);
 
+export const readSessionCompute: Read<SessionCompute> = (value, path) => {
+  const f = readObject(value, path);
+  return { logitsRows: f.get('logitsRows', choiceReader(LOGITS_ROWS_MODES)), prepacked: f.get('prepacked', readBoolean) };
+};
+
 export const readEvalResult: Read<EvalResult> = (value, path) => {
   const f = readObject(value, path);
   const model = f.get('model', (v, p) => ({ ...readModelIdentity(v, p), contentSha256: readObject(v, p).get('contentSha256', readString) }));
@@ -161,6 +167,7 @@ export const readEvalResult: Read<EvalResult> = (value, path) => {
     feed: f.get('feed', choiceReader(['chunked', 'token-by-token'] as const)),
     ...withOptional('dequantize', f.optional('dequantize', choiceReader(DEQUANTIZE_PATHS))),
     ...withOptional('dequantizeReason', f.optional('dequantizeReason', readString)),
+    ...withOptional('session', f.optional('session', readSessionCompute)),
     timings: {
       loadMs: timings.get('loadMs', readNumber), referenceMs: timings.get('referenceMs', readNumber), evalMs: timings.get('evalMs', readNumber),
       runs: timings.get('runs', readCount), tokensFed: timings.get('tokensFed', readCount), tokensPerSecond: timings.get('tokensPerSecond', readNumber),

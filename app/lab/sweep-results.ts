@@ -1,5 +1,5 @@
-import { layerMapFormats, type CacheExtensions } from '../cache/cache-extensions.js';
-import type { LayerMemory } from '../cache/layer-memory.js';
+import { layerMapFormats, layerUsesRuntimeFormat, usesRuntimeFormat, type CacheExtensions } from '../cache/cache-extensions.js';
+import { bytesPerElement } from '../tensor/kv-tensor.js';
 import { runtimeFormat } from '../quant/runtime-formats/registry.js';
 import { csvText, type CsvCell } from '../record/csv.js';
 import type { EvalResult } from './eval-result.js';
@@ -30,6 +30,9 @@ export interface SweepRow {
     readonly parts: string;
     /** quantized caches: where the cache was dequantized (`graph` or `host`, what ran); absent for dynamic */
     readonly dequantize?: string;
+    /** how the point's session computed (EvalResult.session: `logitsRows`, `prepacked`); absent in older results */
+    readonly logitsRows?: string;
+    readonly prepacked?: boolean;
     /**
      * whose cache it is: `transformers` (its QuantizedCache, or the dynamic cache), or the serving runtime
      * whose write-once format the point ran (issue 27: `llama.cpp`, `vLLM, SGLang`, …); absent in older results
@@ -113,6 +116,7 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
       layers: settings.targets?.layers === null || settings.targets === undefined ? 'all' : settings.targets.layers.join(' '),
       parts: settings.targets?.parts ?? 'both',
       ...(result.dequantize === undefined ? {} : { dequantize: result.dequantize }),
+      ...(result.session === undefined ? {} : { logitsRows: result.session.logitsRows, prepacked: result.session.prepacked }),
       ...formatSettings(q.extensions),
     },
     result: {
@@ -122,7 +126,7 @@ export function rowFromResult(index: number, name: string, options: Readonly<Rec
       top1Agreement: s.top1Agreement, top1AgreementError: s.top1AgreementError,
       deltaPMean: s.deltaP.mean, deltaPMeanError: s.deltaP.meanError, deltaPRms: s.deltaP.rms, deltaPRmsError: s.deltaP.rmsError,
       bitsPerValue: result.memory.bitsPerValue, storedBytes: result.memory.storedBytes, fp16BaselineBytes: result.memory.total.fp16BaselineBytes,
-      ...(q.extensions?.kvFormatKey === undefined || settings.cacheMode !== 'quantized' ? {} : { formatBitsPerValue: formatBitsPerValue(result.memory.total) }),
+      ...withFormatBits(settings.cacheMode === 'quantized' ? formatBitsPerValue(result) : null),
     },
   };
 }
@@ -144,11 +148,28 @@ export function formatSettings(extensions: CacheExtensions | undefined): { famil
 }
 
 /**
- * A write-once cache's rows as the runtimes count them: its codeBytes (every row's bytes, block scales
- * included) · 8 / the values it holds; the per-tensor scales (metadataBytes) are per layer, not per value.
+ * The runtime formats' sides as the runtimes count them (`--kv-format`, or a layer map's
+ * `format_key`/`format_value`): 8 · their rows' bytes (codeBytes, block scales included) / the values
+ * they hold, over every layer that keeps a side in a format; the per-tensor scales (metadataBytes) are
+ * per layer, not per value. A format layer's `full` side (its fullPrecisionBytes: a write-once layer
+ * has no residual) and transformers' layers are not the formats' and are left out. Null where no side
+ * is in a runtime format.
  */
-function formatBitsPerValue(memory: LayerMemory): number {
-  return memory.valueCount === 0 ? 0 : (8 * memory.codeBytes) / memory.valueCount;
+export function formatBitsPerValue(result: Pick<EvalResult, 'settings' | 'memory' | 'model'>): number | null {
+  const quantization = result.settings.quantization;
+  if (!usesRuntimeFormat(quantization)) return null;
+  let bytes = 0;
+  let values = 0;
+  result.memory.perLayer.forEach((memory, layer) => {
+    if (memory === null || !layerUsesRuntimeFormat(quantization, layer)) return;
+    bytes += memory.codeBytes;
+    values += memory.valueCount - memory.fullPrecisionBytes / bytesPerElement(result.model.kvDtype);
+  });
+  return values > 0 ? (8 * bytes) / values : null;
+}
+
+function withFormatBits(bits: number | null): { formatBitsPerValue?: number } {
+  return bits === null ? {} : { formatBitsPerValue: bits };
 }
 
 export function rowFromRetrieval(index: number, name: string, options: Readonly<Record<string, SweepValue>>, record: RetrievalPointRecord): SweepRow {
@@ -205,7 +226,7 @@ const SETTING_COLUMNS: readonly (readonly [string, (s: NonNullable<SweepRow['set
   ['cache', (s) => s.cacheMode], ['family', (s) => s.family ?? null], ['kv_format_key', (s) => s.kvFormatKey ?? null], ['kv_format_value', (s) => s.kvFormatValue ?? null],
   ['backend', backendOnly((s) => s.backend)], ['nbits', backendOnly((s) => s.nbits)], ['axis_key', backendOnly((s) => s.axisKey)], ['axis_value', backendOnly((s) => s.axisValue)],
   ['group_size', backendOnly((s) => s.groupSize)], ['residual_length', backendOnly((s) => s.residualLength)], ['quantized_layers', (s) => s.layers], ['quantized_parts', (s) => s.parts],
-  ['dequantize', (s) => s.dequantize ?? null],
+  ['dequantize', (s) => s.dequantize ?? null], ['logits_rows', (s) => s.logitsRows ?? null], ['prepacked', (s) => s.prepacked ?? null],
 ];
 
 const RETRIEVAL_COLUMNS: readonly (readonly [string, (r: RetrievalRow) => CsvCell])[] = [

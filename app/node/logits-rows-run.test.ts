@@ -83,6 +83,8 @@ describe.skipIf(!hasShared())('kvscope run on a user model without num_logits_to
       expect(derived.result.reference, label).toEqual(every.result.reference);
       expect(derived.result.steps.map((step) => step.reference), label).toEqual(every.result.steps.map((step) => step.reference));
       expect(derived.result.diagnostics.filter((d) => d.code === 'logits-rows'), label).toEqual([]);
+      expect(derived.result.session, label).toEqual({ logitsRows: 'derived', prepacked: true });
+      expect(every.result.session, label).toEqual({ logitsRows: 'every-row', prepacked: true });
     }
   }, 240_000);
 
@@ -120,6 +122,7 @@ describe.skipIf(!hasShared())('kvscope run on a user model without num_logits_to
       const source = await runGeneration(settings, {}, { everyLogitsRow: true });
       expect(fallback.rows[0]).toBe(fallback.result.promptTokenIds.length);
       expect(fallback.result.generatedTokenIds).toEqual(source.generatedTokenIds);
+      expect(fallback.result.session).toEqual({ logitsRows: 'every-row', prepacked: true });
       const notes = fallback.result.diagnostics.filter((d) => d.code === 'logits-rows');
       expect(notes).toHaveLength(1);
       expect(notes[0]).toMatchObject({ severity: 'info' });

@@ -21,6 +21,7 @@ import { probePromptLength, runPromptLimit } from './model/prompt-probe.js';
 import { availableMemoryBytes } from './available-memory.js';
 import { ensureExecutionProvider, ortVersion } from './ort/execution-providers.js';
 import { useHqqHelperThread } from './hqq-helper-thread.js';
+import { sessionCompute } from './session-compute.js';
 import { SYNTHETIC_MODEL_KINDS, type SyntheticModelKind } from '../synthetic/synthetic-spec.js';
 
 export type { GenerationObserver } from '../engine/generation-observer.js';
@@ -97,6 +98,7 @@ export async function runGeneration(settings: RunSettings, observer: GenerationO
       diagnostics,
       ...(cachePlan.preflight === null ? {} : { preflightDiagnostics: cachePlan.preflight.diagnostics }),
       ...(dequantize === undefined ? {} : { dequantize }),
+      session: sessionCompute(files, lastRows),
     };
   } finally {
     await model.dispose();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { QuantizedCacheSettings } from '../cache/cache-config.js';
-import { ROTATION_KINDS, type CacheExtensions, type LayerMapEntry } from '../cache/cache-extensions.js';
+import { quantizedLayerEntry, ROTATION_KINDS, type CacheExtensions, type EntrySide, type LayerMapEntry } from '../cache/cache-extensions.js';
 import {
   arraySchema, booleanSchema, choiceSchema, finiteNumberSchema, integerSchema, objectSchema, stringSchema,
 } from './protocol-schema.js';
@@ -20,7 +20,7 @@ export const countSchema = integerSchema(0);
 
 /**
  * One layer's entry: `{layer, fullPrecision: true}` (its bits, if any, are not read), or its own K and
- * V bits, both required.
+ * V sides, each its bits (required) or its runtime format (`formatKey`/`formatValue`: no bits then).
  */
 const layerMapEntrySchema: z.ZodType<LayerMapEntry> = objectSchema({
   layer: countSchema,
@@ -32,23 +32,21 @@ const layerMapEntrySchema: z.ZodType<LayerMapEntry> = objectSchema({
   formatValue: stringSchema.optional(),
 }).transform((entry, context): LayerMapEntry => {
   if (entry.fullPrecision === true) return { layer: entry.layer, fullPrecision: true };
-  const bits = (key: 'nbitsKey' | 'nbitsValue'): number | 'full' => {
+  // A side in a runtime format carries no bits; the placeholder older records wrote there (8) is not read.
+  const side = (key: 'nbitsKey' | 'nbitsValue', format: string | undefined): EntrySide => {
+    if (format !== undefined) return { format };
     // A side's bits or `full` (the cache plan's full-precision side, cache-plan.ts).
-    if (entry[key] === 'full') return 'full';
+    if (entry[key] === 'full') return { bits: 'full' };
     const read = anyIntegerSchema.safeParse(entry[key]);
-    if (read.success) return read.data;
+    if (read.success) return { bits: read.data };
     context.addIssue({ code: 'custom', message: `an integer ≥ ${Number.MIN_SAFE_INTEGER}`, path: [key], input: entry[key] });
-    return 0;
+    return { bits: 0 };
   };
-  const nbitsKey = bits('nbitsKey');
+  const key = side('nbitsKey', entry.formatKey);
   if (context.issues.length > 0) return z.NEVER;
-  const nbitsValue = bits('nbitsValue');
+  const value = side('nbitsValue', entry.formatValue);
   if (context.issues.length > 0) return z.NEVER;
-  return {
-    layer: entry.layer, nbitsKey, nbitsValue,
-    ...(entry.formatKey === undefined ? {} : { formatKey: entry.formatKey }),
-    ...(entry.formatValue === undefined ? {} : { formatValue: entry.formatValue }),
-  };
+  return quantizedLayerEntry(entry.layer, key, value);
 });
 
 export const cacheExtensionsSchema: z.ZodType<CacheExtensions> = objectSchema({

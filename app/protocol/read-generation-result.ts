@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { GenerationResult, GenerationTimings, LayerQuantizeError, ModelIdentity } from '../engine/generation-result.js';
 import type { ModelDiagnostic } from '../engine/model-diagnostic.js';
+import { LOGITS_ROWS_MODES, type SessionCompute } from '../engine/session-compute.js';
 import { DEQUANTIZE_PATHS, EXECUTION_PROVIDERS, type ReferenceSummary, type RunSettings } from '../engine/types.js';
 import type { Read } from './field-readers.js';
 import {
@@ -41,6 +42,11 @@ export const referenceSummarySchema: z.ZodType<ReferenceSummary> = objectSchema(
   firstDivergenceStep: countSchema.nullable(),
 });
 
+export const sessionComputeSchema: z.ZodType<SessionCompute> = objectSchema({
+  logitsRows: choiceSchema(LOGITS_ROWS_MODES),
+  prepacked: booleanSchema,
+});
+
 export const generationTimingsSchema: z.ZodType<GenerationTimings> = objectSchema({
   loadMs: numberSchema,
   rewriteMs: numberSchema.optional(),
@@ -75,6 +81,7 @@ export const generationResultSchema: z.ZodType<GenerationResult> = objectSchema(
   // shown with its message rather than failing the whole result.
   diagnostics: arraySchema(diagnosticSchema) as unknown as z.ZodType<ModelDiagnostic[]>,
   dequantize: choiceSchema(DEQUANTIZE_PATHS).optional(),
+  session: sessionComputeSchema.optional(),
 });
 
 /** The schemas as readers, for the record readers (app/record, app/lab/read-eval.ts). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readRunSettings } from './read-run-settings.js';
+import { readQuantizedCacheSettings, readRunSettings } from './read-run-settings.js';
 
 const SETTINGS = {
   model: 'synthetic', executionProvider: 'cpu', cacheMode: 'quantized',
@@ -47,5 +47,16 @@ describe('RunSettings declared with zod', () => {
 
   it('reports the first problem in field order', () => {
     expect(() => readRunSettings({ ...SETTINGS, model: 1, prompt: 2 }, '')).toThrow('model: expected a string, got 1');
+  });
+});
+
+describe('a layer map entry with a runtime format, as settings cross a boundary (a record, a request)', () => {
+  const settings = (layerMap: unknown[]): unknown => ({ backend: 'quanto', nbits: 4, axisKey: 0, axisValue: 0, groupSize: 32, residualLength: 8, layerPolicy: 'all', extensions: { layerMap } });
+  it('reads the format side without bits, and drops the placeholder bits older records wrote beside a format', () => {
+    const read = readQuantizedCacheSettings(settings([{ layer: 0, formatKey: 'llama.cpp:q8_0', nbitsValue: 'full' }, { layer: 1, nbitsKey: 8, nbitsValue: 8, formatKey: 'nvfp4', formatValue: 'nvfp4' }]), 'settings');
+    expect(read.extensions?.layerMap).toEqual([{ layer: 0, formatKey: 'llama.cpp:q8_0', nbitsValue: 'full' }, { layer: 1, formatKey: 'nvfp4', formatValue: 'nvfp4' }]);
+  });
+  it('still asks for the bits of a side without a format', () => {
+    expect(() => readQuantizedCacheSettings(settings([{ layer: 0, formatKey: 'llama.cpp:q8_0' }]), 'settings')).toThrow(/nbitsValue/);
   });
 });

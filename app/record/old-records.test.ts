@@ -23,6 +23,8 @@ describe('records written by kvscope 0.1.0 still load', () => {
     expect(record.settings.quantization).toMatchObject({ backend: 'quanto', nbits: 4, groupSize: 16, residualLength: 8, extensions: { nbitsKey: 2 } });
     expect(record.extensions).toEqual([{ id: 'kv-bits-apart', label: 'K and V bits apart', detail: 'K 2 bits, V 4 bits' }]);
     expect(record.generatedTokenIds).toHaveLength(4);
+    // written before the session was recorded: absent, not guessed
+    expect(record.session).toBeUndefined();
     // the writer of today writes the same file again, byte for byte: the one header kept the layout
     expect(serializeRunRecord(record)).toBe(fixture('run-record-v1.json'));
   });
@@ -36,6 +38,17 @@ describe('records written by kvscope 0.1.0 still load', () => {
     expect(record.settings.quantization).toMatchObject({ backend: 'quanto', nbits: 4, groupSize: 16, residualLength: 8, extensions: { nbitsKey: 2 } });
     expect(record.extensions).toEqual(['K and V bits apart: K 2 bits, V 4 bits']);
     expect(record.perWindow).toHaveLength(2);
+    expect(record.session).toBeUndefined();
     expect(serializeEvalRecord(record)).toBe(fixture('eval-record-v1.json'));
+  });
+
+  it('the session a newer record adds is read back; a mode this build does not know is refused with its path', () => {
+    for (const [name, parse] of [['eval-record-v1.json', parseEvalRecord], ['run-record-v1.json', parseRunRecord]] as const) {
+      const document = JSON.parse(fixture(name)) as Record<string, unknown>;
+      const withSession = JSON.stringify({ ...document, session: { logitsRows: 'derived', prepacked: false } });
+      expect(parse(withSession, name).session, name).toEqual({ logitsRows: 'derived', prepacked: false });
+      const unknown = JSON.stringify({ ...document, session: { logitsRows: 'some-rows', prepacked: true } });
+      expect(() => parse(unknown, name), name).toThrow(`${name} is not a valid ${name.startsWith('eval') ? 'eval' : 'run'} record: session.logitsRows: expected one of input, derived, every-row, got "some-rows"`);
+    }
   });
 });

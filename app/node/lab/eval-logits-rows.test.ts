@@ -76,6 +76,9 @@ describe.skipIf(!hasShared())('eval on a graph without num_logits_to_keep', () =
       expect(derived.result.perWindow).toEqual(every.result.perWindow);
       expect(derived.result.perToken).toEqual(every.result.perToken);
       expect(derived.result.dequantize).toBe(every.result.dequantize);
+      // The record says which graph ran, and that the weights were prepacked (not a sweep job's).
+      expect(derived.result.session).toEqual({ logitsRows: 'derived', prepacked: true });
+      expect(every.result.session).toEqual({ logitsRows: 'every-row', prepacked: true });
 
       // The folder's graph: every fed row's logits.
       expect(every.runs.length).toBeGreaterThan(0);

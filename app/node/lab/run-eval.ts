@@ -24,6 +24,7 @@ import { useHqqHelperThread } from '../hqq-helper-thread.js';
 import { sha256Text } from '../model/file-digest.js';
 import { openModelSession, readModelFiles, type ModelFiles } from '../model/open-model.js';
 import { ensureExecutionProvider, ortVersion } from '../ort/execution-providers.js';
+import { sessionCompute } from '../session-compute.js';
 import { resolveModelPath } from '../run-generation.js';
 import { modelContentHash } from './model-content-hash.js';
 import { referenceKey } from './reference-key.js';
@@ -121,6 +122,7 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       feed: hooks.feedMode ?? 'chunked',
       ...(path.dequantize === undefined ? {} : { dequantize: path.dequantize }),
       ...(path.reason === undefined ? {} : { dequantizeReason: path.reason }),
+      session: sessionCompute(prepared.files, prepared.lastRows),
       timings: {
         loadMs: prepared.loadMs, referenceMs: prepared.referenceMs, evalMs, runs: outcome.runs, tokensFed: outcome.tokensFed,
         tokensPerSecond: evalMs > 0 ? (1000 * outcome.tokensFed) / evalMs : 0,
