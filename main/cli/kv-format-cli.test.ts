@@ -217,7 +217,7 @@ describe.skipIf(!hasShared())('kvscope run --layer-map with per-layer runtime fo
     expect(named).toContain('0: K llama.cpp:q8_0 V llama.cpp:q8_0');
     expect(named).toContain('llama.cpp:q8_0 in the layer map\'s layers');
     const record = parseRunRecord(readFileSync(out, 'utf8'), out);
-    expect(record.settings.quantization.extensions?.layerMap?.[0]).toEqual({ layer: 0, nbitsKey: 8, nbitsValue: 8, formatKey: 'llama.cpp:q8_0', formatValue: 'llama.cpp:q8_0' });
+    expect(record.settings.quantization.extensions?.layerMap?.[0]).toEqual({ layer: 0, formatKey: 'llama.cpp:q8_0', formatValue: 'llama.cpp:q8_0' });
   }, 300_000);
 });
 

@@ -40,7 +40,7 @@ describe('kvscope sweep with a retrieval task (synthetic-retrieval, 256 tokens)'
     const reference = JSON.parse(readFileSync(join(out, 'retrieval-reference.json'), 'utf8')) as { decodes: Record<string, unknown> };
     expect(Object.keys(reference.decodes)).toHaveLength(3);
     const csv = readFileSync(join(out, 'results.csv'), 'utf8').split(/\r?\n/);
-    expect(csv[0]).toMatch(/,dequantize,task,accuracy,accuracy_base,samples,kv_bytes_longest$/);
+    expect(csv[0]).toMatch(/,dequantize,logits_rows,prepacked,task,accuracy,accuracy_base,samples,kv_bytes_longest$/);
     expect(csv[1]).toMatch(/,passkey,0,1,3,\d+$/);
     expect(first.out).toMatch(/nbits-2 +ok +passkey +0\.00 +1\.00 +-1\.00 +3/);
 

@@ -82,7 +82,9 @@ describe('LabWorker on the one worker supervisor (a fake lab engine in a real th
     const error = await rejection(job.done);
     expect(error.code).toBe('cancel-timeout');
     const seconds = Number(/within ([\d.]+) s/.exec(error.message)?.[1]);
-    expect(seconds).toBeGreaterThanOrEqual(1);
+    // the host times a window between two message arrivals, which can come a fraction of a
+    // millisecond short of the worker's 250 ms timer (0.999 s seen once); the floor is 0.1 s
+    expect(seconds).toBeGreaterThanOrEqual(0.99);
     // four windows of 250 ms and the timer's jitter on a loaded machine, not a fixed 10 s
     expect(seconds).toBeLessThan(4);
   });

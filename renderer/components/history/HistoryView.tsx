@@ -114,7 +114,9 @@ function HistoryRow({ run, columns, ticked, canTick }: { run: RunSummary; column
         if (column.id === 'finished') {
           // the date over the time: the column takes the width of a date, not of both
           const at = new Date(run.createdAt);
-          return <td key={column.id}><time dateTime={run.createdAt} title={`${column.text(run)} · ${run.id}`}>{at.toLocaleDateString()}<br />{at.toLocaleTimeString()}</time></td>;
+          // a cancelled run reads as one whichever columns are shown (the Stop column is a tick away)
+          const cancelled = run.stopReason === 'cancelled' ? <> <span className="badge badge-warning" data-testid="history-cancelled">cancelled</span></> : null;
+          return <td key={column.id}><time dateTime={run.createdAt} title={`${column.text(run)} · ${run.id}`}>{at.toLocaleDateString()}<br />{at.toLocaleTimeString()}</time>{cancelled}</td>;
         }
         return <td key={column.id} className={column.numeric ? 'num' : undefined} data-testid={`history-${column.id}`}>{column.numeric ? column.text(run) : words(column.text(run))}</td>;
       })}
