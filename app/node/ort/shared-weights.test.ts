@@ -46,6 +46,17 @@ beforeAll(async () => {
   // The synthetic model keeps its weights inside the graph: the same graph with them in external data, as large exports have.
   await writeModelWithExternalData(decodeModel(readFileSync(join(folder, 'onnx', 'model.onnx'))), graph, { location: () => 'model.onnx_data' });
   dataBytes = statSync(join(dir, 'model.onnx_data')).size;
+  // Load onnxruntime's libraries and first-use state before anything is measured: in a fresh test
+  // worker the first session also maps the runtime's own pages, which PSS would count as growth.
+  // Unpacked (as a sweep's), so no large packed buffers are freed for later allocations to reuse.
+  setSweepJobs(2);
+  try {
+    const warm = await createOrtDecoderSession(graph, { executionProvider: 'cpu', intraOpNumThreads: 1 });
+    await step(warm);
+    await warm.dispose();
+  } finally {
+    setSweepJobs(undefined);
+  }
 }, 120_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
