@@ -35,9 +35,9 @@ export function activeExtensions(settings: QuantizedCacheSettings, numLayers?: n
     || entry.formatKey !== undefined || entry.formatValue !== undefined);
   if (differing.length > 0) {
     const full = differing.filter((entry) => 'fullPrecision' in entry).map((entry) => entry.layer);
-    const own = differing.filter((entry) => !('fullPrecision' in entry));
+    const own = differing.filter((entry): entry is Exclude<typeof entry, { fullPrecision: true }> => !('fullPrecision' in entry));
     const parts = [
-      ...(own.length > 0 ? [own.map((entry) => !('fullPrecision' in entry) ? `${entry.layer}: ${sideLabel('K', entry.nbitsKey, entry.formatKey)} ${sideLabel('V', entry.nbitsValue, entry.formatValue)}` : '').join(', ')] : []),
+      ...(own.length > 0 ? [own.map((entry) => `${entry.layer}: ${sideLabel('K', entry.nbitsKey, entry.formatKey)} ${sideLabel('V', entry.nbitsValue, entry.formatValue)}`).join(', ')] : []),
       ...(full.length > 0 ? [`full precision: ${formatLayerList(full)}`] : []),
     ];
     active.push({ id: 'layer-map', label: 'per-layer settings', detail: parts.join('; ') });
