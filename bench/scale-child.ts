@@ -10,8 +10,9 @@ import { peakRssBytes } from './peak-rss.js';
 /**
  * One figure of the scale bench (bench/scale.ts) in a process of its own, so its ru_maxrss is that
  * run's alone (bench/child-json.ts): the plain onnxruntime-node loop on the model, or one kvscope CLI
- * command exactly as a user types it (worker threads included: a sweep's jobs are threads of this
- * process). Prints one JSON line: the peak RSS, the exit code, and the loop's or the CLI's timings.
+ * command exactly as a user types it (its worker threads included; a sweep's job processes are this
+ * process's children, which bench/scale.ts samples from outside). Prints one JSON line: this process's
+ * own peak RSS, the exit code, and the loop's or the CLI's timings.
  * By hand: `npx tsx bench/scale-child.ts '{"kind":"plain","model":"synthetic-qwen2.5-0.5b","promptTokens":16,"newTokens":32}'`
  */
 export type ScaleJob =

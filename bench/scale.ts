@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runChildJson } from './child-json.js';
-import { PssSampler } from './peak-pss.js';
+import { ProcessTreeSampler } from './tree-memory.js';
 import type { ScaleChildResult, ScaleJob } from './scale-child.js';
 
 /**
@@ -12,9 +12,11 @@ import type { ScaleChildResult, ScaleJob } from './scale-child.js';
  * (bench/scale-child.ts): peak RSS of `run`, `run --reference`, `eval` at 2 and 6 windows (the
  * reference computed, then cached), `sweep --jobs 2`, a prefill of 16 and of 2,048 tokens; decode
  * tok/s; the reference's bytes per scored token beside llama.cpp's (2 bytes per vocabulary entry).
- * Beside each peak RSS, the peak PSS sampled from outside (bench/peak-pss.ts): RSS counts a page once
- * per mapping, so the sweep's two jobs, each mapping the one external-data file, count the shared
- * weights twice in RSS and once in PSS; the sweep's target is judged on PSS, both are printed.
+ * Each row's process tree is sampled from outside (bench/tree-memory.ts): its peak RSS is the largest
+ * process's (what `/usr/bin/time -v` reports for a tree), its peak PSS the tree's sum. A sweep with
+ * --jobs 2 runs each job in a process of its own, each mapping the model's external data once and
+ * sharing its page-cache pages: the largest process's RSS shows the weights held once per process,
+ * the tree's PSS that they are held once in all. Both are checked against the target.
  * The issue's "Done when" targets are printed beside each figure. The CLI runs as users type it, so
  * the figures follow whatever main's eval and reference store do.
  *
@@ -26,9 +28,14 @@ const VOCAB = 151_936;
 const NEW_TOKENS = 16;
 const GIB = 1024 ** 3;
 
-/** A child's own figures and its peak PSS, sampled by this process (null where /proc cannot be read). */
+/**
+ * A child's own figures and its tree's, sampled by this process: `peakRssBytes` is the largest of the
+ * child's own ru_maxrss and any descendant's VmHWM; `peakPssBytes` the tree's summed PSS (null where
+ * /proc cannot be read); `processes` how many processes the tree had.
+ */
 interface Measured extends ScaleChildResult {
   readonly peakPssBytes: number | null;
+  readonly processes: number;
 }
 
 interface Figure {
@@ -51,10 +58,11 @@ export async function benchScale(): Promise<{ lines: string[]; misses: string[] 
 
 async function measure(work: string, context: number): Promise<{ lines: string[]; misses: string[] }> {
   const child = async (job: ScaleJob): Promise<Measured> => {
-    let sampler: PssSampler | undefined;
+    let sampler: ProcessTreeSampler | undefined;
     try {
-      const result = await runChildJson<ScaleChildResult>('bench/scale-child.ts', job, { onSpawn: (pid) => { sampler = new PssSampler(pid); } });
-      return { ...result, peakPssBytes: sampler?.stop() ?? null };
+      const result = await runChildJson<ScaleChildResult>('bench/scale-child.ts', job, { onSpawn: (pid) => { sampler = new ProcessTreeSampler(pid); } });
+      const tree = sampler?.stop() ?? { peakPssBytes: null, largestPeakRssBytes: 0, processes: 1 };
+      return { ...result, peakRssBytes: Math.max(result.peakRssBytes, tree.largestPeakRssBytes), peakPssBytes: tree.peakPssBytes, processes: Math.max(1, tree.processes) };
     } finally {
       sampler?.stop();
     }
@@ -99,9 +107,9 @@ async function measure(work: string, context: number): Promise<{ lines: string[]
 
   const loop = plain.peakRssBytes;
   const within = (result: ScaleChildResult, ratio: number) => result.peakRssBytes <= ratio * loop;
-  // The jobs share the weights' page-cache pages (one mapping each): PSS against the loop's PSS.
+  // The job processes share the weights' page-cache pages: the largest process by RSS, and the tree by PSS against the loop's.
   const loopPss = plain.peakPssBytes;
-  const sweepOk = loopPss === null || sweep.peakPssBytes === null ? within(sweep, 1.15) : sweep.peakPssBytes <= 1.15 * loopPss;
+  const sweepOk = within(sweep, 1.15) && (loopPss === null || sweep.peakPssBytes === null || sweep.peakPssBytes <= 1.15 * loopPss);
   const figures: Figure[] = [
     { label: `plain onnxruntime-node loop (16-token prompt, ${NEW_TOKENS} new)`, result: plain, target: null, ok: null },
     { label: 'kvscope run', result: run, target: '≤ 1.15× the loop', ok: within(run, 1.15) },
@@ -110,15 +118,15 @@ async function measure(work: string, context: number): Promise<{ lines: string[]
     { label: 'eval, 2 windows (reference cached)', result: eval2Cached, target: '≤ the loop + 1.5 GiB', ok: eval2Cached.peakRssBytes <= loop + 1.5 * GIB },
     { label: 'eval, 6 windows', result: eval6, target: '≤ 1.10× eval at 2 windows', ok: eval6.peakRssBytes <= 1.1 * eval2.peakRssBytes },
     { label: 'eval, 6 windows, again', result: eval6Cached, target: '≤ the loop + 1.5 GiB', ok: eval6Cached.peakRssBytes <= loop + 1.5 * GIB },
-    { label: 'sweep --jobs 2 (2 points, 2 windows)', result: sweep, target: '≤ 1.15× the loop (peak PSS)', ok: sweepOk },
+    { label: 'sweep --jobs 2 (2 points, 2 windows)', result: sweep, target: '≤ 1.15× the loop (largest process\'s RSS, and the tree\'s PSS)', ok: sweepOk },
     { label: 'prefill, 16 tokens', result: prefill16, target: null, ok: null },
     { label: 'prefill, 2,048 tokens', result: prefill2048, target: '≤ the 16-token run + 1.5 GiB', ok: prefill2048.peakRssBytes <= prefill16.peakRssBytes + 1.5 * GIB },
   ];
 
   const lines = [
     `scale bench: ${MODEL} (24 layers, hidden 896, 14/2 heads × 64, vocab 151,936, 1.98 GB float32), eval --context ${context}; each row its own process`,
-    '| what | peak RSS | × loop | peak PSS | × loop | decode tok/s | prefill ms | target |',
-    '|---|---:|---:|---:|---:|---:|---:|---|',
+    '| what | processes | peak RSS (largest) | × loop | peak PSS (all) | × loop | decode tok/s | prefill ms | target |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   const misses: string[] = [];
   for (const figure of figures) {
@@ -126,7 +134,7 @@ async function measure(work: string, context: number): Promise<{ lines: string[]
     const verdict = figure.ok === null ? '' : `${figure.ok ? 'ok' : 'MISS'} ${figure.target}`;
     if (figure.ok === false) misses.push(`scale ${figure.label}: ${figure.target} (got RSS ${gib(result.peakRssBytes)}, PSS ${pss(result.peakPssBytes)})`);
     const pssRatio = result.peakPssBytes === null || loopPss === null ? '–' : `${(result.peakPssBytes / loopPss).toFixed(2)}×`;
-    lines.push(`| ${figure.label} | ${gib(result.peakRssBytes)} | ${(result.peakRssBytes / loop).toFixed(2)}× | ${pss(result.peakPssBytes)} | ${pssRatio} | ` +
+    lines.push(`| ${figure.label} | ${result.processes} | ${gib(result.peakRssBytes)} | ${(result.peakRssBytes / loop).toFixed(2)}× | ${pss(result.peakPssBytes)} | ${pssRatio} | ` +
       `${result.decodeTokensPerSecond?.toFixed(2) ?? '–'} | ${result.prefillMs?.toFixed(0) ?? '–'} | ${verdict} |`);
   }
   const scoredTokens = 2 * (context - Math.floor(context / 2) - 1);
@@ -137,7 +145,8 @@ async function measure(work: string, context: number): Promise<{ lines: string[]
   lines.push('', `reference on disk: ${(referenceBytes / 1e6).toFixed(1)} MB for 2 windows, ${perToken.toFixed(0)} B per scored token; ` +
     `llama.cpp's base logits: ${llamaCpp} B per token (2 × vocab); ${compactOk ? 'ok' : 'MISS'} ≤ ¼ of llama.cpp's (${llamaCpp / 4} B)`);
   lines.push(`decode: kvscope run ${ratio(run.decodeTokensPerSecond, plain.decodeTokensPerSecond)} the loop's tok/s`);
-  lines.push('peak PSS: sampled every 100 ms from /proc/PID/smaps_rollup (a lower bound); RSS counts the weights\' page-cache pages once per session mapping them, PSS once.');
+  lines.push('peak RSS: the largest process of the row\'s tree (its own ru_maxrss, its descendants\' VmHWM sampled every 100 ms); ' +
+    'peak PSS: the tree\'s sum, sampled every 100 ms from /proc/PID/smaps_rollup (a lower bound). RSS counts a page-cache page once per mapping, PSS once in all.');
   return { lines, misses };
 }
 
