@@ -8,7 +8,7 @@ const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export interface ChildConditions {
   readonly nodeFlags?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
-  /** called with the child's process id once it is spawned (to sample its memory from outside, bench/peak-pss.ts) */
+  /** called with the child's process id once it is spawned (to sample its memory from outside, bench/tree-memory.ts) */
   readonly onSpawn?: (pid: number) => void;
 }
 
