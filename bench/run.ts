@@ -8,6 +8,8 @@ import { benchScale } from './scale.js';
 import { benchCharts } from './charts.js';
 import { benchWarmChanges } from './warm-changes.js';
 import { benchAccounting } from './accounting.js';
+import { benchPrefillGuard } from './prefill-guard.js';
+import { benchProtocol } from './protocol.js';
 import type { BenchRow } from './types.js';
 
 /**
@@ -37,6 +39,9 @@ import type { BenchRow } from './types.js';
  * 10,000 steps × 32 layers with the reference lane stream in: fps median ≥ 55, no frame over 50 ms,
  * the stream taken in within 1.25× its length.
  * Accounting (bench/accounting.ts): the memory what-if per edit at a 1M-token context < 5 ms.
+ * Prefill guard (bench/prefill-guard.ts, issue 23 point 4): the guard's estimate against the measured
+ * peak of one prefill, on two vocabularies: measured ≤ estimate ÷ PREFILL_MEMORY_SHARE on every run.
+ * Protocol (bench/protocol.ts): reading 10,000 steps' metrics no slower than the hand readers zod replaced.
  */
 interface Target { readonly label: string; readonly applies: (backend: string, row: BenchRow) => boolean; readonly check: (row: BenchRow) => number; readonly min: number }
 
@@ -73,7 +78,7 @@ function table(backend: string, rows: readonly BenchRow[]): { lines: string[]; m
  * Parts to run (`npm run bench -- generation eval`); all of them without arguments. The in-graph
  * part takes hours on a 2-core machine, so a shorter run names the others.
  */
-const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'warm', 'eval', 'scale', 'charts', 'accounting'] as const;
+const PARTS = ['quantizers', 'generation', 'in-graph', 'start', 'warm', 'eval', 'scale', 'prefill-guard', 'charts', 'accounting', 'protocol'] as const;
 type Part = (typeof PARTS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((part) => !(PARTS as readonly string[]).includes(part));
@@ -102,8 +107,10 @@ const REPORTS: readonly (readonly [Part, string | null, () => Promise<{ readonly
   ['warm', null, benchWarmChanges],
   ['eval', 'eval bench: a few minutes; progress below', benchEval],
   ['scale', 'scale bench (synthetic-qwen2.5-0.5b, 2 GB of weights): a quarter of an hour on 2 cores; progress below', benchScale],
+  ['prefill-guard', 'prefill guard bench (the 0.5B and 8B-KV geometries, a process of up to 5 GB per prefill): about ten minutes on 2 cores', benchPrefillGuard],
   ['charts', 'chart speed bench: builds the fake-engine UI, then two runs in Chromium (about a minute)', benchCharts],
   ['accounting', null, benchAccounting],
+  ['protocol', null, () => Promise.resolve(benchProtocol())],
 ];
 for (const [part, progress, run] of REPORTS) {
   if (!runs(part)) continue;

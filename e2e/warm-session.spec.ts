@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseRunRecord } from '../app/record/parse-run-record.js';
+import type { RunRecord } from '../app/record/run-record.js';
 import { STORIES_DIR } from './environment.js';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures.js';
+import type { Workbench } from './pages/workbench.js';
 
 /**
  * Warm across changes (issue 25, point 8): the host keeps the sessions of recent settings, so going
@@ -11,27 +13,15 @@ import { expect, test } from './fixtures.js';
  * what the engine reports (the result's `sessionReused`), not on a time.
  */
 test('back to 4-bit after a 2-bit run reuses the 4-bit session; the result and the record say so', async ({ openWorkbench }) => {
-  const workbench = await openWorkbench();
-  const { model, run, live, page } = workbench;
-  await model.openFolder(STORIES_DIR);
-  await expect(model.name).toHaveText('stories260k');
-  await run.setCache({ backend: 'quanto', nbits: 4, groupSize: 32, residualLength: 16 });
-  await run.setMaxNewTokens(24);
+  const workbench = await storiesQuanto4(await openWorkbench());
+  const { run, page } = workbench;
   const reused: string[] = [];
   for (const nbits of [4, 4, 2, 4] as const) {
     await run.setCache({ nbits });
-    const statuses = statusesFromClick(page);
-    await run.run();
-    expect(await live.waitForEnd()).toBe('Done');
-    // Run after changing bits shows "Generating…" (how soon is the warm bench's, `npm run bench -- warm`, not a test's)
-    const seen = await statuses;
-    expect(seen.texts, `run status after ${nbits}-bit`).toContain('Generating…');
-    console.log(`[measure] ${nbits}-bit: Run → "Generating…" ${seen.generatingMs?.toFixed(0)} ms`);
+    const record = await runToDone(workbench, `${nbits}-bit`);
     const session = page.getByTestId('result-session');
     await expect(session).toBeVisible();
     reused.push((await session.getAttribute('data-reused'))!);
-    const id = (await live.savedRunId.textContent())!;
-    const record = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
     expect(String(record.timings.sessionReused)).toBe(reused.at(-1));
   }
   // The rerun reuses; back to 4-bit after the 2-bit run (a graph of its own) finds its session warm,
@@ -52,28 +42,43 @@ test('back to 4-bit after a 2-bit run reuses the 4-bit session; the result and t
  * hqq. How soon is logged for the note, not asserted (a loaded machine would make it flaky).
  */
 test('a change of backend from quanto to hqq: the run check settles and Run reaches "Generating…"', async ({ openWorkbench }) => {
-  const workbench = await openWorkbench();
-  const { model, run, live, page } = workbench;
-  await model.openFolder(STORIES_DIR);
-  await expect(model.name).toHaveText('stories260k');
-  await run.setCache({ backend: 'quanto', nbits: 4, groupSize: 32, residualLength: 16 });
-  await run.setMaxNewTokens(24);
+  const workbench = await storiesQuanto4(await openWorkbench());
+  const { run, page } = workbench;
   for (const backend of ['quanto', 'hqq'] as const) {
     await run.setCache({ backend });
     const check = page.getByTestId('preflight-panel');
     await expect(check, `run check after choosing ${backend}`).toHaveAttribute('data-stale', 'false');
     await expect(check.getByTestId('check-time')).toBeVisible();
-    const statuses = statusesFromClick(page);
-    await run.run();
-    expect(await live.waitForEnd()).toBe('Done');
-    const seen = await statuses;
-    expect(seen.texts, `run status on ${backend}`).toContain('Generating…');
-    console.log(`[measure] backend ${backend}: Run → "Generating…" ${seen.generatingMs?.toFixed(0)} ms`);
-    const id = (await live.savedRunId.textContent())!;
-    const record = parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
+    const record = await runToDone(workbench, `backend ${backend}`);
     expect(record.settings.quantization.backend).toBe(backend);
   }
 });
+
+/** Both tests start here: stories260k open, quanto 4-bit in groups of 32 with a residual of 16, 24 new tokens. */
+async function storiesQuanto4(workbench: Workbench): Promise<Workbench> {
+  const { model, run } = workbench;
+  await model.openFolder(STORIES_DIR);
+  await expect(model.name).toHaveText('stories260k');
+  await run.setCache({ backend: 'quanto', nbits: 4, groupSize: 32, residualLength: 16 });
+  await run.setMaxNewTokens(24);
+  return workbench;
+}
+
+/**
+ * Run after a change (`label` names it): the status shows "Generating…" on the way to Done (how soon
+ * is logged, the warm bench's to judge, `npm run bench -- warm`, not a test's); resolves with the saved run record.
+ */
+async function runToDone(workbench: Workbench, label: string): Promise<RunRecord> {
+  const { run, live, page } = workbench;
+  const statuses = statusesFromClick(page);
+  await run.run();
+  expect(await live.waitForEnd()).toBe('Done');
+  const seen = await statuses;
+  expect(seen.texts, `run status after ${label}`).toContain('Generating…');
+  console.log(`[measure] ${label}: Run → "Generating…" ${seen.generatingMs?.toFixed(0)} ms`);
+  const id = (await live.savedRunId.textContent())!;
+  return parseRunRecord(readFileSync(join(workbench.dataDir!, 'runs', `${id}.json`), 'utf8'), `${id}.json`);
+}
 
 /**
  * Every run status the header shows from the Run click until Done, watched in the page (a status

@@ -83,7 +83,11 @@ export async function runEvalCommand(options: RawOptions, io: CliIo, runtime: Ev
   }
 }
 
-/** The `--json` contract of `kvscope eval` (docs/eval-record.md, "CLI --json"). */
+/**
+ * The `--json` contract of `kvscope eval` (docs/eval-record.md, "`kvscope eval --json`"): the record's
+ * figures for scripts, the summary flattened to the top level; not the record itself, which also
+ * holds the settings, per-window and per-layer figures and per-token columns (`--out` writes it).
+ */
 export function evalJson(result: EvalResult): Record<string, unknown> {
   const { kld, deltaP, ...summary } = result.summary;
   return {
@@ -96,6 +100,9 @@ export function evalJson(result: EvalResult): Record<string, unknown> {
     context: result.windows.context,
     feed: result.feed,
     ...(result.dequantize === undefined ? {} : { dequantize: result.dequantize }),
+    ...(result.dequantizeReason === undefined ? {} : { dequantizeReason: result.dequantizeReason }),
+    // how the session computed, as the record says it (a sweep job's figures may differ in their last digits)
+    ...(result.session === undefined ? {} : { session: result.session }),
     extensions: result.extensions,
     flushes: result.flushCounts,
     layerErrors: result.layerErrors,

@@ -29,14 +29,15 @@ export const PREFILL_MEMORY_SHARE = 0.75;
  *   JavaScript);
  * - the cache: present K and V of every layer, KV_COPIES_AT_PEAK times (the graph's output and the
  *   lane's copy).
- * Measured (bench/prefill-guard.ts: ru_maxrss of `kvscope run --max-new-tokens 1`, a process each,
- * less its RSS before the model was read; the scale models as user models without
+ * Measured (`npm run bench -- prefill-guard`: ru_maxrss of `kvscope run --max-new-tokens 1`, a
+ * process each, less its RSS before the model was read; the scale models as user models without
  * num_logits_to_keep), estimate → measured, GiB: synthetic-qwen2.5-0.5b (vocab 151,936, tied) one
  * row 16 tokens 2.35 → 2.50, 2,048 tokens 3.10 → 3.26; every row 16 tokens 2.38 → 2.50, 1,024
  * tokens 4.30 → 4.48 (2,048: estimated 6.58 GiB, not run here); synthetic-8b-kv-128k (vocab 128,256) one row
  * 16 tokens 0.11 → 0.21, 2,048 tokens 1.47 → 1.47; every row 16 tokens 0.13 → 0.21, 2,048 tokens
  * 4.41 → 4.47. The rest (about 0.1 GiB) is the process's own growth, which PREFILL_MEMORY_SHARE
- * leaves room for.
+ * leaves room for wherever 0.4 GiB is free; past the share's own margin (estimate ÷ share) only for
+ * the 16-token runs of the 0.1 GiB model, which the bench lists as missed.
  */
 export interface PrefillModelFacts {
   /** the graph's and its external data's bytes */

@@ -55,12 +55,22 @@ describe.skipIf(!hasShared())('kvscope eval on stories260k (through a lab worker
     // Quantized caches say where they were dequantized: the default is the graph path.
     expect(json['dequantize']).toBe('graph');
     expect(record.dequantize).toBe('graph');
+    // How the session computed, as the saved record says it: kvscope eval prepacks the weights.
+    expect(record.session?.prepacked).toBe(true);
+    expect(json['session']).toEqual(record.session);
     const host = await evalCli(['--model', storiesDir(), '--backend', 'hqq', '--nbits', '8', '--axis-key', '1', '--axis-value', '1',
       '--group-size', '32', '--residual-length', '32', '--windows', '2', '--json', '--dequantize', 'host']);
     expect(host.code).toBe(0);
     const hostJson = JSON.parse(host.out) as Record<string, unknown>;
     expect(hostJson['dequantize']).toBe('host');
+    expect(hostJson['dequantizeReason']).toBeUndefined();
     for (const key of ['ppl', 'pplReference', 'kld', 'deltaP', 'top1Agreement', 'storedBytes']) expect(hostJson[key]).toEqual(json[key]);
+    // Where the default ran on the host, --json says why, as the record and the text report do.
+    const targeted = await evalCli(['--model', storiesDir(), '--windows', '1', '--quantize-layers', '1', '--json']);
+    expect(targeted.code).toBe(0);
+    const targetedJson = JSON.parse(targeted.out) as Record<string, unknown>;
+    expect(targetedJson['dequantize']).toBe('host');
+    expect(targetedJson['dequantizeReason']).toMatch(/--quantize-layers\/--quantize-parts targets are not rewritten into the graph/);
   });
 
   it('prints llama.cpp\'s statistics as text, reads --text FILE, and says what a bad window does', async () => {

@@ -21,7 +21,6 @@ import { KVSCOPE_VERSION } from '../../version.js';
 import { inspectModel } from '../model/inspect-model.js';
 import { readModelConfigAt } from '../model/read-model-config.js';
 import { RunStore } from '../run-store.js';
-import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
 import { WarmGenerationWorker } from '../worker/warm-worker.js';
 import { startRun as startWorkerRun, type StartRunOptions } from '../worker/worker-client.js';
 import { modelArgument } from '../../protocol/model-source.js';
@@ -299,14 +298,16 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
 
   private async modelPath(source: ModelSource): Promise<string> {
     if (source.kind === 'folder') return source.path;
+    // On demand, as resolveModelPath loads it for a worker: the builder is a chunk of its own in the desktop bundle, loaded with the first synthetic model.
+    const { ensureSyntheticModel } = await import('../synthetic/ensure-synthetic-model.js');
     return ensureSyntheticModel(source.kind, this.options.syntheticCacheDir !== undefined ? { cacheDir: this.options.syntheticCacheDir } : {});
   }
 
   /** A run's `model` argument as a path: folders as given, synthetic models where the builder put them. */
   private async resolveRunModel(model: string): Promise<string> {
-    return this.options.syntheticCacheDir !== undefined && (model === 'synthetic' || model === 'synthetic-hybrid')
-      ? ensureSyntheticModel(model, { cacheDir: this.options.syntheticCacheDir })
-      : resolveModelPath(model);
+    if (this.options.syntheticCacheDir === undefined || (model !== 'synthetic' && model !== 'synthetic-hybrid')) return resolveModelPath(model);
+    const { ensureSyntheticModel } = await import('../synthetic/ensure-synthetic-model.js');
+    return ensureSyntheticModel(model, { cacheDir: this.options.syntheticCacheDir });
   }
 
   /** The record id doubles as the live run's id, so the ticket, `savedRunId` and `loadRun` agree. */
