@@ -1,5 +1,5 @@
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../app/cache/cache-config.js';
-import { prefillPeakBytes, prefillScoreBytes, KV_COPIES_AT_PEAK, LOGITS_COPIES_AT_PEAK } from '../app/engine/prefill-memory.js';
+import { prefillPeakBytes, prefillScoreBytes, KV_COPIES_AT_PEAK, LOGITS_COPIES_AT_PEAK, RUNTIME_BYTES_AT_PEAK } from '../app/engine/prefill-memory.js';
 import { readModelFiles } from '../app/node/model/open-model.js';
 import { prefillModelFacts, runGeneration } from '../app/node/run-generation.js';
 import { disableOrtTelemetry } from '../app/node/worker/ort-telemetry.js';
@@ -22,6 +22,8 @@ export interface PrefillGuardResult {
   readonly vocabSize: number;
   readonly logitsRows: number;
   readonly estimateBytes: number;
+  /** what a process grows by to run any model (app/engine/prefill-memory.ts RUNTIME_BYTES_AT_PEAK) */
+  readonly runtimeBytes: number;
   readonly weightsBytes: number;
   readonly scoreBytes: number;
   readonly logitsBytes: number;
@@ -49,6 +51,7 @@ if (result.promptTokenIds.length !== S) throw new Error(`the run prefilled ${res
 const out: PrefillGuardResult = {
   vocabSize: facts.vocabSize, logitsRows,
   estimateBytes: prefillPeakBytes(heads, S, facts),
+  runtimeBytes: RUNTIME_BYTES_AT_PEAK,
   weightsBytes: facts.weightsBytes,
   scoreBytes: prefillScoreBytes(heads, S),
   logitsBytes: LOGITS_COPIES_AT_PEAK * logitsRows * facts.vocabSize * 4,

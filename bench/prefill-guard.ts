@@ -68,8 +68,8 @@ export async function benchPrefillGuard(): Promise<{ lines: string[]; misses: st
   const jobs = parseJobs(process.env['PREFILL_GUARD_JOBS']?.split(',') ?? DEFAULT_JOBS);
   const lines = [
     `prefill guard: its estimate against the measured peak (kvscope run --max-new-tokens 1, a process each), GiB; target: measured ≤ estimate × ${MARGIN.toFixed(2)} (the guard takes ${PREFILL_MEMORY_SHARE * 100}% of free memory) on every run, on at least two vocabularies`,
-    '| model (vocab) | prompt | logits rows | weights | scores | logits | cache | estimate | measured (peak − start) | peak RSS | measured / estimate | target |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| model (vocab) | prompt | logits rows | runtime | weights | scores | logits | cache | estimate | measured (peak − start) | peak RSS | measured / estimate | target |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ];
   const misses: string[] = [];
   const vocabularies = new Set<number>();
@@ -81,7 +81,7 @@ export async function benchPrefillGuard(): Promise<{ lines: string[]; misses: st
     const ok = ratio <= MARGIN;
     if (ok) vocabularies.add(r.vocabSize);
     else misses.push(`prefill guard ${model}, ${tokens} tokens, ${everyRow ? 'every' : 'one'} logits row: measured ${gib(measured)} GiB, ${ratio.toFixed(2)}× the estimate ${gib(r.estimateBytes)} GiB (target ≤ ${MARGIN.toFixed(2)}×)`);
-    lines.push(`| ${model} (${r.vocabSize.toLocaleString('en')}) | ${tokens} | ${r.logitsRows} | ${gib(r.weightsBytes)} | ${gib(r.scoreBytes)} | ${gib(r.logitsBytes)} | ` +
+    lines.push(`| ${model} (${r.vocabSize.toLocaleString('en')}) | ${tokens} | ${r.logitsRows} | ${gib(r.runtimeBytes)} | ${gib(r.weightsBytes)} | ${gib(r.scoreBytes)} | ${gib(r.logitsBytes)} | ` +
       `${gib(r.cacheBytes)} | ${gib(r.estimateBytes)} | ${gib(measured)} | ${gib(r.peakRssBytes)} | ${ratio.toFixed(2)} | ${ok ? 'ok' : 'MISS'} ≤ ${MARGIN.toFixed(2)} |`);
   }
   if (vocabularies.size < 2) misses.push(`prefill guard: within its margin on ${vocabularies.size} vocabulary size(s) (target: at least two; PREFILL_GUARD_JOBS may have named one model)`);
