@@ -1,0 +1,73 @@
+import { memo, type CSSProperties, type MouseEvent, type ReactNode } from 'react';
+import type { LayerMapEntry } from '../../../app/cache/cache-extensions.js';
+import { entrySides, type LayerEdit, type SideChoice } from '../../../app/cache/layer-map-edit.js';
+import type { ConfigLayer } from '../../../app/config/layer-types.js';
+import type { Diagnostic } from '../../../app/preflight/diagnostic.js';
+import { layerKindStyle } from '../../format/layer-kinds.js';
+import { withoutDocumentReferences as plain } from '../../format/user-text.js';
+import { LayerSideSelect, type SideOptions } from './LayerSideSelect.js';
+
+export interface LayerRowProps {
+  readonly layer: ConfigLayer;
+  /** the map's entry for this layer; undefined: the layer gets the defaults */
+  readonly entry: LayerMapEntry | undefined;
+  readonly options: RowSideOptions;
+  /** why the first/last-N shorthand keeps this layer in full precision whatever the map says; null when it does not */
+  readonly shorthand: string | null;
+  /** the preflight's refusals of this layer's settings, in the libraries' and runtimes' words */
+  readonly refusals: readonly Diagnostic[];
+  readonly selected: boolean;
+  readonly disabled: boolean;
+  onEdit(layer: number, edit: LayerEdit): void;
+  /** a click on the layer number: picks it as the range (shift: extends the range to it) */
+  onPickLayer(layer: number, extend: boolean): void;
+}
+
+/**
+ * One decoder layer of the per-layer plan: K and V each the default, the backend's bits, full
+ * precision or a runtime's format, a reset, and the preflight's refusal of this layer right under it.
+ */
+export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, shorthand, refusals, selected, disabled, onEdit, onPickLayer }: LayerRowProps): ReactNode {
+  const index = layer.index;
+  const style = layerKindStyle(layer.actualKind);
+  const sides = entry === undefined ? null : entrySides(entry);
+  const pick = (side: 'key' | 'value') => (choice: SideChoice | null): void => {
+    if (choice !== null) onEdit(index, { kind: 'sides', [side]: choice });
+  };
+  const refused = refusals.length > 0;
+  const noCache = !layer.hasKvCache;
+  return (
+    <li
+      className={`layer-row${entry === undefined ? '' : ' is-set'}${refused ? ' is-refused' : ''}${selected ? ' is-selected' : ''}`}
+      data-testid="layer-row" data-layer={index} data-set={entry === undefined ? 'false' : 'true'} data-refused={refused ? 'true' : 'false'}
+    >
+      <button
+        type="button" className="layer-row-index" style={{ '--kind-color': `var(${style.colorVariable})` } as CSSProperties}
+        onClick={(event: MouseEvent) => onPickLayer(index, event.shiftKey)} disabled={disabled}
+        title={`Layer ${index}: ${style.name}. Click to choose it for a range edit; shift-click to extend the range.`}
+        aria-label={`Layer ${index} (${style.name}): choose for a range edit`} aria-pressed={selected}
+      >
+        <span className="layer-row-kind" aria-hidden="true">{style.letter}</span>{index}
+      </button>
+      {noCache ? <span className="muted layer-row-note">no KV cache ({style.name})</span> : (
+        <>
+          <LayerSideSelect value={sides?.key ?? 'default'} options={options.key} onPick={pick('key')} label={`Layer ${index} keys`} testId="layer-side-key" side="key" disabled={disabled} />
+          <LayerSideSelect value={sides?.value ?? 'default'} options={options.value} onPick={pick('value')} label={`Layer ${index} values`} testId="layer-side-value" side="value" disabled={disabled} />
+          <button type="button" className="icon-button layer-row-reset" disabled={disabled || entry === undefined} onClick={() => onEdit(index, { kind: 'default' })}
+            title={`Layer ${index} back to the default`} aria-label={`Layer ${index} back to the default`} data-testid="layer-row-reset">↺</button>
+        </>
+      )}
+      {shorthand !== null && !noCache && <small className="layer-row-note muted" data-testid="layer-row-shorthand">{shorthand}</small>}
+      {refusals.map((diagnostic) => (
+        <small key={`${diagnostic.code}:${diagnostic.message}`} className="layer-row-refusal" role="note" data-testid="layer-row-refusal" data-code={diagnostic.code}>
+          {plain(diagnostic.message)}
+        </small>
+      ))}
+    </li>
+  );
+});
+
+export interface RowSideOptions {
+  readonly key: SideOptions;
+  readonly value: SideOptions;
+}
