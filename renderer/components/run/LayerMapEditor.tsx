@@ -87,7 +87,7 @@ export function LayerMapEditor({ disabled }: { disabled: boolean }): ReactNode {
       {config === null ? <p className="hint">Open a model to set its layers one by one.</p> : (
         <>
           <LayerRangeBar range={range} onRange={setRange} numLayers={numLayers} options={options} disabled={disabled} onApply={edit} />
-          <div className="layer-rows-head" aria-hidden="true"><span>layer</span><span>K</span><span>V</span><span /></div>
+          <div className="layer-rows-head" aria-hidden="true"><span>#</span><span>K (keys)</span><span>V (values)</span><span /></div>
           <ol className="layer-rows" aria-label={`${numLayers} decoder layers: keys and values`} data-testid="layer-rows" onKeyDown={moveBetweenRows}>
             {config.layers.layers.map((layer, index) => (
               <LayerMapRow

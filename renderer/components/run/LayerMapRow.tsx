@@ -58,14 +58,31 @@ export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, sh
         </>
       )}
       {shorthand !== null && !noCache && <small className="layer-row-note muted" data-testid="layer-row-shorthand">{shorthand}</small>}
-      {refusals.map((diagnostic) => (
-        <small key={`${diagnostic.code}:${diagnostic.message}`} className="layer-row-refusal" role="note" data-testid="layer-row-refusal" data-code={diagnostic.code}>
-          {plain(diagnostic.message)}
-        </small>
+      {refusalGroups(refusals).map(([verbatim, explanations]) => (
+        <div key={verbatim} className="layer-row-refusal" role="note" data-testid="layer-row-refusal">
+          <p className="layer-row-refusal-first">{verbatim}</p>
+          {explanations.map((line) => <p key={line} className="layer-row-refusal-explanation">{line}</p>)}
+        </div>
       ))}
     </li>
   );
 });
+
+/**
+ * The refusals by their first line (the library's or runtime's own words, STYLE.md §10), each once,
+ * with kvscope's explanations under it: a format refused on both sides of a layer reads as one refusal
+ * naming both sides.
+ */
+function refusalGroups(refusals: readonly Diagnostic[]): [string, string[]][] {
+  const groups = new Map<string, string[]>();
+  for (const diagnostic of refusals) {
+    const [first = '', ...rest] = plain(diagnostic.message).split('\n').filter((line) => line.trim() !== '');
+    const explanations = groups.get(first) ?? [];
+    for (const line of rest) if (!explanations.includes(line)) explanations.push(line);
+    groups.set(first, explanations);
+  }
+  return [...groups];
+}
 
 export interface RowSideOptions {
   readonly key: SideOptions;

@@ -54,7 +54,9 @@ export function LayerRangeBar({ range, onRange, numLayers, options, disabled, on
           apply(edit);
         }}
       />
+      <span className="layer-range-label" aria-hidden="true">K</span>
       <LayerSideSelect value={key} keep options={options.key} onPick={(choice) => setKey(choice ?? 'keep')} label="Range keys" testId="layer-range-key" side="key" disabled={disabled} />
+      <span className="layer-range-label" aria-hidden="true">V</span>
       <LayerSideSelect value={value} keep options={options.value} onPick={(choice) => setValue(choice ?? 'keep')} label="Range values" testId="layer-range-value" side="value" disabled={disabled} />
       <div className="button-row layer-range-actions">
         <button type="button" disabled={disabled || edit === null} onClick={() => apply(edit)} data-testid="layer-range-apply">Apply</button>

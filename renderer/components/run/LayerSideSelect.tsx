@@ -38,7 +38,7 @@ export function LayerSideSelect({ value, options, onPick, keep = false, label, t
   const stray = value !== 'keep' && value !== 'default' && !offered.has(current) && !('format' in value && options.ownSettings) ? value : null;
   return (
     <select
-      className="layer-side-select" value={current} aria-label={label} title={label} data-testid={testId} data-side={side} disabled={disabled}
+      className="layer-side-select" value={current} aria-label={label} title={`${label}: ${value === 'keep' ? 'kept as each layer has it' : value === 'default' ? `the default (${sideLabel(options.fallback)})` : sideLabel(value)}`} data-testid={testId} data-side={side} disabled={disabled}
       onChange={(event) => onPick(sideChoiceOf(event.target.value))}
     >
       {keep && <option value="keep">keep</option>}
