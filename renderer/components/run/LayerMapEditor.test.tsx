@@ -62,6 +62,18 @@ describe('the run panel\'s per-layer plan editor', () => {
     expect(view.store.getState().form.quantization.extensions).toBeUndefined();
   });
 
+  it('says which rows the first/last-N shorthand keeps in full precision, whatever the map says, and locks their sides', async () => {
+    const view = await renderWorkbench();
+    fireEvent.change(screen.getByTestId('fp-first-input'), { target: { value: '2' } });
+    fireEvent.blur(screen.getByTestId('fp-first-input'));
+    await view.settle();
+    expect(view.store.getState().form.quantization.extensions?.fullPrecisionFirstLayers).toBe(2);
+    expect(within(row(1)).getByTestId('layer-row-shorthand').textContent).toBe('full precision: first 2 layers');
+    expect((within(row(1)).getByTestId('layer-side-key') as HTMLSelectElement).disabled).toBe(true);
+    expect(within(row(2)).queryByTestId('layer-row-shorthand')).toBeNull();
+    expect((within(row(2)).getByTestId('layer-side-key') as HTMLSelectElement).disabled).toBe(false);
+  });
+
   it('refuses a range it cannot read, in words, and sets nothing', async () => {
     const view = await renderWorkbench();
     await applyRange(view, '0-99', 'full', 'full');

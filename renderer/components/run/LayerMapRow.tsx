@@ -12,7 +12,7 @@ export interface LayerRowProps {
   /** the map's entry for this layer; undefined: the layer gets the defaults */
   readonly entry: LayerMapEntry | undefined;
   readonly options: RowSideOptions;
-  /** why the first/last-N shorthand keeps this layer in full precision whatever the map says; null when it does not */
+  /** why the first/last-N shorthand keeps this layer in full precision whatever the map says (its sides are then not editable here); null when it does not */
   readonly shorthand: string | null;
   /** the preflight's refusals of this layer's settings, in the libraries' and runtimes' words */
   readonly refusals: readonly Diagnostic[];
@@ -51,8 +51,8 @@ export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, sh
       </button>
       {noCache ? <span className="muted layer-row-note">no KV cache ({style.name})</span> : (
         <>
-          <LayerSideSelect value={sides?.key ?? 'default'} options={options.key} onPick={pick('key')} label={`Layer ${index} keys`} testId="layer-side-key" side="key" disabled={disabled} />
-          <LayerSideSelect value={sides?.value ?? 'default'} options={options.value} onPick={pick('value')} label={`Layer ${index} values`} testId="layer-side-value" side="value" disabled={disabled} />
+          <LayerSideSelect value={sides?.key ?? 'default'} options={options.key} onPick={pick('key')} label={`Layer ${index} keys`} testId="layer-side-key" side="key" disabled={disabled || shorthand !== null} />
+          <LayerSideSelect value={sides?.value ?? 'default'} options={options.value} onPick={pick('value')} label={`Layer ${index} values`} testId="layer-side-value" side="value" disabled={disabled || shorthand !== null} />
           <button type="button" className="icon-button layer-row-reset" disabled={disabled || entry === undefined} onClick={() => onEdit(index, { kind: 'default' })}
             title={`Layer ${index} back to the default`} aria-label={`Layer ${index} back to the default`} data-testid="layer-row-reset">↺</button>
         </>
