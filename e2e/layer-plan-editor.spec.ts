@@ -1,5 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { parseLayerMap } from '../app/cache/layer-map.js';
+import { writeFixtureFolder } from '../app/node/model/test-support/layout-fixtures.js';
 import { expect, test } from './fixtures.js';
 import { ExtensionsFields } from './pages/extensions-fields.js';
 import { LayerMapEditor } from './pages/layer-map-editor.js';
@@ -97,5 +100,65 @@ test.describe('the per-layer plan editor', () => {
     await workbench.page.keyboard.press('Control+ArrowDown');
     await expect(editor.row(1).getByTestId('layer-side-value')).toBeFocused();
     await expect(editor.row(1).getByTestId('layer-side-value')).toHaveValue('default');
+  });
+});
+
+test.describe('the per-layer plan editor on a deep model', () => {
+  test('80 layers (a tiny Llama decoder as deep as Llama-3-70B): the rows scroll in a bounded box, all → K 4 / V 2 sets every layer, light and dark at 1280 px', async ({ openWorkbench }) => {
+    const folder = mkdtempSync(join(tmpdir(), 'kvscope-e2e-80-layers-'));
+    try {
+      // a tiny random-weight Llama decoder with 80 layers (Optimum's layout): Llama-3-70B's depth, not its width
+      await writeFixtureFolder(folder, { graphs: [{ path: 'onnx/model.onnx', options: { layers: 80 } }] });
+      const workbench = await openWorkbench();
+      const { page } = workbench;
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await workbench.model.openFolder(folder);
+      await expect(workbench.model.name).toHaveText(basename(folder));
+      const extensions = new ExtensionsFields(page);
+      await extensions.open();
+      const editor = new LayerMapEditor(page);
+      await expect(editor.root.getByTestId('layer-row')).toHaveCount(80);
+      const list = editor.root.getByTestId('layer-rows');
+      const box = await list.evaluate((element) => ({ client: element.clientHeight, scroll: element.scrollHeight }));
+      expect(box.client, 'the list keeps a bounded height').toBeLessThan(400);
+      expect(box.scroll, 'and scrolls through 80 rows').toBeGreaterThan(box.client * 3);
+
+      await editor.setRange('all', 'bits:4', 'bits:2');
+      await expect(editor.summary).toContainText('80 layers set, 0 the default');
+      await expect(editor.row(79).getByTestId('layer-side-value')).toHaveValue('bits:2');
+      await editor.setRange('0-3', 'full', 'full');
+      const cells = page.getByTestId('layer-cell');
+      await expect(cells).toHaveCount(80);
+      for (const layer of [0, 3]) await expect(cells.nth(layer)).toHaveAttribute('data-plan', 'full-precision');
+      await expect(cells.nth(4)).toHaveAttribute('data-plan', 'quantized');
+      // one row's edit to the strip's cell changing in the DOM, timed in the page (figure for the report; the machine is shared, so no bound here)
+      const editMs = await page.evaluate(async () => {
+        const scope = globalThis as unknown as { document: { querySelector(selector: string): { value: string; dispatchEvent(event: unknown): void; getAttribute(name: string): string | null } | null }; Event: new (type: string, init: object) => unknown; MutationObserver: new (callback: () => void) => { observe(target: unknown, options: object): void; disconnect(): void }; performance: { now(): number } };
+        const select = scope.document.querySelector('[data-testid="layer-row"][data-layer="50"] select[data-side="key"]')!;
+        const cell = scope.document.querySelector('[data-testid="layer-strip"] [data-testid="layer-cell"]:nth-child(51)')!;
+        const start = scope.performance.now();
+        await new Promise<void>((resolve) => {
+          const observer = new scope.MutationObserver(() => {
+            if (cell.getAttribute('data-plan') !== 'values-only') return;
+            observer.disconnect();
+            resolve();
+          });
+          observer.observe(cell, { attributes: true });
+          select.value = 'full';
+          select.dispatchEvent(new scope.Event('change', { bubbles: true }));
+        });
+        return scope.performance.now() - start;
+      });
+      console.log(`[layer-plan-editor] 80 layers: one row's edit to the layer strip's cell updated in ${editMs.toFixed(1)} ms`);
+      await expect(editor.row(50)).toHaveAttribute('data-set', 'true');
+      await expect(cells.nth(50)).toHaveAttribute('data-plan', 'values-only');
+      await editor.row(40).scrollIntoViewIfNeeded();
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await workbench.screenshot(`layer-plan-editor-80-${scheme}`);
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
