@@ -129,5 +129,16 @@ describe('the run panel\'s per-layer plan editor', () => {
     expect(parseLayerMap(text, fileName)).toEqual([
       { layer: 0, fullPrecision: true }, { layer: 3, nbitsKey: 2, nbitsValue: 'full' }, { layer: 5, nbitsKey: 4, nbitsValue: 2 },
     ]);
+
+    // every layer, as --write-layer-map writes the plan: the defaults (quanto 4-bit) written out
+    fireEvent.click(screen.getByTestId('layer-map-save-resolved'));
+    const [resolvedName, , resolvedText] = saved.mock.calls[1]!;
+    expect(resolvedName).toMatch(/-cache-plan\.yaml$/);
+    const resolved = parseLayerMap(resolvedText, resolvedName);
+    expect(resolved).toHaveLength(view.store.getState().model.summary!.config!.geometry.numLayers);
+    expect(resolved.slice(0, 6)).toEqual([
+      { layer: 0, fullPrecision: true }, { layer: 1, nbitsKey: 4, nbitsValue: 4 }, { layer: 2, nbitsKey: 4, nbitsValue: 4 },
+      { layer: 3, nbitsKey: 2, nbitsValue: 'full' }, { layer: 4, nbitsKey: 4, nbitsValue: 4 }, { layer: 5, nbitsKey: 4, nbitsValue: 2 },
+    ]);
   });
 });
