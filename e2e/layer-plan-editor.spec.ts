@@ -84,7 +84,7 @@ test.describe('the per-layer plan editor', () => {
     await expect(run.runButton).toBeEnabled();
   });
 
-  test('a loaded preset fills the rows, and Ctrl+↓ moves to the same side of the next row', async ({ openWorkbench }) => {
+  test('a loaded preset fills the rows; Ctrl+↓ moves to the same side of the next row, and the list is one Tab stop', async ({ openWorkbench }) => {
     const workbench = await openWorkbench();
     const extensions = new ExtensionsFields(workbench.page);
     await extensions.open();
@@ -100,6 +100,11 @@ test.describe('the per-layer plan editor', () => {
     await workbench.page.keyboard.press('Control+ArrowDown');
     await expect(editor.row(1).getByTestId('layer-side-value')).toBeFocused();
     await expect(editor.row(1).getByTestId('layer-side-value')).toHaveValue('default');
+    // the list is one Tab stop, at the row last in focus: Tab leaves it, Shift+Tab comes back to that row
+    await workbench.page.keyboard.press('Tab');
+    await expect(editor.root.getByTestId('layer-rows').locator(':focus')).toHaveCount(0);
+    await workbench.page.keyboard.press('Shift+Tab');
+    await expect(editor.row(1).getByTestId('layer-side-value')).toBeFocused();
   });
 });
 

@@ -28,6 +28,8 @@ export function LayerMapEditor({ disabled }: { disabled: boolean }): ReactNode {
   }));
   const [range, setRange] = useState('');
   const [anchor, setAnchor] = useState<number | null>(null);
+  // the row Tab enters the list at: the last one in focus (a roving tab stop, WAI-ARIA's grid pattern)
+  const [focusedLayer, setFocusedLayer] = useState(0);
   const ext = quantization.extensions;
   const map = ext?.layerMap;
   const numLayers = config?.geometry.numLayers ?? 0;
@@ -70,6 +72,9 @@ export function LayerMapEditor({ disabled }: { disabled: boolean }): ReactNode {
   const last = ext?.fullPrecisionLastLayers ?? 0;
   const beyond = (map ?? []).filter((entry) => config !== null && entry.layer >= numLayers);
   const refusedCount = [...refusals.keys()].filter((layer) => layer < numLayers).length;
+  // Tab reaches a row whose sides can be edited (not one without a KV cache, nor one the shorthand keeps)
+  const editable = (layer: number): boolean => config?.layers.layers[layer]?.hasKvCache === true && layer >= first && layer < numLayers - last;
+  const tabLayer = editable(focusedLayer) ? focusedLayer : (config?.layers.layers.findIndex((_, layer) => editable(layer)) ?? 0);
 
   return (
     <section className="layer-map-editor" aria-labelledby="layer-map-title" data-testid="layer-map-editor">
@@ -94,10 +99,11 @@ export function LayerMapEditor({ disabled }: { disabled: boolean }): ReactNode {
                 key={index} layer={layer} entry={entries.get(index)} options={options}
                 shorthand={index < first ? `full precision: first ${first} layers` : index >= numLayers - last ? `full precision: last ${last} layers` : null}
                 refusals={refusals.get(index) ?? NO_REFUSALS} selected={selected.has(index)} disabled={disabled} onEdit={editOne} onPickLayer={pickLayer}
+                tabbable={index === tabLayer} onFocusRow={setFocusedLayer}
               />
             ))}
           </ol>
-          <small className="hint block">Ctrl+↑/↓ moves between rows; a row or range set to a runtime format on one side takes it on the other where that side is the default.</small>
+          <small className="hint block">Tab enters the list at one row, Ctrl+↑/↓ moves between rows; a row or range set to a runtime format on one side takes it on the other where that side is the default.</small>
         </>
       )}
       {beyond.length > 0 && (

@@ -18,6 +18,9 @@ export interface LayerRowProps {
   readonly refusals: readonly Diagnostic[];
   readonly selected: boolean;
   readonly disabled: boolean;
+  /** the row Tab reaches in the list (the last one in focus); the others are reached with Ctrl+↑/↓ */
+  readonly tabbable: boolean;
+  onFocusRow(layer: number): void;
   onEdit(layer: number, edit: LayerEdit): void;
   /** a click on the layer number: picks it as the range (shift: extends the range to it) */
   onPickLayer(layer: number, extend: boolean): void;
@@ -27,7 +30,7 @@ export interface LayerRowProps {
  * One decoder layer of the per-layer plan: K and V each the default, the backend's bits, full
  * precision or a runtime's format, a reset, and the preflight's refusal of this layer right under it.
  */
-export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, shorthand, refusals, selected, disabled, onEdit, onPickLayer }: LayerRowProps): ReactNode {
+export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, shorthand, refusals, selected, disabled, tabbable, onFocusRow, onEdit, onPickLayer }: LayerRowProps): ReactNode {
   const index = layer.index;
   const style = layerKindStyle(layer.actualKind);
   const sides = entry === undefined ? null : entrySides(entry);
@@ -36,14 +39,16 @@ export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, sh
   };
   const refused = refusals.length > 0;
   const noCache = !layer.hasKvCache;
+  const tabIndex = tabbable ? 0 : -1;
   return (
     <li
       className={`layer-row${entry === undefined ? '' : ' is-set'}${refused ? ' is-refused' : ''}${selected ? ' is-selected' : ''}`}
+      onFocus={() => onFocusRow(index)}
       data-testid="layer-row" data-layer={index} data-set={entry === undefined ? 'false' : 'true'} data-refused={refused ? 'true' : 'false'}
     >
       <button
         type="button" className="layer-row-index" style={{ '--kind-color': `var(${style.colorVariable})` } as CSSProperties}
-        onClick={(event: MouseEvent) => onPickLayer(index, event.shiftKey)} disabled={disabled}
+        onClick={(event: MouseEvent) => onPickLayer(index, event.shiftKey)} disabled={disabled} tabIndex={-1}
         title={`Layer ${index}: ${style.name}. Click to choose it for a range edit; shift-click to extend the range.`}
         aria-label={`Layer ${index} (${style.name}): choose for a range edit`} aria-pressed={selected}
       >
@@ -51,9 +56,9 @@ export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, sh
       </button>
       {noCache ? <span className="muted layer-row-note">no KV cache ({style.name})</span> : (
         <>
-          <LayerSideSelect value={sides?.key ?? 'default'} options={options.key} onPick={pick('key')} label={`Layer ${index} keys`} testId="layer-side-key" side="key" disabled={disabled || shorthand !== null} />
-          <LayerSideSelect value={sides?.value ?? 'default'} options={options.value} onPick={pick('value')} label={`Layer ${index} values`} testId="layer-side-value" side="value" disabled={disabled || shorthand !== null} />
-          <button type="button" className="icon-button layer-row-reset" disabled={disabled || entry === undefined} onClick={() => onEdit(index, { kind: 'default' })}
+          <LayerSideSelect value={sides?.key ?? 'default'} options={options.key} onPick={pick('key')} label={`Layer ${index} keys`} testId="layer-side-key" side="key" disabled={disabled || shorthand !== null} tabIndex={tabIndex} />
+          <LayerSideSelect value={sides?.value ?? 'default'} options={options.value} onPick={pick('value')} label={`Layer ${index} values`} testId="layer-side-value" side="value" disabled={disabled || shorthand !== null} tabIndex={tabIndex} />
+          <button type="button" className="icon-button layer-row-reset" disabled={disabled || entry === undefined} tabIndex={tabIndex} onClick={() => onEdit(index, { kind: 'default' })}
             title={`Layer ${index} back to the default`} aria-label={`Layer ${index} back to the default`} data-testid="layer-row-reset">↺</button>
         </>
       )}

@@ -22,7 +22,7 @@ export interface SideOptions {
  * a runtime's KV format (kvscope extensions). A value the list would not offer (bits the backend
  * refuses, from a file) stays shown as it is, so the preflight's refusal on the row has something to point at.
  */
-export function LayerSideSelect({ value, options, onPick, keep = false, label, testId, side, disabled }: {
+export function LayerSideSelect({ value, options, onPick, keep = false, label, testId, side, disabled, tabIndex }: {
   value: SideChoice | 'keep';
   options: SideOptions;
   onPick: (choice: SideChoice | null) => void;
@@ -32,13 +32,15 @@ export function LayerSideSelect({ value, options, onPick, keep = false, label, t
   testId: string;
   side: 'key' | 'value';
   disabled?: boolean;
+  /** -1: reached by Ctrl+↑/↓ from the row in focus, not by Tab (the list is one Tab stop, not 160) */
+  tabIndex?: number;
 }): ReactNode {
   const current = value === 'keep' ? 'keep' : sideChoiceValue(value);
   const offered = new Set(['default', 'full', ...(options.ownSettings ? options.bits.map((n) => `bits:${n}`) : [])]);
   const stray = value !== 'keep' && value !== 'default' && !offered.has(current) && !('format' in value && options.ownSettings) ? value : null;
   return (
     <select
-      className="layer-side-select" value={current} aria-label={label} title={`${label}: ${value === 'keep' ? 'kept as each layer has it' : value === 'default' ? `the default (${sideLabel(options.fallback)})` : sideLabel(value)}`} data-testid={testId} data-side={side} disabled={disabled}
+      className="layer-side-select" value={current} aria-label={label} title={`${label}: ${value === 'keep' ? 'kept as each layer has it' : value === 'default' ? `the default (${sideLabel(options.fallback)})` : sideLabel(value)}`} data-testid={testId} data-side={side} disabled={disabled} tabIndex={tabIndex}
       onChange={(event) => onPick(sideChoiceOf(event.target.value))}
     >
       {keep && <option value="keep">keep</option>}
