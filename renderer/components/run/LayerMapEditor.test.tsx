@@ -68,10 +68,25 @@ describe('the run panel\'s per-layer plan editor', () => {
     fireEvent.blur(screen.getByTestId('fp-first-input'));
     await view.settle();
     expect(view.store.getState().form.quantization.extensions?.fullPrecisionFirstLayers).toBe(2);
-    expect(within(row(1)).getByTestId('layer-row-shorthand').textContent).toBe('full precision: first 2 layers');
+    expect(within(row(1)).getByTestId('layer-row-locked').textContent).toBe('full precision: first 2 layers');
     expect((within(row(1)).getByTestId('layer-side-key') as HTMLSelectElement).disabled).toBe(true);
-    expect(within(row(2)).queryByTestId('layer-row-shorthand')).toBeNull();
+    expect(within(row(2)).queryByTestId('layer-row-locked')).toBeNull();
     expect((within(row(2)).getByTestId('layer-side-key') as HTMLSelectElement).disabled).toBe(false);
+  });
+
+  it('locks the rows the layer policy keeps in full precision (full attention only, on a sliding + full model)', async () => {
+    const view = await renderWorkbench();
+    fireEvent.click(screen.getByTestId('open-synthetic-hybrid'));
+    await view.settle();
+    const layers = view.store.getState().model.summary!.config!.layers.layers;
+    const sliding = layers.findIndex((layer) => layer.actualKind === 'sliding_attention');
+    const full = layers.findIndex((layer) => layer.actualKind === 'full_attention');
+    expect(sliding).toBeGreaterThanOrEqual(0);
+    view.store.getState().updateQuantization({ layerPolicy: 'full-attention-only' });
+    await view.settle();
+    expect(within(row(sliding)).getByTestId('layer-row-locked').textContent).toBe('full precision: the layer policy quantizes full attention only');
+    expect((within(row(sliding)).getByTestId('layer-side-value') as HTMLSelectElement).disabled).toBe(true);
+    expect(within(row(full)).queryByTestId('layer-row-locked')).toBeNull();
   });
 
   it('refuses a range it cannot read, in words, and sets nothing', async () => {

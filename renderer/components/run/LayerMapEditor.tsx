@@ -72,8 +72,14 @@ export function LayerMapEditor({ disabled }: { disabled: boolean }): ReactNode {
   const last = ext?.fullPrecisionLastLayers ?? 0;
   const beyond = (map ?? []).filter((entry) => config !== null && entry.layer >= numLayers);
   const refusedCount = [...refusals.keys()].filter((layer) => layer < numLayers).length;
-  // Tab reaches a row whose sides can be edited (not one without a KV cache, nor one the shorthand keeps)
-  const editable = (layer: number): boolean => config?.layers.layers[layer]?.hasKvCache === true && layer >= first && layer < numLayers - last;
+  const policyKeepsFull = (layer: number): boolean => quantization.layerPolicy === 'full-attention-only' && config?.layers.layers[layer]?.actualKind !== 'full_attention';
+  const lockedReason = (layer: number): string | null => {
+    if (layer < first) return `full precision: first ${first} layers`;
+    if (layer >= numLayers - last) return `full precision: last ${last} layers`;
+    return policyKeepsFull(layer) ? 'full precision: the layer policy quantizes full attention only' : null;
+  };
+  // Tab reaches a row whose sides can be edited (not one without a KV cache, nor one kept in full precision whatever the map says)
+  const editable = (layer: number): boolean => config?.layers.layers[layer]?.hasKvCache === true && lockedReason(layer) === null;
   const tabLayer = editable(focusedLayer) ? focusedLayer : (config?.layers.layers.findIndex((_, layer) => editable(layer)) ?? 0);
 
   return (
@@ -97,7 +103,7 @@ export function LayerMapEditor({ disabled }: { disabled: boolean }): ReactNode {
             {config.layers.layers.map((layer, index) => (
               <LayerMapRow
                 key={index} layer={layer} entry={entries.get(index)} options={options}
-                shorthand={index < first ? `full precision: first ${first} layers` : index >= numLayers - last ? `full precision: last ${last} layers` : null}
+                locked={lockedReason(index)}
                 refusals={refusals.get(index) ?? NO_REFUSALS} selected={selected.has(index)} disabled={disabled} onEdit={editOne} onPickLayer={pickLayer}
                 tabbable={index === tabLayer} onFocusRow={setFocusedLayer}
               />

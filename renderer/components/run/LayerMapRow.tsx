@@ -12,8 +12,11 @@ export interface LayerRowProps {
   /** the map's entry for this layer; undefined: the layer gets the defaults */
   readonly entry: LayerMapEntry | undefined;
   readonly options: RowSideOptions;
-  /** why the first/last-N shorthand keeps this layer in full precision whatever the map says (its sides are then not editable here); null when it does not */
-  readonly shorthand: string | null;
+  /**
+   * why this layer stays in full precision whatever the map says (the first/last-N shorthand, or the
+   * layer policy for its type: layer-plan.ts); its sides are then not editable here. null when it is not
+   */
+  readonly locked: string | null;
   /** the preflight's refusals of this layer's settings, in the libraries' and runtimes' words */
   readonly refusals: readonly Diagnostic[];
   readonly selected: boolean;
@@ -30,7 +33,7 @@ export interface LayerRowProps {
  * One decoder layer of the per-layer plan: K and V each the default, the backend's bits, full
  * precision or a runtime's format, a reset, and the preflight's refusal of this layer right under it.
  */
-export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, shorthand, refusals, selected, disabled, tabbable, onFocusRow, onEdit, onPickLayer }: LayerRowProps): ReactNode {
+export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, locked, refusals, selected, disabled, tabbable, onFocusRow, onEdit, onPickLayer }: LayerRowProps): ReactNode {
   const index = layer.index;
   const style = layerKindStyle(layer.actualKind);
   const sides = entry === undefined ? null : entrySides(entry);
@@ -56,13 +59,13 @@ export const LayerMapRow = memo(function LayerMapRow({ layer, entry, options, sh
       </button>
       {noCache ? <span className="muted layer-row-note">no KV cache ({style.name})</span> : (
         <>
-          <LayerSideSelect value={sides?.key ?? 'default'} options={options.key} onPick={pick('key')} label={`Layer ${index} keys`} testId="layer-side-key" side="key" disabled={disabled || shorthand !== null} tabIndex={tabIndex} />
-          <LayerSideSelect value={sides?.value ?? 'default'} options={options.value} onPick={pick('value')} label={`Layer ${index} values`} testId="layer-side-value" side="value" disabled={disabled || shorthand !== null} tabIndex={tabIndex} />
+          <LayerSideSelect value={sides?.key ?? 'default'} options={options.key} onPick={pick('key')} label={`Layer ${index} keys`} testId="layer-side-key" side="key" disabled={disabled || locked !== null} tabIndex={tabIndex} />
+          <LayerSideSelect value={sides?.value ?? 'default'} options={options.value} onPick={pick('value')} label={`Layer ${index} values`} testId="layer-side-value" side="value" disabled={disabled || locked !== null} tabIndex={tabIndex} />
           <button type="button" className="icon-button layer-row-reset" disabled={disabled || entry === undefined} tabIndex={tabIndex} onClick={() => onEdit(index, { kind: 'default' })}
             title={`Layer ${index} back to the default`} aria-label={`Layer ${index} back to the default`} data-testid="layer-row-reset">↺</button>
         </>
       )}
-      {shorthand !== null && !noCache && <small className="layer-row-note muted" data-testid="layer-row-shorthand">{shorthand}</small>}
+      {locked !== null && !noCache && <small className="layer-row-note muted" data-testid="layer-row-locked">{locked}</small>}
       {refusalGroups(refusals).map(([verbatim, explanations]) => (
         <div key={verbatim} className="layer-row-refusal" role="note" data-testid="layer-row-refusal">
           <p className="layer-row-refusal-first">{verbatim}</p>
