@@ -34,6 +34,7 @@ describe('the run panel\'s per-layer plan editor', () => {
     const numLayers = view.store.getState().model.summary!.config!.geometry.numLayers;
     expect(screen.getAllByTestId('layer-row')).toHaveLength(numLayers);
     expect(screen.getByTestId('layer-map-summary').textContent).toBe('every layer the default');
+    expect(screen.queryByTestId('layer-map-badge')).toBeNull();
     expect((within(row(0)).getByTestId('layer-side-key') as HTMLSelectElement).value).toBe('default');
     // quanto's bits only, and the runtime formats
     const options = [...(within(row(0)).getByTestId('layer-side-key') as HTMLSelectElement).options].map((option) => option.value);
@@ -51,6 +52,7 @@ describe('the run panel\'s per-layer plan editor', () => {
     expect(cells.map((cell) => cell.dataset['plan']).slice(0, 3)).toEqual(['full-precision', 'full-precision', 'quantized']);
     expect(screen.getByTestId('extensions-active').textContent).toBe('(per-layer settings)');
     expect(screen.getByTestId('layer-map-summary').textContent).toContain('2 layers set');
+    expect(screen.getByTestId('layer-map-badge').textContent).toBe('kvscope extension');
 
     await applyRange(view, 'all', 'bits:4', 'bits:2');
     const map = view.store.getState().form.quantization.extensions?.layerMap;

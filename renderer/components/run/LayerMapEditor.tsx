@@ -86,6 +86,7 @@ export function LayerMapEditor({ disabled }: { disabled: boolean }): ReactNode {
     <section className="layer-map-editor" aria-labelledby="layer-map-title" data-testid="layer-map-editor">
       <div className="layer-map-head">
         <h4 id="layer-map-title">Per-layer plan <span className="unit muted">(KVTuner layer map)</span></h4>
+        {map !== undefined && <span className="badge badge-extension" title="Not transformers' QuantizedCache: a kvscope extension" data-testid="layer-map-badge">kvscope extension</span>}
         <small className="hint" data-testid="layer-map-summary">
           {map === undefined ? 'every layer the default' : `${map.length} layers set`}
           {map !== undefined && numLayers > 0 && `, ${Math.max(0, numLayers - map.filter((entry) => entry.layer < numLayers).length)} the default`}
