@@ -341,6 +341,19 @@ export class WorkbenchController {
   }
 
   /**
+   * Saves text the workbench made (a layer map from the run panel) through the browser's download,
+   * the way serve mode saves every export, with a notice naming the file.
+   */
+  saveText(fileName: string, mimeType: string, content: string, title: string): void {
+    try {
+      this.#download(fileName, mimeType, content);
+      this.store.getState().pushNotice({ tone: 'success', title, text: `Downloaded ${fileName}` });
+    } catch (error) {
+      this.#notifyError('The export failed', fromThrown(error));
+    }
+  }
+
+  /**
    * The menu's Export: the saved run on screen, else the live run once it finished (saved, or kept
    * by the host for the session when its data folder could not be written).
    */

@@ -1,20 +1,13 @@
-import { useId, useState, type ReactNode } from 'react';
+import { useId, type ReactNode } from 'react';
 import { activeExtensions, EXTENSIONS_HEADING } from '../../../app/cache/active-extensions.js';
-import type { QuantizedCacheSettings } from '../../../app/cache/cache-config.js';
 import type { CacheExtensions } from '../../../app/cache/cache-extensions.js';
-import { parseLayerMap } from '../../../app/cache/layer-map.js';
-import { RUNTIME_FORMATS } from '../../../app/quant/runtime-formats/registry.js';
-import type { RuntimeFormat } from '../../../app/quant/runtime-formats/types.js';
 import { useServices, useWorkbench } from '../../services.js';
 import { NumberField } from '../common/NumberField.js';
+import { LayerMapEditor } from './LayerMapEditor.js';
+import { RUNTIME_GROUPS } from './runtime-format-groups.js';
+import { withExtensions, type MutableExtensions } from './with-extensions.js';
 
 const ALL_NBITS = [1, 2, 3, 4, 8];
-
-/** The runtime KV formats (issue 27, a kvscope extension) grouped by the runtime that stores KV that way. */
-const RUNTIME_GROUPS: readonly (readonly [string, readonly RuntimeFormat[]])[] = [...new Set(RUNTIME_FORMATS.map((f) => f.runtime))]
-  .map((runtime) => [runtime, RUNTIME_FORMATS.filter((f) => f.runtime === runtime)] as const);
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * The kvscope extensions beyond transformers (app/cache/cache-extensions.ts), in a group of their
@@ -25,12 +18,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export function ExtensionsFields({ disabled }: { disabled: boolean }): ReactNode {
   const { store } = useServices();
   const { q, numLayers } = useWorkbench((s) => ({ q: s.form.quantization, numLayers: s.model.summary?.config?.geometry.numLayers }));
-  const ids = { key: useId(), value: useId(), rotation: useId(), layerMap: useId(), formatKey: useId(), formatValue: useId() };
-  const [layerMapError, setLayerMapError] = useState<string | null>(null);
+  const ids = { key: useId(), value: useId(), rotation: useId(), formatKey: useId(), formatValue: useId() };
   const ext: CacheExtensions = q.extensions ?? {};
   const active = activeExtensions(q, numLayers);
 
-  const change = (patch: Partial<Mutable<CacheExtensions>>): void => {
+  const change = (patch: Partial<MutableExtensions>): void => {
     store.setState((state) => ({ form: { ...state.form, quantization: withExtensions(state.form.quantization, { ...state.form.quantization.extensions, ...patch }) } }));
   };
   const bitsSelect = (id: string, label: string, value: number | undefined, key: 'nbitsKey' | 'nbitsValue', testId: string): ReactNode => (
@@ -98,31 +90,7 @@ export function ExtensionsFields({ disabled }: { disabled: boolean }): ReactNode
             <span>Rotate values too</span>
           </label>
         </div>
-        <div className="field">
-          <label htmlFor={ids.layerMap}>Layer map <span className="unit">(KVTuner preset, YAML or JSON)</span></label>
-          <input
-            id={ids.layerMap} type="file" accept=".yaml,.yml,.json" data-testid="layer-map-input"
-            onChange={(event) => {
-              const file = event.target.files?.[0];
-              if (file === undefined) return;
-              void file.text().then((text) => {
-                try {
-                  change({ layerMap: parseLayerMap(text, file.name) });
-                  setLayerMapError(null);
-                } catch (error) {
-                  setLayerMapError(error instanceof Error ? error.message : String(error));
-                }
-              });
-            }}
-          />
-          {ext.layerMap !== undefined && (
-            <small className="hint block" data-testid="layer-map-summary">
-              {ext.layerMap.length} layers set{' '}
-              <button type="button" onClick={() => change({ layerMap: undefined })} data-testid="layer-map-clear">Clear</button>
-            </small>
-          )}
-          {layerMapError !== null && <small className="hint block error" role="alert" data-testid="layer-map-error">{layerMapError}</small>}
-        </div>
+        <LayerMapEditor disabled={disabled} />
         {active.length > 0 && (
           <ul className="hint" data-testid="extensions-list">
             {active.map((item) => <li key={item.id}><strong>{item.label}</strong>: {item.detail}</li>)}
@@ -131,11 +99,4 @@ export function ExtensionsFields({ disabled }: { disabled: boolean }): ReactNode
       </fieldset>
     </details>
   );
-}
-
-/** The settings with these extensions, dropping knobs set back to off; none left: transformers' settings exactly. */
-export function withExtensions(settings: QuantizedCacheSettings, extensions: Partial<Mutable<CacheExtensions>>): QuantizedCacheSettings {
-  const kept = Object.fromEntries(Object.entries(extensions).filter(([, value]) => value !== undefined)) as CacheExtensions;
-  const { extensions: _previous, ...plain } = settings;
-  return Object.keys(kept).length === 0 ? plain : { ...plain, extensions: kept };
 }
