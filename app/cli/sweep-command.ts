@@ -21,7 +21,8 @@ export interface SweepRuntime {
   readonly evalOptions: EvalOptionTable;
   /** cores of this machine (os.availableParallelism) */
   readonly cores: number;
-  startWorker(): SweepWorker;
+  /** one of the sweep's `jobs` workers (Node: app/node/lab/sweep-job-worker.ts) */
+  startWorker(jobs: number): SweepWorker;
   /** the model's decoder layer count (for the `layers` preset) */
   modelLayerCount(model: string): Promise<number>;
   /** bytes of the model's weights kept in external data files (0: all inside the .onnx), for what --jobs N costs */
@@ -85,7 +86,7 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   }) : new SweepRun({
     io, dir: out, manifest, points: todo, jobs,
     settingsForPoint: (point) => settingsForPoint(point, spec, text, io),
-    startWorker: runtime.startWorker,
+    startWorker: (workers) => runtime.startWorker(workers),
     ...(jobs > 1 ? { threadsPerJob: threads } : {}),
     kvscopeVersion: runtime.kvscopeVersion, now: () => runtime.now(), randomSuffix: runtime.randomSuffix,
     onReference: (reference) => {

@@ -32,7 +32,8 @@ export interface SweepRunOptions {
   readonly points: readonly SweepPoint[];
   /** eval's settings for a point (an Error when its options do not parse: the point is recorded as failed) */
   readonly settingsForPoint: (point: SweepPoint) => EvalSettings | Error;
-  readonly startWorker: () => SweepWorker;
+  /** one of the sweep's `jobs` workers (app/node/lab/sweep-job-worker.ts: with several, each a process of its own) */
+  readonly startWorker: (jobs: number) => SweepWorker;
   readonly jobs: number;
   /** at most this many ORT threads per session (jobs × threads ≤ cores); undefined keeps kvscope's choice */
   readonly threadsPerJob?: number;
@@ -63,9 +64,11 @@ export interface SweepRunOutcome {
  * Runs a sweep's points (the CLI's `kvscope sweep` and the Lab view alike): the reference once, on
  * the first worker, before the points fan out over `jobs` lab workers; each point's folder is
  * written whole when it ends (sweep-folder.ts). `stop` cancels the running points (nothing of them
- * is recorded) and starts no more. There is no way to terminate the workers mid-point: one whose
+ * is recorded) and starts no more. It never terminates a worker mid-point itself: a thread whose
  * onnxruntime session.run is in flight would abort the whole process natively (Napi::Error); the
- * workers go once their points have settled, or by their own cancel timeout.
+ * workers go once their points have settled, or by their own cancel timeout (a job process's is
+ * always armed: app/node/lab/sweep-job-worker.ts). A worker lost mid-point (a job process killed)
+ * fails that point with its worker's error, and the later points of that worker too.
  */
 export class SweepRun {
   readonly done: Promise<SweepRunOutcome>;
@@ -96,7 +99,8 @@ export class SweepRun {
     try {
       if (points.length > 0) {
         const queue = [...points];
-        for (let i = 0; i < Math.max(1, Math.min(jobs, points.length)); i++) this.#workers.push(this.#options.startWorker());
+        const workers = Math.max(1, Math.min(jobs, points.length));
+        for (let i = 0; i < workers; i++) this.#workers.push(this.#options.startWorker(workers));
         await this.#reference(queue[0]!);
         await Promise.all(this.#workers.map(async (worker) => {
           for (;;) {

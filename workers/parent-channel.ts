@@ -1,0 +1,77 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { WorkerData } from '../app/node/worker/worker-launch.js';
+import { disableOrtTelemetry } from '../app/node/worker/ort-telemetry.js';
+
+/** How a worker entry talks to its host, whichever way it was started. */
+export interface ParentChannel {
+  readonly kind: 'thread' | 'process';
+  readonly data: WorkerData;
+  post(message: unknown): void;
+  onMessage(listener: (message: unknown) => void): void;
+}
+
+/** Electron's utility process side (`process.parentPort`, absent from Node's types). */
+interface UtilityParentPort {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+}
+
+/**
+ * The channel of a worker entry (workers/lab-worker.ts) started as a thread (worker-launch.ts), a
+ * Node child process (app/node/worker/process-launch.ts: `process.send`) or an Electron utility
+ * process (main/electron/utility-process-launch.ts: `process.parentPort`). A process worker first
+ * becomes one: see `asWorkerProcess`. Null: started as none of these (run by hand).
+ */
+export function parentChannel(): ParentChannel | null {
+  if (parentPort !== null) {
+    const port = parentPort;
+    return {
+      kind: 'thread',
+      data: (workerData ?? {}) as WorkerData,
+      post: (message) => port.postMessage(message),
+      onMessage: (listener) => void port.on('message', listener),
+    };
+  }
+  const utility = (process as { parentPort?: UtilityParentPort }).parentPort;
+  if (utility !== undefined) {
+    asWorkerProcess();
+    return {
+      kind: 'process',
+      data: workerDataArgument(),
+      post: (message) => utility.postMessage(message),
+      onMessage: (listener) => utility.on('message', (event) => listener(event.data)),
+    };
+  }
+  const send = process.send?.bind(process);
+  if (send === undefined) return null;
+  asWorkerProcess();
+  process.on('disconnect', () => process.exit(0));
+  return {
+    kind: 'process',
+    data: workerDataArgument(),
+    // A send to a host that is gone fails with ERR_IPC_CHANNEL_CLOSED: the disconnect above ends the process.
+    post: (message) => void send(message, undefined, undefined, () => undefined),
+    onMessage: (listener) => void process.on('message', listener),
+  };
+}
+
+/**
+ * What a worker process does before anything else. It ignores SIGINT and SIGTERM: a terminal's
+ * Ctrl-C and `timeout`'s TERM reach the whole process group, and the host coordinates the stop (its
+ * jobs cancelled at their next window, the sweep's records whole), then ends its workers itself
+ * (SIGKILL). ORT's telemetry is off before its first session, as in every host (ort-telemetry.ts;
+ * the Node launcher sets it in the environment too).
+ */
+function asWorkerProcess(): void {
+  process.on('SIGINT', () => undefined);
+  process.on('SIGTERM', () => undefined);
+  disableOrtTelemetry();
+}
+
+/** The JSON argument the launchers give (process-launch.ts workerDataArgument). */
+function workerDataArgument(): WorkerData {
+  const argument = process.argv[2];
+  if (argument === undefined) return {};
+  const data = JSON.parse(argument) as WorkerData;
+  return typeof data.engineModule === 'string' ? { engineModule: data.engineModule } : {};
+}
