@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { WorkerData } from '../app/node/worker/worker-launch.js';
 import { disableOrtTelemetry } from '../app/node/worker/ort-telemetry.js';
+import { WORKER_DATA_VARIABLE } from '../app/node/worker/process-launch.js';
 
 /** How a worker entry talks to its host, whichever way it was started. */
 export interface ParentChannel {
@@ -37,7 +38,7 @@ export function parentChannel(): ParentChannel | null {
     asWorkerProcess();
     return {
       kind: 'process',
-      data: workerDataArgument(),
+      data: workerDataFromEnv(),
       post: (message) => utility.postMessage(message),
       onMessage: (listener) => utility.on('message', (event) => listener(event.data)),
     };
@@ -48,7 +49,7 @@ export function parentChannel(): ParentChannel | null {
   process.on('disconnect', () => process.exit(0));
   return {
     kind: 'process',
-    data: workerDataArgument(),
+    data: workerDataFromEnv(),
     // A send to a host that is gone fails with ERR_IPC_CHANNEL_CLOSED: the disconnect above ends the process.
     post: (message) => void send(message, undefined, undefined, () => undefined),
     onMessage: (listener) => void process.on('message', listener),
@@ -68,10 +69,11 @@ function asWorkerProcess(): void {
   disableOrtTelemetry();
 }
 
-/** The JSON argument the launchers give (process-launch.ts workerDataArgument). */
-function workerDataArgument(): WorkerData {
-  const argument = process.argv[2];
-  if (argument === undefined) return {};
-  const data = JSON.parse(argument) as WorkerData;
+/** The workerData the launchers put in the environment (process-launch.ts workerProcessEnv), removed so no process of this one's inherits it. */
+function workerDataFromEnv(): WorkerData {
+  const text = process.env[WORKER_DATA_VARIABLE];
+  delete process.env[WORKER_DATA_VARIABLE];
+  if (text === undefined) return {};
+  const data = JSON.parse(text) as WorkerData;
   return typeof data.engineModule === 'string' ? { engineModule: data.engineModule } : {};
 }

@@ -5,7 +5,7 @@ import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
 import type { EvalProgress } from '../../lab/evaluate.js';
 import { defaultWindowSettings, type EvalSettings } from '../../lab/eval-settings.js';
 import { RunError } from '../../protocol/run-error.js';
-import { childNodeOptions, launchProcess } from '../worker/process-launch.js';
+import { launchProcess, workerProcessEnv } from '../worker/process-launch.js';
 import { LabWorker, liveLabWorkerPids, liveLabWorkers } from './lab-worker-client.js';
 
 /** A lab worker process with the fake engine (workers/test-support/fake-lab-engine.ts): the text's name picks its behaviour. */
@@ -141,9 +141,9 @@ describe.skipIf(process.platform === 'win32')('a lab worker as a process of its 
     expect(alive(Number(/pid-(\d+)/.exec(disposed.text)![1]))).toBe(false);
   }, 40_000);
 
-  it('gives the child no inspector flags of the host\'s', () => {
-    expect(childNodeOptions('--inspect=9229 --max-old-space-size=4096 --inspect-brk')).toBe('--max-old-space-size=4096');
-    expect(childNodeOptions('--inspect')).toBeUndefined();
-    expect(childNodeOptions(undefined)).toBeUndefined();
+  it('gives the child its workerData and no inspector flags of the host\'s', () => {
+    const env = workerProcessEnv({ engineModule: 'file:///engine.js' }, { NODE_OPTIONS: '--inspect=9229 --max-old-space-size=4096 --inspect-brk', HOME: '/home/x' });
+    expect(env).toEqual({ NODE_OPTIONS: '--max-old-space-size=4096', HOME: '/home/x', KVSCOPE_WORKER_DATA: '{"engineModule":"file:///engine.js"}' });
+    expect(workerProcessEnv({}, { NODE_OPTIONS: '--inspect' })).toEqual({ KVSCOPE_WORKER_DATA: '{}' });
   });
 });

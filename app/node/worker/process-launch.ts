@@ -16,16 +16,27 @@ export function processEntry(entryName: WorkerEntry, options: WorkerLaunchOption
   return { path, execArgv: path.endsWith('.ts') ? ['--import', import.meta.resolve('tsx')] : [] };
 }
 
-/** The one argument a process worker reads (workers/parent-channel.ts): its workerData as JSON. */
-export function workerDataArgument(options: WorkerLaunchOptions): string {
-  const data: WorkerData = options.engineModule !== undefined ? { engineModule: options.engineModule } : {};
-  return JSON.stringify(data);
-}
+/**
+ * Where a process worker finds its workerData (workers/parent-channel.ts reads and removes it): the
+ * environment, which Node's fork and Electron's utilityProcess both pass as given (Chromium may
+ * reorder a utility process's `--` arguments).
+ */
+export const WORKER_DATA_VARIABLE = 'KVSCOPE_WORKER_DATA';
 
 /**
- * NODE_OPTIONS without the inspector's flags: a host run under a debugger (`--inspect`) would give
- * every job process the same inspector port, and the second would fail to start.
+ * A process worker's environment: the host's, with its workerData, and NODE_OPTIONS without the
+ * inspector's flags (a host run under a debugger would give every job process the same inspector
+ * port, and the second would fail to start).
  */
+export function workerProcessEnv(options: WorkerLaunchOptions, hostEnv: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const data: WorkerData = options.engineModule !== undefined ? { engineModule: options.engineModule } : {};
+  const env: NodeJS.ProcessEnv = { ...hostEnv, [WORKER_DATA_VARIABLE]: JSON.stringify(data) };
+  const nodeOptions = childNodeOptions(hostEnv['NODE_OPTIONS']);
+  if (nodeOptions === undefined) delete env['NODE_OPTIONS'];
+  else env['NODE_OPTIONS'] = nodeOptions;
+  return env;
+}
+
 export function childNodeOptions(nodeOptions: string | undefined): string | undefined {
   if (nodeOptions === undefined) return undefined;
   const kept = nodeOptions.split(/\s+/).filter((option) => option !== '' && !/^--inspect(-brk|-port|-wait)?(=|$)/.test(option));
@@ -48,13 +59,9 @@ export function launchProcess(entryName: WorkerEntry, options: WorkerLaunchOptio
   // Inherited by the child: its ORT environment skips the telemetry client (ort-telemetry.ts).
   disableOrtTelemetry();
   const { path, execArgv } = processEntry(entryName, options);
-  const nodeOptions = childNodeOptions(process.env['NODE_OPTIONS']);
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  if (nodeOptions === undefined) delete env['NODE_OPTIONS'];
-  else env['NODE_OPTIONS'] = nodeOptions;
-  const child = fork(path, [workerDataArgument(options)], {
+  const child = fork(path, [], {
     execArgv,
-    env,
+    env: workerProcessEnv(options),
     serialization: 'advanced',
     stdio: ['ignore', process.stderr.fd, 'inherit', 'ipc'],
   });
