@@ -35,7 +35,8 @@ export function parentChannel(): ParentChannel | null {
   }
   const utility = (process as { parentPort?: UtilityParentPort }).parentPort;
   if (utility !== undefined) {
-    asWorkerProcess();
+    // Electron's utilityProcess: its kill() (the host's terminate) is SIGTERM, so that one is honoured.
+    asWorkerProcess(['SIGINT']);
     return {
       kind: 'process',
       data: workerDataFromEnv(),
@@ -45,7 +46,7 @@ export function parentChannel(): ParentChannel | null {
   }
   const send = process.send?.bind(process);
   if (send === undefined) return null;
-  asWorkerProcess();
+  asWorkerProcess(['SIGINT', 'SIGTERM']);
   process.on('disconnect', () => process.exit(0));
   return {
     kind: 'process',
@@ -57,15 +58,14 @@ export function parentChannel(): ParentChannel | null {
 }
 
 /**
- * What a worker process does before anything else. It ignores SIGINT and SIGTERM: a terminal's
- * Ctrl-C and `timeout`'s TERM reach the whole process group, and the host coordinates the stop (its
- * jobs cancelled at their next window, the sweep's records whole), then ends its workers itself
- * (SIGKILL). ORT's telemetry is off before its first session, as in every host (ort-telemetry.ts;
- * the Node launcher sets it in the environment too).
+ * What a worker process does before anything else. It ignores `signals`: a terminal's Ctrl-C
+ * (SIGINT) and `timeout`'s or Slurm's TERM reach the whole process group, and the host coordinates
+ * the stop (its jobs cancelled at their next window, the sweep's records whole), then ends its
+ * workers itself (Node's: SIGKILL). ORT's telemetry is off before its first session, as in every
+ * host (ort-telemetry.ts; the launchers set it in the environment too).
  */
-function asWorkerProcess(): void {
-  process.on('SIGINT', () => undefined);
-  process.on('SIGTERM', () => undefined);
+function asWorkerProcess(signals: readonly NodeJS.Signals[]): void {
+  for (const signal of signals) process.on(signal, () => undefined);
   disableOrtTelemetry();
 }
 
