@@ -230,8 +230,9 @@ export class LabBackend {
 
   /**
    * Stops every running sweep and waits for their workers to go: each point is cancelled at its next
-   * step, then its worker ends. Not `abort`: terminating a worker whose onnxruntime session.run is in
-   * flight aborts the whole host natively (Napi::Error); a stuck worker goes by its cancel timeout.
+   * step, then its worker ends. Not `abort`: terminating a worker thread (one job) whose onnxruntime
+   * session.run is in flight aborts the whole host natively (Napi::Error); a stuck worker goes by its
+   * cancel timeout (a job process is killed then, which is harmless).
    */
   async dispose(): Promise<void> {
     const runs = [...this.#running.values()];

@@ -34,9 +34,10 @@ export interface SupervisedProtocol<Host, Reply extends { readonly type: string 
 export interface SupervisorOptions extends WorkerLaunchOptions {
   /**
    * the floor of how long a cancelled request may take to stop before its worker is terminated
-   * (cancel-deadline.ts, default 10 s); null: never (the CLI: terminating a worker whose session.run
-   * is in flight aborts the process natively, and a slow step, a long prefill on a big model, is no
-   * hang; SIGKILL remains the hard stop)
+   * (cancel-deadline.ts, default 10 s); null: never (the CLI's threads: terminating a thread whose
+   * session.run is in flight aborts the process natively, and a slow step, a long prefill on a big
+   * model, is no hang; SIGKILL remains the hard stop). A process worker may be killed at any time:
+   * app/node/lab/sweep-job-worker.ts gives a sweep's job processes the deadline even on the CLI.
    */
   readonly cancelTimeoutMs?: number | null;
   /** how the worker starts: a thread of this process (default, worker-launch.ts) or a process of its own (process-launch.ts) */
