@@ -21,7 +21,8 @@ export interface SweepRuntime {
   readonly evalOptions: EvalOptionTable;
   /** cores of this machine (os.availableParallelism) */
   readonly cores: number;
-  startWorker(): SweepWorker;
+  /** one of the sweep's `jobs` workers (Node: app/node/lab/sweep-job-worker.ts) */
+  startWorker(jobs: number): SweepWorker;
   /** the model's decoder layer count (for the `layers` preset) */
   modelLayerCount(model: string): Promise<number>;
   /** bytes of the model's weights kept in external data files (0: all inside the .onnx), for what --jobs N costs */
@@ -85,7 +86,7 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   }) : new SweepRun({
     io, dir: out, manifest, points: todo, jobs,
     settingsForPoint: (point) => settingsForPoint(point, spec, text, io),
-    startWorker: runtime.startWorker,
+    startWorker: (workers) => runtime.startWorker(workers),
     ...(jobs > 1 ? { threadsPerJob: threads } : {}),
     kvscopeVersion: runtime.kvscopeVersion, now: () => runtime.now(), randomSuffix: runtime.randomSuffix,
     onReference: (reference) => {
@@ -105,9 +106,9 @@ export async function runSweepCommand(positionals: readonly string[], options: R
       io.stderr('\nkvscope sweep: stopping; running points are cancelled and not recorded…\n');
       run.stop();
     } else if (interrupts === 2) {
-      // Never abort here: terminating a lab worker while onnxruntime's session.run is in flight aborts
-      // the process natively (Napi::Error); the cancel is on its way, and a stuck worker is terminated
-      // by its cancel timeout (lab-worker-client.ts).
+      // Never abort here: terminating a lab worker thread (--jobs 1) while onnxruntime's session.run is
+      // in flight aborts the process natively (Napi::Error); the cancel is on its way, and a stuck job
+      // process is killed by its cancel timeout (app/node/lab/sweep-job-worker.ts).
       io.stderr('kvscope sweep: already stopping; the running points end at their next step (SIGKILL stops at once; complete points are kept).\n');
     }
   });
@@ -158,9 +159,10 @@ async function jobsMemoryLine(jobs: number, model: string, runtime: SweepRuntime
     return `kvscope sweep: each of the ${jobs} jobs holds its own copy of the model's weights (they are inside the .onnx file, which onnxruntime reads into each session; ` +
       `external data would be shared); --jobs 1 holds them once.\n`;
   }
-  // RSS (top, ps, /usr/bin/time) counts a page once per mapping, so it shows the shared weights once per job; PSS counts them once.
-  return `kvscope sweep: the ${jobs} jobs share one copy of the model's weights (${formatBytes(external)} of external data, memory-mapped); each job adds its own working memory. ` +
-    `RSS counts the shared weights once per job, PSS (smaps_rollup) once.\n`;
+  // RSS (top, ps, /usr/bin/time) counts a page once per mapping: once in each job's process (app/node/lab/sweep-job-worker.ts),
+  // so the processes' RSS added up counts the shared weights once per job; PSS counts them once in all.
+  return `kvscope sweep: the ${jobs} jobs, a process each, share one copy of the model's weights (${formatBytes(external)} of external data, memory-mapped); each job adds its own working memory. ` +
+    `Each job's RSS counts the shared weights once; the jobs' PSS (smaps_rollup) adds up to one copy.\n`;
 }
 
 /** `--jobs N`: points at once, 1 or more (0 or -1 once ran one job without a word). */

@@ -32,7 +32,8 @@ export interface SweepRunOptions {
   readonly points: readonly SweepPoint[];
   /** eval's settings for a point (an Error when its options do not parse: the point is recorded as failed) */
   readonly settingsForPoint: (point: SweepPoint) => EvalSettings | Error;
-  readonly startWorker: () => SweepWorker;
+  /** one of the sweep's `jobs` workers (app/node/lab/sweep-job-worker.ts: with several, each a process of its own) */
+  readonly startWorker: (jobs: number) => SweepWorker;
   readonly jobs: number;
   /** at most this many ORT threads per session (jobs × threads ≤ cores); undefined keeps kvscope's choice */
   readonly threadsPerJob?: number;
@@ -47,7 +48,7 @@ export interface SweepRunOptions {
 }
 
 export interface SweepRunOutcome {
-  /** stopped by `stop` before every point ran */
+  /** stopped by `stop` before every point ran, or every worker was lost with points left (they are not recorded) */
   readonly interrupted: boolean;
   /** one line per refused or failed point */
   readonly failures: readonly string[];
@@ -63,9 +64,11 @@ export interface SweepRunOutcome {
  * Runs a sweep's points (the CLI's `kvscope sweep` and the Lab view alike): the reference once, on
  * the first worker, before the points fan out over `jobs` lab workers; each point's folder is
  * written whole when it ends (sweep-folder.ts). `stop` cancels the running points (nothing of them
- * is recorded) and starts no more. There is no way to terminate the workers mid-point: one whose
+ * is recorded) and starts no more. It never terminates a worker mid-point itself: a thread whose
  * onnxruntime session.run is in flight would abort the whole process natively (Napi::Error); the
- * workers go once their points have settled, or by their own cancel timeout.
+ * workers go once their points have settled, or by their own cancel timeout (a job process's is
+ * always armed: app/node/lab/sweep-job-worker.ts). A worker lost mid-point (a job process killed)
+ * fails that point with its worker's error and takes no more; the others run the rest.
  */
 export class SweepRun {
   readonly done: Promise<SweepRunOutcome>;
@@ -93,10 +96,11 @@ export class SweepRun {
 
   async #run(): Promise<SweepRunOutcome> {
     const { points, jobs } = this.#options;
+    const queue = [...points];
     try {
       if (points.length > 0) {
-        const queue = [...points];
-        for (let i = 0; i < Math.max(1, Math.min(jobs, points.length)); i++) this.#workers.push(this.#options.startWorker());
+        const workers = Math.max(1, Math.min(jobs, points.length));
+        for (let i = 0; i < workers; i++) this.#workers.push(this.#options.startWorker(workers));
         await this.#reference(queue[0]!);
         await Promise.all(this.#workers.map(async (worker) => {
           for (;;) {
@@ -104,7 +108,9 @@ export class SweepRun {
             const point = queue.shift();
             if (point === undefined) return;
             this.#options.onPointStart?.(point);
-            await this.#point(point, worker);
+            // A lost worker (its process killed, its thread crashed) takes no more points: each would
+            // fail at once with the same error, draining the queue the other workers could still run.
+            if (await this.#point(point, worker) === 'worker-lost') return;
           }
         }));
       }
@@ -112,7 +118,7 @@ export class SweepRun {
       await Promise.all(this.#workers.map((worker) => worker.dispose()));
     }
     const { failures, storageFailure } = this.#recorder;
-    return { interrupted: this.#stopped && storageFailure === null, failures, storageFailure };
+    return { interrupted: (this.#stopped || queue.length > 0) && storageFailure === null, failures, storageFailure };
   }
 
   #threadOptions(): JobOptions {
@@ -142,11 +148,11 @@ export class SweepRun {
     }
   }
 
-  async #point(point: SweepPoint, worker: SweepWorker): Promise<void> {
+  async #point(point: SweepPoint, worker: SweepWorker): Promise<'worker-lost' | undefined> {
     const settings = this.#options.settingsForPoint(point);
     if (settings instanceof Error) {
       this.#recorder.failed(point, null, 'failed', { ...toRunErrorPayload(settings), code: 'invalid-input' });
-      return;
+      return undefined;
     }
     const job = worker.evaluate(settings, this.#threadOptions());
     this.#running.add(job);
@@ -156,19 +162,21 @@ export class SweepRun {
     } catch (error) {
       const payload = toRunErrorPayload(error);
       // A cancelled point leaves nothing behind: the next run does it again.
-      if (payload.code === 'cancelled' || this.#stopped) return;
+      if (payload.code === 'cancelled' || this.#stopped) return undefined;
       // The point's own files (its reference, say) could not be written: a fault of the disk, not of the point.
       if (payload.code === 'storage-failed') {
         this.#recorder.pointStorageFailed(point, payload.message);
-        return;
+        return undefined;
       }
+      // Recorded as failed with its worker's error, which a resumed sweep runs again (sweep-folder.ts isSettled).
       this.#recorder.failed(point, recorded(settings), payload.code === 'refused' ? 'refused' : 'failed', payload);
-      return;
+      return payload.code === 'worker-crashed' || payload.code === 'cancel-timeout' ? 'worker-lost' : undefined;
     } finally {
       this.#running.delete(job);
     }
     const record = createEvalRecord(result, { createdAt: this.#options.now(), kvscopeVersion: this.#options.kvscopeVersion });
     this.#recorder.measured(point, record.settings, { record }, rowFromResult(point.index, point.name, point.options, result));
+    return undefined;
   }
 }
 

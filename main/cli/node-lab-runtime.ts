@@ -5,6 +5,7 @@ import type { EvalCommandRuntime } from '../../app/cli/eval-command.js';
 import type { SweepRuntime } from '../../app/cli/sweep-command.js';
 import type { EvalOptionTable } from '../../app/lab/sweep-spec.js';
 import { LabWorker, type LabWorkerOptions } from '../../app/node/lab/lab-worker-client.js';
+import { sweepJobWorker } from '../../app/node/lab/sweep-job-worker.js';
 import { readModelFiles } from '../../app/node/model/open-model.js';
 import { resolveModelPath } from '../../app/node/run-generation.js';
 
@@ -33,12 +34,12 @@ export function nodeEvalRuntime(kvscopeVersion: string, options: LabWorkerOption
   };
 }
 
-/** `kvscope sweep` on Node: lab worker threads, this machine's cores, the model's layer count. */
+/** `kvscope sweep` on Node: a lab worker per job (a thread for one job, a process each for several), this machine's cores, the model's layer count. */
 export function nodeSweepRuntime(kvscopeVersion: string, evalOptions: EvalOptionTable, options: LabWorkerOptions = {}): SweepRuntime {
   return {
     evalOptions,
     cores: availableParallelism(),
-    startWorker: () => new LabWorker(options),
+    startWorker: (jobs) => sweepJobWorker(options, jobs),
     async modelLayerCount(model) {
       const files = await readModelFiles(await resolveModelPath(model));
       return files.config.geometry.numLayers;

@@ -24,10 +24,11 @@ import { useHqqHelperThread } from '../../app/node/hqq-helper-thread.js';
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
 
 /**
- * The CLI's workers are never terminated after a cancel: one whose onnxruntime session.run is in
- * flight would abort the process natively (Napi::Error) and lose the run's record, and a step that
+ * The CLI's worker threads are never terminated after a cancel: one whose onnxruntime session.run is
+ * in flight would abort the process natively (Napi::Error) and lose the run's record, and a step that
  * takes long (a long prefill on a big model) is no hang. The cancel ends the run at its next step;
- * SIGKILL (or `timeout -k`, Slurm's KillWait) remains the hard stop.
+ * SIGKILL (or `timeout -k`, Slurm's KillWait) remains the hard stop. A sweep's job processes (--jobs 2
+ * or more) are the exception, killed past the deadline: app/node/lab/sweep-job-worker.ts says why.
  */
 const CLI_WORKER_OPTIONS = { cancelTimeoutMs: null } as const;
 

@@ -14,6 +14,7 @@ import { registerApiIpc } from './ipc-bridge.js';
 import { createMainWindow } from './main-window.js';
 import { installQuitGuard } from './quit-guard.js';
 import { nativeDialogs } from './native-dialogs.js';
+import { utilityProcessLauncher } from './utility-process-launch.js';
 
 /** Where electron-vite puts each part, relative to the built main (out/main/index.js). */
 export interface BuiltLayout {
@@ -86,12 +87,15 @@ export function startWorkbenchApp(layout: BuiltLayout): void {
     nativeTheme.themeSource = 'system';
     nativeTheme.on('updated', () => window?.setBackgroundColor(nativeTheme.shouldUseDarkColors ? '#1e1e1e' : '#ffffff'));
     handleAppProtocol(protocol, join(layout.mainDir, '..', 'renderer'));
+    const labWorkerEntry = pathToFileURL(join(layout.mainDir, '..', 'node', 'workers', 'lab-worker.js'));
     backend = createWorkbenchBackend({
       dataDir: explicitDataDir() ?? app.getPath('userData'),
       kvscopeVersion: KVSCOPE_VERSION,
       // The worker is the tsc build (out/node), not part of this bundle: see worker-launch.ts.
       runOptions: { workerEntry: pathToFileURL(join(layout.mainDir, '..', 'node', 'workers', 'generation-worker.js')) },
-      labWorkerOptions: { workerEntry: pathToFileURL(join(layout.mainDir, '..', 'node', 'workers', 'lab-worker.js')) },
+      labWorkerOptions: { workerEntry: labWorkerEntry },
+      // A sweep's jobs are processes of their own (sweep-job-worker.ts); this process cannot fork Node (utility-process-launch.ts).
+      labJobLauncher: utilityProcessLauncher(labWorkerEntry),
       onRecentModelsChanged: (models) => {
         recent = models;
         installMenu();

@@ -8,7 +8,8 @@ import type { ReferenceSummary } from '../../app/lab/lab-protocol.js';
  * (`new LabWorker({ engineModule })`). The text's name picks the behaviour:
  * - `windows-<ms>`: three windows of <ms> each, reported as progress, stopping at a cancel between them;
  * - `stuck-after-<ms>`: two windows of <ms>, reported, then awaits forever without polling the cancel;
- * - `exit`: process.exit(5) mid-job.
+ * - `exit`: process.exit(5) mid-job;
+ * - `pid`: a reference whose key names the process the engine runs in (`pid-<process.pid>`).
  */
 interface Hooks {
   readonly isCancelled: () => boolean;
@@ -22,6 +23,7 @@ export async function runEval(settings: EvalSettings, hooks: Hooks): Promise<Eva
 }
 
 export async function ensureReference(settings: EvalSettings, hooks: Hooks): Promise<ReferenceSummary> {
+  if (settings.text.name === 'pid') return { key: `pid-${process.pid}`, cached: false, ms: 1, windowsComputed: 0 };
   await job(settings.text.name, hooks);
   return { key: 'fake', cached: false, ms: 1, windowsComputed: 3 };
 }

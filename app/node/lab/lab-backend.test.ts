@@ -8,7 +8,7 @@ import { storiesDir } from '../test-support/stories.js';
 import { openSweepFolder } from '../../lab/sweep-folder.js';
 import { LabBackend } from './lab-backend.js';
 import { nodeSweepFolderIo } from './node-sweep-folder-io.js';
-import { liveLabWorkers } from './lab-worker-client.js';
+import { liveLabWorkerPids, liveLabWorkers } from './lab-worker-client.js';
 
 let dir: string;
 let lab: LabBackend;
@@ -67,6 +67,24 @@ describe('the Lab backend (the workbench\'s sweeps)', () => {
     const again = collect();
     expect(await lab.beginSweep({ kind: 'resume', sweepId: ticket.sweepId, jobs: 2 }, again.handlers)).toMatchObject({ points: 3, complete: 3 });
     expect((await again.done).results).toEqual(outcome.results);
+  });
+
+  it('runs a sweep of two jobs in two job processes of its own (issue 23), with the results of one job', async () => {
+    const bits = (await lab.listSweeps()).find((sweep) => sweep.name === 'bits')!;
+    const events = collect();
+    const spec = { model: storiesDir(), fixed: { context: 128, windows: 1 }, grid: { nbits: [2, 4], 'group-size': [32] }, points: [{ cache: 'dynamic' }] };
+    const pids = new Set<number>();
+    const watch = setInterval(() => liveLabWorkerPids().forEach((pid) => pids.add(pid)), 10);
+    try {
+      await lab.beginSweep({ kind: 'spec', name: 'bits, two jobs', spec: spec as never, jobs: 2 }, events.handlers);
+      const outcome = await events.done;
+      expect(outcome.results.rows).toEqual((await lab.loadSweep(bits.id)).results.rows);
+    } finally {
+      clearInterval(watch);
+    }
+    expect(pids.size).toBe(2);
+    expect(pids.has(process.pid)).toBe(false);
+    expect(liveLabWorkerPids()).toEqual([]);
   });
 
   it('refuses typed settings that make no sweep in the words the page shows, before making a folder', async () => {

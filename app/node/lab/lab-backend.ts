@@ -28,7 +28,9 @@ import { readModelFiles } from '../model/open-model.js';
 import { resolveModelPath } from '../run-generation.js';
 import { retrievalRuntime } from '../retrieval/retrieval-runtime.js';
 import { startRun as startWorkerRun } from '../worker/worker-client.js';
-import { LabWorker, type LabWorkerOptions } from './lab-worker-client.js';
+import type { LabWorkerOptions } from './lab-worker-client.js';
+import { sweepJobWorker } from './sweep-job-worker.js';
+import type { WorkerLauncher } from '../worker/worker-transport.js';
 import { nodeEvalOptionIo, nodeSweepFolderIo } from './node-sweep-folder-io.js';
 
 /** What to do when a sweep's files cannot be written (the CLI says the same in app/cli/sweep-command.ts). */
@@ -40,6 +42,8 @@ export interface LabBackendOptions {
   readonly kvscopeVersion: string;
   /** where the lab worker entry is (Electron's bundle), test engines */
   readonly workerOptions?: LabWorkerOptions;
+  /** how a sweep with several jobs starts each job's process (default: Node's fork, process-launch.ts; Electron: its utilityProcess) */
+  readonly jobLauncher?: WorkerLauncher;
   readonly now?: () => Date;
   readonly cores?: number;
   /** how a retrieval sweep's samples run (each as `kvscope run` runs a prompt); default: a generation worker of their own */
@@ -154,7 +158,7 @@ export class LabBackend {
     return new SweepRun({
       io: this.#io, dir, manifest, points: todo, jobs,
       settingsForPoint: (point) => settingsForPoint(point, manifest.spec, text, nodeEvalOptionIo()),
-      startWorker: () => new LabWorker(this.#options.workerOptions),
+      startWorker: (workers) => sweepJobWorker(this.#options.workerOptions ?? {}, workers, this.#options.jobLauncher),
       ...(jobs > 1 ? { threadsPerJob: Math.max(1, Math.floor(cores / jobs)) } : {}),
       kvscopeVersion: this.#options.kvscopeVersion, now: () => this.#now(), randomSuffix: () => randomBytes(4).toString('hex'),
       onPointStart, onPointDone,
@@ -226,8 +230,9 @@ export class LabBackend {
 
   /**
    * Stops every running sweep and waits for their workers to go: each point is cancelled at its next
-   * step, then its worker ends. Not `abort`: terminating a worker whose onnxruntime session.run is in
-   * flight aborts the whole host natively (Napi::Error); a stuck worker goes by its cancel timeout.
+   * step, then its worker ends. Not `abort`: terminating a worker thread (one job) whose onnxruntime
+   * session.run is in flight aborts the whole host natively (Napi::Error); a stuck worker goes by its
+   * cancel timeout (a job process is killed then, which is harmless).
    */
   async dispose(): Promise<void> {
     const runs = [...this.#running.values()];

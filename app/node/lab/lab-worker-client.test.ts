@@ -4,10 +4,11 @@ import type { EvalSettings } from '../../lab/eval-settings.js';
 import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
 import { defaultWindowSettings } from '../../lab/eval-settings.js';
 import { RunError } from '../../protocol/run-error.js';
+import { launchProcess } from '../worker/process-launch.js';
 import { LabWorker, liveLabWorkers, type LabWorkerOptions } from './lab-worker-client.js';
 
-/** The fake lab engine runs in the real worker thread; the text's name picks its behaviour (fake-lab-engine.ts). */
-const FAKE: LabWorkerOptions = { engineModule: new URL('../../../workers/test-support/fake-lab-engine.ts', import.meta.url).href };
+/** The fake lab engine runs in the real worker; the text's name picks its behaviour (fake-lab-engine.ts). */
+const ENGINE: LabWorkerOptions = { engineModule: new URL('../../../workers/test-support/fake-lab-engine.ts', import.meta.url).href };
 
 function settings(name: string): EvalSettings {
   return {
@@ -36,7 +37,11 @@ afterEach(async () => {
   expect(liveLabWorkers()).toBe(0);
 });
 
-describe('LabWorker on the one worker supervisor (a fake lab engine in a real thread)', () => {
+// The one supervisor drives both kinds of worker alike: every behaviour below holds for a thread and for a process.
+describe.each([
+  { kind: 'thread', FAKE: ENGINE },
+  { kind: 'process', FAKE: { ...ENGINE, launcher: launchProcess } },
+])('LabWorker on the one worker supervisor (a fake lab engine in a real $kind)', ({ FAKE }) => {
   it('runs jobs one after another on one thread, with their progress', async () => {
     const worker = labWorker(FAKE);
     const progress: EvalProgress[] = [];
@@ -93,6 +98,6 @@ describe('LabWorker on the one worker supervisor (a fake lab engine in a real th
     const worker = labWorker(FAKE);
     const error = await rejection(worker.evaluate(settings('exit')).done);
     expect(error.code).toBe('worker-crashed');
-    expect(error.message).toMatch(/^The lab worker exited with code 5 before its job finished/);
+    expect(error.message).toMatch(/^The lab worker( \(process \d+\))? exited with code 5 before its job finished/);
   });
 });

@@ -5,9 +5,9 @@ import { LAB_PROTOCOL_VERSION, type LabHostMessage, type LabJobOptions, type Lab
 import { parseLabWorkerMessage } from '../../lab/parse-lab-message.js';
 import type { RunErrorPayload } from '../../protocol/messages.js';
 import { RunError } from '../../protocol/run-error.js';
-import { liveWorkerCount, WorkerSupervisor, type SupervisedProtocol, type SupervisorOptions } from '../worker/worker-supervisor.js';
+import { liveWorkerCount, liveWorkerPids, WorkerSupervisor, type SupervisedProtocol, type SupervisorOptions } from '../worker/worker-supervisor.js';
 
-/** How a lab worker starts (a stand-in engine module for tests, the built entry) and its cancel deadline's floor (worker-supervisor.ts). */
+/** How a lab worker starts (a thread or a process, a stand-in engine module for tests, the built entry) and its cancel deadline's floor (worker-supervisor.ts). */
 export type LabWorkerOptions = Omit<SupervisorOptions, 'resourceLimits'>;
 
 /** A job on a lab worker: `done` settles once; `cancel` stops it before its next session run. */
@@ -27,23 +27,28 @@ const LAB_WORKER: SupervisedProtocol<LabHostMessage, LabWorkerMessage> = {
   isLast: (message) => message.type === 'evaluated' || message.type === 'referenced' || message.type === 'error',
   cancelMessage: (id) => ({ type: 'cancel', id }),
   delivered: 'Its progress up to its last report was delivered; the job is not recorded.',
-  outOfMemoryFix: 'Use a smaller model or a shorter context, or a quantized cache.',
+  outOfMemoryFix: 'Use a smaller model or a shorter context, or a quantized cache; in a sweep, fewer --jobs (each job holds its own working memory beside the shared weights).',
 };
 
 let nextJobId = 1;
 
-/** Lab worker threads started and not yet exited (tests check that none is left). */
+/** Lab workers (threads and processes) started and not yet exited (tests check that none is left). */
 export function liveLabWorkers(): number {
   return liveWorkerCount('lab-worker');
+}
+
+/** The process ids of the live lab worker processes (a sweep's jobs, sweep-job-worker.ts). */
+export function liveLabWorkerPids(): number[] {
+  return liveWorkerPids('lab-worker');
 }
 
 type JobOptions = LabJobOptions & { onProgress?: (progress: EvalProgress) => void };
 
 /**
- * One lab worker thread (workers/lab-worker.ts) that takes jobs one after another and keeps its model
- * session warm between them: a sweep runs its points through a few of these. The thread is the
+ * One lab worker (workers/lab-worker.ts, a thread, or a process where `launcher` says so) that takes jobs one after another and keeps its model
+ * session warm between them: a sweep runs its points through a few of these. The worker is the
  * supervisor's (worker-supervisor.ts); a worker that is lost (a crash, an exit, stuck after a cancel)
- * fails the job in progress and every later one with that error; `dispose` terminates the thread.
+ * fails the job in progress and every later one with that error; `dispose` terminates the worker.
  */
 export class LabWorker {
   readonly #supervisor: WorkerSupervisor<LabHostMessage, LabWorkerMessage>;

@@ -21,7 +21,7 @@ export interface OrtDecoderSessionOptions {
   readonly externalDataFolder?: string;
 }
 
-/** How this thread's sessions treat the model's weights and buffers (a lab worker's, set per sweep job). */
+/** How this thread's sessions treat the model's weights and buffers (a lab worker's, set per sweep job; a job process's, process-wide). */
 export interface SessionSharing {
   /**
    * No prepacking: the weights are read in place. The CPU EP memory-maps external data and uses the
@@ -52,7 +52,11 @@ let sharing: SessionSharing = ALONE;
 /**
  * The sessions this thread opens from now are a sweep's with `jobs` jobs (undefined: not a sweep's).
  * One setting per thread: a lab worker sets it for each job (workers/lab-worker.ts), before the
- * engine opens any session; the session cache and the reference key tell the settings apart.
+ * engine opens any session; the session cache and the reference key tell the settings apart. A
+ * sweep with several jobs runs each in a process of its own (app/node/lab/sweep-job-worker.ts), so
+ * there it is that process's setting. It stays a module setting rather than a session option: the
+ * session cache, the reference key and the recorded session facts (session-compute.ts) read it
+ * where no session is at hand.
  */
 export function setSweepJobs(jobs: number | undefined): void {
   sharing = jobs === undefined ? ALONE : { weightsInPlace: true, memoryArena: jobs <= 1 };

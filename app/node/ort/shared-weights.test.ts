@@ -2,37 +2,22 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DecoderSession } from '../../engine/decoder-session.js';
-import type { HostTensor } from '../../engine/host-tensor.js';
 import { decodeModel } from '../../onnx/onnx-model.js';
 import { writeModelWithExternalData } from '../onnx/write-external-data.js';
 import { ensureSyntheticModel } from '../synthetic/ensure-synthetic-model.js';
 import { testCacheDir } from '../synthetic/test-support/synthetic-session.js';
+import { DEFAULT_QUANTIZED_CACHE_SETTINGS } from '../../cache/cache-config.js';
+import { defaultWindowSettings, type EvalSettings } from '../../lab/eval-settings.js';
+import { LabWorker, liveLabWorkerPids } from '../lab/lab-worker-client.js';
+import { launchProcess } from '../worker/process-launch.js';
 import { createOrtDecoderSession, setSweepJobs } from './ort-decoder-session.js';
+import { prefillStep as step } from './test-support/prefill-step.js';
 
-/** This process's memory from /proc/self/smaps_rollup, in bytes (Linux). */
-function memory(): { pss: number; pssAnon: number; rss: number } {
-  const text = readFileSync('/proc/self/smaps_rollup', 'utf8');
+/** A process's memory (this one's by default) from /proc/PID/smaps_rollup, in bytes (Linux). */
+function memory(pid: number | 'self' = 'self'): { pss: number; pssAnon: number; rss: number; rssAnon: number } {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
   const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)![1]) * 1024;
-  return { pss: field('Pss'), pssAnon: field('Pss_Anon'), rss: field('Rss') };
-}
-
-/** One prefill step of a few tokens on an empty cache: every MatMul weight is read. */
-async function step(session: DecoderSession): Promise<void> {
-  const feeds: Record<string, HostTensor> = {};
-  const rows = 4;
-  for (const input of session.inputs) {
-    if (input.name.startsWith('past_key_values.')) {
-      feeds[input.name] = { type: 'float32', dims: [1, Number(input.shape[1]), 0, Number(input.shape[3])], data: new Float32Array(0) };
-    } else if (input.name === 'num_logits_to_keep') {
-      feeds[input.name] = { type: 'int64', dims: [], data: BigInt64Array.of(1n) };
-    } else {
-      const ids = input.name === 'input_ids' ? (i: number) => BigInt(3 + i) : input.name === 'position_ids' ? (i: number) => BigInt(i) : () => 1n;
-      feeds[input.name] = { type: 'int64', dims: [1, rows], data: BigInt64Array.from({ length: rows }, (_, i) => ids(i)) };
-    }
-  }
-  const outputs = await session.run(feeds);
-  session.release?.(Object.values(outputs));
+  return { pss: field('Pss'), pssAnon: field('Pss_Anon'), rss: field('Rss'), rssAnon: field('Anonymous') };
 }
 
 let dir: string;
@@ -95,4 +80,52 @@ describe.skipIf(process.platform !== 'linux')('sessions on external data (issue 
     const grown = await twoSessions();
     expect(grown.pssAnon).toBeGreaterThan(1.5 * dataBytes);
   });
+});
+
+/** A job as the weights engine takes it (test-support/weights-engine.ts): the graph as the model, the behaviour as the text's name. */
+function weightsJob(name: 'warm' | 'hold'): EvalSettings {
+  return {
+    model: graph, executionProvider: 'cpu', cacheMode: 'dynamic', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS,
+    text: { name, content: '' }, windows: { ...defaultWindowSettings(), maxWindows: 1 },
+  };
+}
+
+describe.skipIf(process.platform !== 'linux')('a sweep\'s job processes on external data (issue 23: the weights once per process, RSS included)', () => {
+  it('two job processes, each with a session open on the graph: each one\'s RSS holds the weights once, their PSS one copy between them', async () => {
+    const engineModule = new URL('./test-support/weights-engine.ts', import.meta.url).href;
+    const jobs = [0, 1].map(() => new LabWorker({ engineModule, launcher: launchProcess }));
+    try {
+      // onnxruntime loaded in each process (and a session opened and closed) before the baseline
+      await Promise.all(jobs.map((job) => job.reference(weightsJob('warm'), { sweepJobs: 2, intraOpNumThreads: 1 }).done));
+      const pids = liveLabWorkerPids();
+      expect(pids).toHaveLength(2);
+      expect(pids).not.toContain(process.pid);
+      const before = pids.map((pid) => memory(pid));
+      let holding = 0;
+      let bothHolding!: () => void;
+      const held = new Promise<void>((resolve) => (bothHolding = resolve));
+      const holds = jobs.map((job) => job.reference(weightsJob('hold'), { sweepJobs: 2, intraOpNumThreads: 1, onProgress: () => void (++holding === 2 && bothHolding()) }));
+      await held;
+      const after = pids.map((pid) => memory(pid));
+      for (const hold of holds) hold.cancel();
+      await Promise.all(holds.map((hold) => hold.done.catch(() => undefined)));
+
+      const grown = pids.map((_, i) => ({
+        rss: after[i]!.rss - before[i]!.rss, rssFile: (after[i]!.rss - after[i]!.rssAnon) - (before[i]!.rss - before[i]!.rssAnon),
+        pss: after[i]!.pss - before[i]!.pss, pssAnon: after[i]!.pssAnon - before[i]!.pssAnon,
+      }));
+      for (const each of grown) {
+        // one mapping per process: the weights' pages once in its RSS (the session read them), not once per session of the sweep
+        expect(each.rssFile).toBeGreaterThan(0.9 * dataBytes);
+        expect(each.rssFile).toBeLessThan(1.1 * dataBytes);
+        expect(each.rss).toBeLessThan(1.3 * dataBytes);
+        // read in place: no copy in the process's own memory
+        expect(each.pssAnon).toBeLessThan(0.25 * dataBytes);
+      }
+      // the same page-cache pages: the two processes' PSS adds up to one copy
+      expect(grown[0]!.pss + grown[1]!.pss).toBeLessThan(1.3 * dataBytes);
+    } finally {
+      await Promise.all(jobs.map((job) => job.dispose()));
+    }
+  }, 60_000);
 });

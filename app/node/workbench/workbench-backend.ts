@@ -33,6 +33,7 @@ import { summarizeRun } from '../../record/run-summary.js';
 import { workbenchEnvironment } from './workbench-environment.js';
 import { LabBackend } from '../lab/lab-backend.js';
 import type { LabWorkerOptions } from '../lab/lab-worker-client.js';
+import type { WorkerLauncher } from '../worker/worker-transport.js';
 import { listFolder } from './folder-listing.js';
 import { RunChecker } from './run-checker.js';
 import type { ProbeOutcome } from '../ort/execution-provider-probe.js';
@@ -51,6 +52,8 @@ export interface WorkbenchBackendOptions {
   readonly now?: () => Date;
   /** the lab worker's location (Electron's bundle) and test engines */
   readonly labWorkerOptions?: LabWorkerOptions;
+  /** how a Lab sweep with several jobs starts each job's process (default: Node's fork; Electron: its utilityProcess) */
+  readonly labJobLauncher?: WorkerLauncher;
   /** called after the recent list changed (Electron rebuilds its Open Recent menu) */
   readonly onRecentModelsChanged?: (models: readonly ModelSource[]) => void;
   /** tries an execution provider for real (default: a session in a child process, execution-provider-probe.ts) */
@@ -124,6 +127,7 @@ class NodeWorkbenchBackend implements WorkbenchBackend {
     this.lab = new LabBackend({
       dataDir: this.dataDir, kvscopeVersion: this.kvscopeVersion,
       ...(options.labWorkerOptions === undefined ? {} : { workerOptions: options.labWorkerOptions }),
+      ...(options.labJobLauncher === undefined ? {} : { jobLauncher: options.labJobLauncher }),
       ...(options.now === undefined ? {} : { now: options.now }),
       // a retrieval sweep's samples run as the run panel's runs do (a test's engine, else a worker of their own)
       startRun: options.startRun ?? ((settings, handlers) => startWorkerRun(settings, handlers, options.runOptions)),

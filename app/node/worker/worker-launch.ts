@@ -1,5 +1,6 @@
 import { isMainThread, Worker, type ResourceLimits } from 'node:worker_threads';
 import { disableOrtTelemetry } from './ort-telemetry.js';
+import type { WorkerEvents, WorkerTransport } from './worker-transport.js';
 
 /** The worker threads kvscope starts: workers/generation-worker.ts (runs) and workers/lab-worker.ts (evaluations). */
 export type WorkerEntry = 'generation-worker' | 'lab-worker';
@@ -16,9 +17,25 @@ export interface WorkerLaunchOptions {
   readonly workerEntry?: URL;
 }
 
-/** What both workers read from workerData (workers/generation-worker.ts, workers/lab-worker.ts). */
-interface WorkerData {
+/** What both workers read from workerData, or a process worker from its argument (workers/parent-channel.ts). */
+export interface WorkerData {
   readonly engineModule?: string;
+}
+
+/** The thread launcher (worker-transport.ts): the supervisor's default. */
+export function launchThread(entryName: WorkerEntry, options: WorkerLaunchOptions, events: WorkerEvents): WorkerTransport {
+  const worker = launchWorker(entryName, options);
+  worker.on('message', (raw: unknown) => events.message(raw));
+  worker.on('error', (error: Error) => events.error(error));
+  worker.on('messageerror', (error: Error) => events.messageError(error));
+  worker.once('exit', (code: number) => events.exit({ code, signal: null }));
+  return {
+    kind: 'thread',
+    pid: undefined,
+    postMessage: (message) => worker.postMessage(message),
+    // Its exit event follows; a terminate that fails leaves nothing more to do.
+    terminate: () => void worker.terminate().catch(() => undefined),
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
-import type { Worker } from 'node:worker_threads';
 import type { RequestId, RunErrorPayload } from '../../protocol/messages.js';
 import { CancelDeadline, DEFAULT_CANCEL_TIMEOUT_MS } from './cancel-deadline.js';
-import { launchWorker, type WorkerEntry, type WorkerLaunchOptions } from './worker-launch.js';
+import { workerExitError } from './worker-exit.js';
+import { launchThread, type WorkerEntry, type WorkerLaunchOptions } from './worker-launch.js';
+import type { WorkerLauncher, WorkerTransport } from './worker-transport.js';
 
 /**
  * What the supervisor needs to know of a worker's protocol (app/protocol/messages.ts for generation,
@@ -26,18 +27,21 @@ export interface SupervisedProtocol<Host, Reply extends { readonly type: string 
   observe?(message: Reply, deadline: CancelDeadline): void;
   /** what the cancel-timeout error says reached the caller before the worker was terminated */
   readonly delivered: string;
-  /** the fix an out-of-memory crash suggests */
+  /** the fix an out-of-memory crash (or a process killed by SIGKILL) suggests */
   readonly outOfMemoryFix: string;
 }
 
 export interface SupervisorOptions extends WorkerLaunchOptions {
   /**
    * the floor of how long a cancelled request may take to stop before its worker is terminated
-   * (cancel-deadline.ts, default 10 s); null: never (the CLI: terminating a worker whose session.run
-   * is in flight aborts the process natively, and a slow step, a long prefill on a big model, is no
-   * hang; SIGKILL remains the hard stop)
+   * (cancel-deadline.ts, default 10 s); null: never (the CLI's threads: terminating a thread whose
+   * session.run is in flight aborts the process natively, and a slow step, a long prefill on a big
+   * model, is no hang; SIGKILL remains the hard stop). A process worker may be killed at any time:
+   * app/node/lab/sweep-job-worker.ts gives a sweep's job processes the deadline even on the CLI.
    */
   readonly cancelTimeoutMs?: number | null;
+  /** how the worker starts: a thread of this process (default, worker-launch.ts) or a process of its own (process-launch.ts) */
+  readonly launcher?: WorkerLauncher;
 }
 
 /** One request the worker answers: every message for it goes to `receive`, its last included. */
@@ -55,25 +59,30 @@ interface Pending<Reply> {
   cancelTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
-/** Threads started and not yet exited, by entry, so tests can check that every worker went away. */
-const liveWorkers = new Map<WorkerEntry, Set<Worker>>([['generation-worker', new Set()], ['lab-worker', new Set()]]);
+/** Workers (threads and processes) started and not yet exited, by entry, so tests can check that every worker went away. */
+const liveWorkers = new Map<WorkerEntry, Set<WorkerTransport>>([['generation-worker', new Set()], ['lab-worker', new Set()]]);
 
 export function liveWorkerCount(entry: WorkerEntry): number {
   return liveWorkers.get(entry)!.size;
 }
 
+/** The process ids of the live process workers of `entry` (tests check that they are other processes, and gone after). */
+export function liveWorkerPids(entry: WorkerEntry): number[] {
+  return [...liveWorkers.get(entry)!].flatMap((worker) => (worker.pid === undefined ? [] : [worker.pid]));
+}
+
 /**
- * THE supervisor of a worker thread, for a generation run's own worker (worker-client.ts), the warm
+ * THE supervisor of a worker, thread or process (worker-transport.ts), for a generation run's own worker (worker-client.ts), the warm
  * generation worker (warm-worker.ts) and the lab's workers (app/node/lab/lab-worker-client.ts): it
- * starts the thread when a request needs one, checks every message against the protocol and routes
+ * starts the worker when a request needs one, checks every message against the protocol and routes
  * it to its request by id, and on a cancel gives the worker the shared deadline (cancel-deadline.ts:
  * the floor or four of its slowest steps) before it calls the worker stuck, fails the request with
- * `cancel-timeout` and terminates the thread. A crash, an exit, an unreadable message or a protocol
+ * `cancel-timeout` and terminates the worker. A crash, an exit, an unreadable message or a protocol
  * version from another build fail every request in flight with an error that says so; the next
- * request starts a fresh thread. `dispose` terminates the thread and waits for it to be gone.
+ * request starts a fresh worker. `dispose` terminates the worker and waits for it to be gone.
  */
 export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
-  #worker: Worker | null = null;
+  #worker: WorkerTransport | null = null;
   #exited: Promise<void> = Promise.resolve();
   readonly #pending = new Map<RequestId, Pending<Reply>>();
   #disposed = false;
@@ -90,18 +99,18 @@ export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
     return this.#pending.size;
   }
 
-  /** Whether a thread is up (started and not lost, replaced or disposed). */
+  /** Whether a worker is up (started and not lost, replaced or disposed). */
   get started(): boolean {
     return this.#worker !== null;
   }
 
-  /** Posts request `id` (starting the thread if none is up); the worker's messages for it go to `request`. */
+  /** Posts request `id` (starting the worker if none is up); the worker's messages for it go to `request`. */
   request(id: RequestId, message: Host, request: SupervisedRequest<Reply>): void {
     if (this.#disposed) {
       request.fail({ code: 'internal', message: `The ${this.protocol.name} was disposed.` });
       return;
     }
-    let worker: Worker;
+    let worker: WorkerTransport;
     try {
       worker = this.#ensureWorker();
     } catch (error) {
@@ -114,7 +123,7 @@ export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
 
   /**
    * Asks the worker to stop request `id` at its next step; if it has not said its last word on it
-   * within the deadline, the request fails with `cancel-timeout` and the thread is terminated.
+   * within the deadline, the request fails with `cancel-timeout` and the worker is terminated.
    */
   cancel(id: RequestId): void {
     const pending = this.#pending.get(id);
@@ -125,7 +134,7 @@ export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
 
   /**
    * The caller gives up on request `id` (a run disposed before it ended, which has failed already):
-   * it is cancelled, and the thread is replaced if it is still on it after the deadline. Its request
+   * it is cancelled, and the worker is replaced if it is still on it after the deadline. Its request
    * still hears the worker's last word (or the failure), which is when the worker is free again.
    */
   abandon(id: RequestId): void {
@@ -136,18 +145,17 @@ export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
     (pending.cancelTimer as { unref?: () => void } | undefined)?.unref?.();
   }
 
-  /** Terminates the thread; whatever it was answering fails with `error`. The next request starts a fresh one. */
+  /** Terminates the worker; whatever it was answering fails with `error`. The next request starts a fresh one. */
   replace(error: RunErrorPayload): void {
     const worker = this.#worker;
     if (worker === null) return;
     this.#worker = null;
     this.#failAll(error);
-    worker.removeAllListeners('message');
-    // Its exit event follows; a terminate that fails leaves nothing more to do.
-    worker.terminate().catch(() => undefined);
+    // Its exit event follows (and is not a loss: it is no longer this supervisor's worker).
+    worker.terminate();
   }
 
-  /** Replaces the thread for good (requests in flight fail with `error`) and resolves once it has exited. */
+  /** Replaces the worker for good (requests in flight fail with `error`) and resolves once it has exited. */
   async dispose(error: RunErrorPayload = { code: 'cancelled', message: `The ${this.protocol.name} was disposed before it answered.` }): Promise<void> {
     this.#disposed = true;
     const exited = this.#exited;
@@ -155,28 +163,29 @@ export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
     await exited;
   }
 
-  #ensureWorker(): Worker {
+  #ensureWorker(): WorkerTransport {
     if (this.#worker !== null) return this.#worker;
-    const worker = launchWorker(this.protocol.entry, this.options);
     const live = liveWorkers.get(this.protocol.entry)!;
+    const name = this.protocol.name;
+    let exited!: () => void;
+    // The transport reports asynchronously (worker-transport.ts), so `worker` is assigned before any event.
+    const worker: WorkerTransport = (this.options.launcher ?? launchThread)(this.protocol.entry, this.options, {
+      message: (raw) => this.#receive(worker, raw),
+      error: (error) => this.#lost(worker, this.#crashPayload(error)),
+      messageError: (error) => this.#lost(worker, { code: 'protocol', message: `A message from the ${name} could not be deserialized: ${error.message}` }),
+      exit: (exit) => {
+        live.delete(worker);
+        exited();
+        this.#lost(worker, workerExitError(exit, worker, this.protocol));
+      },
+    });
     live.add(worker);
     this.#worker = worker;
-    this.#exited = new Promise<void>((resolve) => worker.once('exit', () => {
-      live.delete(worker);
-      resolve();
-    }));
-    const name = this.protocol.name;
-    worker.on('message', (raw: unknown) => this.#receive(worker, raw));
-    worker.on('error', (error: Error) => this.#lost(worker, this.#crashPayload(error)));
-    worker.on('messageerror', (error: Error) => this.#lost(worker, { code: 'protocol', message: `A message from the ${name} could not be deserialized: ${error.message}` }));
-    worker.once('exit', (exitCode: number) => this.#lost(worker, {
-      code: 'worker-crashed',
-      message: `The ${name} exited with code ${exitCode} before ${this.protocol.work} finished (process.exit in native code, or the thread was terminated).`,
-    }));
+    this.#exited = new Promise<void>((resolve) => (exited = resolve));
     return worker;
   }
 
-  #receive(worker: Worker, raw: unknown): void {
+  #receive(worker: WorkerTransport, raw: unknown): void {
     if (this.#worker !== worker) return;
     let message: Reply;
     try {
@@ -212,7 +221,7 @@ export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
     pending.request.receive(message);
   }
 
-  #checkVersion(worker: Worker, message: Reply): void {
+  #checkVersion(worker: WorkerTransport, message: Reply): void {
     const version = (message as { readonly protocolVersion?: unknown }).protocolVersion;
     if (version === this.protocol.version) return;
     this.#lost(worker, {
@@ -236,7 +245,7 @@ export class WorkerSupervisor<Host, Reply extends { readonly type: string }> {
   }
 
   /** The worker died: whatever it was answering fails, and the next request starts a fresh one. */
-  #lost(worker: Worker, error: RunErrorPayload): void {
+  #lost(worker: WorkerTransport, error: RunErrorPayload): void {
     if (this.#worker !== worker) return;
     this.replace(error);
     this.onLost(error);
