@@ -193,8 +193,9 @@ format's bits per value as the runtime counts them; results.csv names each point
   --out DIR        one folder per point (settings.json + eval.json, or failure.json for a refused or
                    failed point with its reason), results.csv and results.json derived from them
   --jobs N         points side by side in N worker threads (each keeps its session warm), with the
-                   cores split between them (default 1); the jobs share weights kept in external
-                   data (memory-mapped once), weights inside the .onnx are held once per job
+                   cores split between them (default 1); the jobs share one copy of the weights,
+                   memory-mapped: external data, and weights inside the .onnx (read in place through
+                   a cached derived graph; a legacy prefill/decode pair's prefill graph: once per job)
   --shard i/N      only every N-th point, from the i-th: one shard per machine or array task
   merge DIR...     joins shard folders into --out (default the first DIR), identical to one unsharded run
 

@@ -128,6 +128,18 @@ export async function ensureLogitsRowsModel(sourcePath: string, cacheDir = defau
   return (await ensureDerived(sourcePath, { spec: null, logitsRows: logitsName, headLogits: null }, cacheDir)).entry;
 }
 
+/**
+ * The source graph itself, its weights stored inside the `.onnx` read in place (issue 23): every
+ * initializer of IN_PLACE_MIN_BYTES or more becomes external data pointing at its bytes inside the
+ * source file, so onnxruntime memory-maps them (one set of page-cache pages for every session and
+ * process) where a session of the source graph parses them into memory of its own, once per session.
+ * The same graph otherwise, node for node: the same logits bit for bit at the same prepacking
+ * setting (in-place-graph.ort.test.ts). Cached as the other derived graphs are.
+ */
+export async function ensureInPlaceModel(sourcePath: string, cacheDir = defaultInGraphCacheDir()): Promise<DerivedGraph> {
+  return (await ensureDerived(sourcePath, { spec: null, logitsRows: null, headLogits: null }, cacheDir)).entry;
+}
+
 async function ensureDerived(sourcePath: string, derivation: Derivation, cacheDir: string): Promise<{ readonly entry: DerivedGraph; readonly manifest: Manifest }> {
   const sourceSha256 = await sha256File(sourcePath);
   const { spec, logitsRows, headLogits } = derivation;

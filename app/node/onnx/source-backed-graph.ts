@@ -3,6 +3,7 @@ import { StringStringEntryProtoSchema, TensorProto_DataLocation } from 'onnx-buf
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { basename, isAbsolute, normalize, sep } from 'node:path';
+import { IN_PLACE_MIN_BYTES } from '../../model-layout/embedded-weights.js';
 import type { ModelProto } from '../../onnx/onnx-model.js';
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
 
@@ -15,8 +16,6 @@ import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
  * folder). The derived graph is kilobytes, so a cache entry verifies it whole by sha256 before use.
  */
 
-/** Initializers at least this large are read from the source in place, as onnx.save_model's size_threshold. */
-const IN_PLACE_MIN_BYTES = 1024;
 
 export interface SourceRange {
   readonly offset: number;
