@@ -34,17 +34,14 @@ afterAll(async () => {
 
 /** The derived graphs in the cache that are the source graph itself, its weights read in place. */
 function inPlaceEntries(): string[] {
-  const dir = join(cacheRoot, 'in-graph');
+  const dir = join(cacheRoot, 'derived-graphs');
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirSync(dir).filter((name) => !name.startsWith('.'));
   } catch {
     return [];
   }
-  return names.filter((name) => {
-    const manifest = JSON.parse(readFileSync(join(dir, name, 'in-graph.json'), 'utf8')) as { spec: unknown; headInput: unknown; logitsRows?: boolean };
-    return manifest.spec === null && manifest.headInput === null && manifest.logitsRows !== true;
-  });
+  return names.filter((name) => (JSON.parse(readFileSync(join(dir, name, 'derived-graph.json'), 'utf8')) as { kind: string }).kind === 'in-place');
 }
 
 // float32 logits kept (no compact reference graph) and every row computed (no logits-rows cut): the folder's graph is what runs
@@ -67,7 +64,7 @@ describe.skipIf(!hasShared())('eval on a graph whose weights are inside its .onn
     const inPlaceStore = tempReferenceStore();
     setSweepJobs(sweepJobs);
     try {
-      rmSync(join(cacheRoot, 'in-graph'), { recursive: true, force: true });
+      rmSync(join(cacheRoot, 'derived-graphs'), { recursive: true, force: true });
       const copied = await runEval(settings, { ...PLAIN, weightsCopied: true, referenceStore: copiedStore.store });
       expect(inPlaceEntries()).toEqual([]);
       const inPlace = await runEval(settings, { ...PLAIN, referenceStore: inPlaceStore.store });
