@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, type Dirent } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, type Dirent } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { decodeModel, encodeModel, type ModelProto } from '../../onnx/onnx-model.js';
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
@@ -9,7 +9,7 @@ import { kvscopeCacheRoot } from '../lab/lab-cache-dir.js';
 import { sha256File, sha256Text } from '../model/file-digest.js';
 import { publishFolder } from '../synthetic/publish-folder.js';
 import { dataFileIdentity, sameIdentity, type DataFileIdentity } from './data-file-identity.js';
-import { checkGraphFile, embeddedInitializers, externalLocations, pointAtSource } from './source-backed-graph.js';
+import { checkGraphFile, embeddedInitializers, externalLocations, pointAtSource, relocateExternalData } from './source-backed-graph.js';
 
 /*
  * The one cache of graphs derived from a user's graph (issue 23): the in-graph dequantization rewrite,
@@ -112,19 +112,56 @@ export async function ensureDerivedGraph<Detail>(
 ): Promise<DerivedEntry<Detail> | { readonly reason: string }> {
   const absolute = resolve(sourcePath);
   const sourceSha256 = await sha256File(absolute);
-  const key = sha256Text(JSON.stringify({ cacheFormat: CACHE_FORMAT, kind: derivation.kind, params: derivation.params, sourceSha256 }));
+  // the name the graph reads the source's own bytes by is in the graph, so in the key: the same bytes under another name are another entry
+  const layout = weightsLayout(absolute);
+  const key = sha256Text(JSON.stringify({ cacheFormat: CACHE_FORMAT, kind: derivation.kind, params: derivation.params, sourceSha256, sourceFile: layout.sourceFile }));
   const folder = join(cacheDir, key.slice(0, 32));
   const existing = pending.get(folder);
   if (existing !== undefined) return existing as Promise<DerivedEntry<Detail> | { readonly reason: string }>;
-  const result = checkOrBuild(absolute, sourceSha256, derivation, key, folder, cacheDir).finally(() => pending.delete(folder));
+  const result = checkOrBuild(absolute, layout, sourceSha256, derivation, key, folder, cacheDir).finally(() => pending.delete(folder));
   pending.set(folder, result);
   return result;
 }
 
-async function checkOrBuild<Detail>(
-  sourcePath: string, sourceSha256: string, derivation: Derivation<Detail>, key: string, folder: string, cacheDir: string,
-): Promise<DerivedEntry<Detail> | { readonly reason: string }> {
+/**
+ * Where a derived graph reads the source's weights: the source graph's folder, or, where the source
+ * `.onnx` is a symbolic link (the Hugging Face hub cache: `snapshots/<rev>/onnx/model.onnx` links to
+ * `blobs/<sha256>`, as does each data file), the folder the links lead to, with each file named as it
+ * is there. onnxruntime resolves an external data path and refuses one whose real path leaves the
+ * folder it reads from ("External data path escapes model directory"), so the links' own folder
+ * cannot serve.
+ */
+interface WeightsLayout {
+  /** the folder onnxruntime reads the weights from (`session.model_external_initializers_file_folder_path`) */
+  readonly folder: string;
+  /** the source `.onnx`'s name there */
+  readonly sourceFile: string;
+  /** a source data file's `location` as it is named there */
+  readonly relocate: (location: string) => string;
+}
+
+function weightsLayout(sourcePath: string): WeightsLayout {
   const sourceDir = dirname(sourcePath);
+  if (!lstatSync(sourcePath).isSymbolicLink()) return { folder: sourceDir, sourceFile: basename(sourcePath), relocate: (location) => location };
+  const real = realpathSync(sourcePath);
+  const folder = dirname(real);
+  return {
+    folder, sourceFile: basename(real),
+    relocate(location) {
+      const target = relative(folder, realpathSync(join(sourceDir, location)));
+      if (isAbsolute(target) || target.split(sep).includes('..')) {
+        throw new GraphRewriteError(`${location} beside ${basename(sourcePath)} links out of the folder its graph links into (${folder}), where onnxruntime would read it.`,
+          'Copy the model folder\'s files (not links) into a folder of their own and use that folder.');
+      }
+      return target;
+    },
+  };
+}
+
+async function checkOrBuild<Detail>(
+  sourcePath: string, layout: WeightsLayout, sourceSha256: string, derivation: Derivation<Detail>, key: string, folder: string, cacheDir: string,
+): Promise<DerivedEntry<Detail> | { readonly reason: string }> {
+  const sourceDir = layout.folder;
   const entry = (manifest: Manifest<Detail>, builtMs: number | null, rebuiltBecause: string | null): DerivedEntry<Detail> =>
     ({ path: join(folder, MODEL_FILE), externalDataFolder: sourceDir, key, builtMs, rebuiltBecause, detail: manifest.detail });
   const cached = await verifyEntry(folder, key, derivation, sourceDir);
@@ -143,11 +180,12 @@ async function checkOrBuild<Detail>(
   if (rebuiltBecause !== null) reportCacheRebuild(`${rebuiltBecause}; discarded and rebuilt.`);
   let built: Manifest<Detail> | null = null;
   await publishFolder(folder, async (temp) => {
-    pointAtSource(derived.model, inPlace, basename(sourcePath));
+    relocateExternalData(derived.model, layout.relocate);
+    pointAtSource(derived.model, inPlace, layout.sourceFile);
     const bytes = encodeModel(derived.model);
     await writeFile(join(temp, MODEL_FILE), bytes);
     const externalData: DataFileIdentity[] = [];
-    for (const location of externalLocations(derived.model, basename(sourcePath))) externalData.push(await dataFileIdentity(sourceDir, location));
+    for (const location of externalLocations(derived.model, layout.sourceFile)) externalData.push(await dataFileIdentity(sourceDir, location));
     built = {
       format: 'kvscope-derived-graph', cacheFormat: CACHE_FORMAT, key, kind: derivation.kind, source: { path: sourcePath, sha256: sourceSha256 },
       params: derivation.params, detail: derived.detail, model: { bytes: bytes.byteLength, sha256: sha256Text(bytes) }, externalData,

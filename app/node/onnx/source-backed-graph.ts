@@ -50,6 +50,13 @@ export function pointAtSource(model: ModelProto, ranges: ReadonlyMap<string, Sou
   }
 }
 
+/** Points every external data `location` of the graph that `relocate` maps elsewhere at its new name (the source's data files where they really are). */
+export function relocateExternalData(model: ModelProto, relocate: (location: string) => string): void {
+  for (const tensor of model.graph?.initializer ?? []) {
+    for (const entry of tensor.externalData) if (entry.key === 'location') entry.value = relocate(entry.value);
+  }
+}
+
 /** The graph's external data files other than the source graph itself (whose bytes the key already hashes). */
 export function externalLocations(model: ModelProto, sourceFile: string): string[] {
   const locations = new Set<string>();
