@@ -160,13 +160,13 @@ export interface SweepModelWeights {
 }
 
 /** What N jobs hold of the model's weights, as one stderr line. */
-async function jobsMemoryLine(jobs: number, model: string, runtime: SweepRuntime): Promise<string> {
+export async function jobsMemoryLine(jobs: number, model: string, runtime: SweepRuntime): Promise<string> {
   let weights: SweepModelWeights;
   try {
     weights = await runtime.modelWeights(model);
   } catch {
     // An unreadable model fails each point with its reason (sweep-run.ts); this line is no place for it.
-    return `kvscope sweep: ${jobs} jobs: the model's weights are memory-mapped and shared between them.\n`;
+    return `kvscope sweep: ${jobs} jobs: a single graph's weights (in external data or inside its .onnx) are memory-mapped and shared between them.\n`;
   }
   const { externalBytes, embeddedBytes, perJobBytes } = weights;
   const where = [
