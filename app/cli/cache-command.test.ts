@@ -28,7 +28,7 @@ describe('parseAge', () => {
 });
 
 describe('runCacheCommand in memory', () => {
-  function harness(): { io: CliIo; out: () => string; removed: string[]; run: (args: string[], options?: Record<string, string | boolean>) => ExitCode } {
+  function harness(extra: CacheFolder[] = []): { io: CliIo; out: () => string; removed: string[]; run: (args: string[], options?: Record<string, string | boolean>) => ExitCode } {
     let out = '';
     const removed: string[] = [];
     const io = { stdout: (text: string) => void (out += text), stderr: () => undefined } as unknown as CliIo;
@@ -36,8 +36,9 @@ describe('runCacheCommand in memory', () => {
       { name: 'eval-references', path: '/c/eval-references', managed: true, entries: [entry('k-old', 1024, 50), entry('k-new', 2048, 0)] },
       { name: 'in-graph', path: '/c/in-graph', managed: false, entries: [{ name: 'g1', what: 'in-graph rewrite', bytes: 4096, linkedBytes: 1 << 20, lastUsedMs: NOW }] },
       { name: 'models', path: '/c/models', managed: false, entries: [] },
+      ...extra,
     ];
-    const runtime = { root: '/c', maxBytes: 20 * 1024 ** 3, list: () => folders, remove: (name: string) => void removed.push(name), now: () => NOW };
+    const runtime = { root: '/c', maxBytes: 20 * 1024 ** 3, list: () => folders, remove: (folder: string, name: string) => void removed.push(folder === 'eval-references' ? name : `${folder}/${name}`), now: () => NOW };
     return { io, out: () => out, removed, run: (args, options = {}) => runCacheCommand(args, options, io, runtime) };
   }
 
@@ -59,5 +60,34 @@ describe('runCacheCommand in memory', () => {
     h.run(['prune'], { 'older-than': '30d', json: true });
     expect(h.removed).toEqual(['k-old']);
     expect(JSON.parse(h.out().split('\n').at(-2)!)).toEqual({ ok: true, dryRun: false, removed: ['k-old'], freedBytes: 1024, remainingBytes: 2048 });
+  });
+
+  const derived: CacheFolder = {
+    name: 'derived-graphs', path: '/c/derived-graphs', managed: true, maxBytes: 1024 ** 3,
+    entries: [entry('d-old', 512, 45), entry('d-new', 256, 2)].map((e) => ({ ...e, what: `in-graph dequantization rewrite of /m/model.onnx` })),
+  };
+  const stale: CacheFolder = {
+    name: 'reference-graphs', path: '/c/reference-graphs', managed: true, stale: true,
+    entries: [{ name: 'reference-graphs', what: 'compact-reference graphs of an older kvscope (2 entries), no longer read', bytes: 300, linkedBytes: 0, lastUsedMs: NOW }],
+  };
+
+  it('list shows the derived graphs with their own cap, and an older kvscope\'s folder as stale', () => {
+    const h = harness([derived, stale]);
+    h.run(['list']);
+    expect(h.out()).toContain('derived-graphs/  2 entries, 768 B  [capped at 1.00 GiB, least recently used removed first; kvscope cache prune]');
+    expect(h.out()).toContain('reference-graphs/  1 entry, 300 B  [from an older kvscope, no longer read: kvscope cache prune removes it]');
+  });
+
+  it('prune weighs eval references and derived graphs as one pool, and removes an older kvscope\'s folder whole', () => {
+    const h = harness([derived, stale]);
+    h.run(['prune'], { 'older-than': '30d' });
+    expect(h.removed).toEqual(['reference-graphs/reference-graphs', 'k-old', 'derived-graphs/d-old']);
+    expect(h.out()).toContain('kvscope cache: removed 1 eval reference (1.00 KiB); 2.00 KiB left in /c/eval-references');
+    expect(h.out()).toContain('kvscope cache: removed 1 derived graph (512 B); 256 B left in /c/derived-graphs');
+    expect(h.out()).toContain('kvscope cache: removed 1 entry of reference-graphs/ (from an older kvscope, no longer read) (300 B); 0 B left in /c/reference-graphs');
+    const sized = harness([derived]);
+    // 3.75 KiB in the pool: the least recently used (k-old, then d-old) go until 2.25 KiB is left
+    sized.run(['prune'], { 'max-size': '2304', json: true });
+    expect(JSON.parse(sized.out())).toEqual({ ok: true, dryRun: false, removed: ['k-old', 'derived-graphs/d-old'], freedBytes: 1536, remainingBytes: 2304 });
   });
 });

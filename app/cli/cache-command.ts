@@ -18,11 +18,15 @@ export interface CacheEntry {
 }
 
 export interface CacheFolder {
-  /** `eval-references`, `in-graph`, `models` */
+  /** `eval-references`, `derived-graphs`, `models`; an older kvscope's `in-graph`, `reference-graphs` */
   readonly name: string;
   readonly path: string;
-  /** true for the eval references: `prune` and the size cap remove from it; the others are listed only */
+  /** true for the eval references and the derived graphs: `prune` and the size cap remove from them; the others are listed only */
   readonly managed: boolean;
+  /** the folder's own cap, where it is not the eval references' (runtime.maxBytes) */
+  readonly maxBytes?: number;
+  /** a folder an older kvscope wrote and this one no longer reads: listed, and removed whole by any prune */
+  readonly stale?: boolean;
   readonly entries: readonly CacheEntry[];
 }
 
@@ -33,17 +37,18 @@ export interface CacheCommandRuntime {
   /** the eval references' size cap (KVSCOPE_CACHE_MAX_BYTES, default 20 GiB) */
   readonly maxBytes: number;
   list(): readonly CacheFolder[];
-  /** removes one entry of the managed folder */
-  remove(name: string): void;
+  /** removes one entry of a managed folder */
+  remove(folder: string, name: string): void;
   now(): number;
 }
 
 /**
- * `kvscope cache list`: every entry of kvscope's cache folders (eval references; in-graph rewrites and
- * synthetic models, listed only), with size and last use.
- * `kvscope cache prune --older-than 30d | --max-size 10G [--dry-run]`: removes eval references not used
- * for that long, and/or the least recently used ones until the folder is within that size. An entry
- * removed is computed again by the next evaluation that needs it; nothing else is lost.
+ * `kvscope cache list`: every entry of kvscope's cache folders (eval references, derived graphs; the
+ * synthetic models, listed only; an older kvscope's folders, marked stale), with size and last use.
+ * `kvscope cache prune --older-than 30d | --max-size 10G [--dry-run]`: removes eval references and
+ * derived graphs not used for that long, and/or the least recently used ones until together they are
+ * within that size, and an older kvscope's folders whole. An entry removed is computed again by the
+ * next evaluation or run that needs it; nothing else is lost.
  */
 export function runCacheCommand(positionals: readonly string[], options: RawOptions, io: CliIo, runtime: CacheCommandRuntime): ExitCode {
   const [action, ...extra] = positionals;
@@ -64,22 +69,42 @@ export function runCacheCommand(positionals: readonly string[], options: RawOpti
   if (ageMs === null && olderThan !== undefined) throw new UsageError(`--older-than ${JSON.stringify(olderThan.slice(0, 40))} is not an age: use a number with d, h, m or s (e.g. 30d).`);
   const sizeBytes = maxSize === undefined ? null : parseByteSize(maxSize);
   if (sizeBytes === null && maxSize !== undefined) throw new UsageError(`--max-size ${JSON.stringify(maxSize.slice(0, 40))} is not a size: use bytes or a number with K, M, G or T (e.g. 10G).`);
-  const managed = runtime.list().find((folder) => folder.managed);
-  const chosen = pruneChoice(managed?.entries ?? [], runtime.now(), ageMs, sizeBytes);
+  const managed = runtime.list().filter((folder) => folder.managed);
+  // One pool: --older-than and --max-size weigh every managed entry alike; an older kvscope's folders go whole.
+  const live = managed.filter((folder) => folder.stale !== true);
+  const stale = managed.filter((folder) => folder.stale === true).flatMap((folder) => folder.entries.map((entry) => ({ folder, entry })));
+  const owner = new Map(live.flatMap((folder) => folder.entries.map((entry) => [entry, folder] as const)));
+  const chosen = [...stale, ...pruneChoice([...owner.keys()], runtime.now(), ageMs, sizeBytes).map((entry) => ({ folder: owner.get(entry)!, entry }))];
   const dryRun = options['dry-run'] === true;
-  if (!dryRun) for (const entry of chosen) runtime.remove(entry.name);
-  const freed = chosen.reduce((sum, entry) => sum + entry.bytes, 0);
-  const left = (managed?.entries ?? []).reduce((sum, entry) => sum + entry.bytes, 0) - freed;
+  if (!dryRun) for (const { folder, entry } of chosen) runtime.remove(folder.name, entry.name);
+  const sum = (entries: readonly CacheEntry[]): number => entries.reduce((total, entry) => total + entry.bytes, 0);
+  const freed = sum(chosen.map(({ entry }) => entry));
+  const left = sum(live.flatMap((folder) => folder.entries)) - sum(chosen.filter(({ folder }) => folder.stale !== true).map(({ entry }) => entry));
   if (json) {
-    io.stdout(`${stringifyJson({ ok: true, dryRun, removed: chosen.map((entry) => entry.name), freedBytes: freed, remainingBytes: left })}\n`);
+    // an eval reference by its key (as before), any other entry as folder/name
+    const removed = chosen.map(({ folder, entry }) => (folder.name === 'eval-references' ? entry.name : `${folder.name}/${entry.name}`));
+    io.stdout(`${stringifyJson({ ok: true, dryRun, removed, freedBytes: freed, remainingBytes: left })}\n`);
   } else {
     const verb = dryRun ? 'would remove' : 'removed';
-    const lines = chosen.map((entry) => `  ${verb} ${entry.name.slice(0, 16)}  ${formatBytes(entry.bytes).padStart(10)}  ${entry.what}`);
-    io.stdout(`${lines.join('\n')}${lines.length > 0 ? '\n' : ''}kvscope cache: ${verb} ${chosen.length} eval reference${chosen.length === 1 ? '' : 's'} (${formatBytes(freed)}); ` +
-      `${formatBytes(left)} left in ${managed?.path ?? runtime.root}\n`);
+    const lines = chosen.map(({ entry }) => `  ${verb} ${entry.name.slice(0, 16)}  ${formatBytes(entry.bytes).padStart(10)}  ${entry.what}`);
+    for (const folder of managed) {
+      const mine = chosen.filter((choice) => choice.folder === folder).map(({ entry }) => entry);
+      // the eval references' line always (as before the derived graphs were managed), the others' where they hold something
+      if (folder.name !== 'eval-references' && folder.entries.length === 0) continue;
+      const noun = FOLDER_NOUN[folder.name] ?? [`entry of ${folder.name}/`, `entries of ${folder.name}/`];
+      const what = `${mine.length} ${mine.length === 1 ? noun[0] : noun[1]}${folder.stale === true ? ' (from an older kvscope, no longer read)' : ''}`;
+      lines.push(`kvscope cache: ${verb} ${what} (${formatBytes(sum(mine))}); ${formatBytes(folder.stale === true ? 0 : sum(folder.entries) - sum(mine))} left in ${folder.path}`);
+    }
+    io.stdout(`${lines.join('\n')}\n`);
   }
   return ExitCode.ok;
 }
+
+/** How prune counts a folder's entries, singular and plural. */
+const FOLDER_NOUN: Readonly<Record<string, readonly [string, string]>> = {
+  'eval-references': ['eval reference', 'eval references'],
+  'derived-graphs': ['derived graph', 'derived graphs'],
+};
 
 /** The entries prune removes: those unused for `ageMs`, then the least recently used until the rest fits in `sizeBytes`. */
 export function pruneChoice(entries: readonly CacheEntry[], nowMs: number, ageMs: number | null, sizeBytes: number | null): CacheEntry[] {
@@ -110,9 +135,11 @@ function formatListing(runtime: CacheCommandRuntime, folders: readonly CacheFold
   for (const folder of folders) {
     const total = folder.entries.reduce((sum, entry) => sum + entry.bytes, 0);
     const linked = folder.entries.reduce((sum, entry) => sum + entry.linkedBytes, 0);
-    const note = folder.managed
-      ? `capped at ${formatBytes(runtime.maxBytes)} (KVSCOPE_CACHE_MAX_BYTES), least recently used removed first; kvscope cache prune`
-      : 'listed only: rebuilt on demand; remove a folder by hand to reclaim it';
+    const note = folder.stale === true
+      ? 'from an older kvscope, no longer read: kvscope cache prune removes it'
+      : folder.managed
+        ? `capped at ${formatBytes(folder.maxBytes ?? runtime.maxBytes)}${folder.maxBytes === undefined ? ' (KVSCOPE_CACHE_MAX_BYTES)' : ''}, least recently used removed first; kvscope cache prune`
+        : 'listed only: rebuilt on demand; remove a folder by hand to reclaim it';
     lines.push('', `${folder.name}/  ${folder.entries.length} entr${folder.entries.length === 1 ? 'y' : 'ies'}, ${formatBytes(total)}` +
       `${linked > 0 ? ` (+ ${formatBytes(linked)} hard-linked to the models' own files)` : ''}  [${note}]`);
     for (const entry of [...folder.entries].sort((a, b) => b.lastUsedMs - a.lastUsedMs)) {

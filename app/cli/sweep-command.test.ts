@@ -3,7 +3,7 @@ import { openSweepFolder, writePoint, type SweepManifest } from '../lab/sweep-fo
 import type { SweepPoint } from '../lab/sweep-points.js';
 import type { SweepSpec } from '../lab/sweep-spec.js';
 import { ExitCode } from './io.js';
-import { runSweepCommand, type SweepRuntime } from './sweep-command.js';
+import { jobsMemoryLine, runSweepCommand, type SweepRuntime } from './sweep-command.js';
 import type { SweepIo } from './sweep-io.js';
 import { memorySweepIo as memoryIo } from './test-support/memory-sweep-io.js';
 
@@ -51,5 +51,29 @@ describe('kvscope sweep merge', () => {
     openSweepFolder(io, 'shards/1', manifest);
     await runSweepCommand(['merge', 'shards/1'], { out: 'merged' }, io, {} as SweepRuntime);
     expect(io.err).toBe('kvscope sweep merge: 0 of 4 points in merged (0 copied); 4 missing: run their shards\n');
+  });
+});
+
+describe('what --jobs N holds of the weights, said before the points (issue 23)', () => {
+  const runtime = (weights: { externalBytes: number; embeddedBytes: number; perJobBytes: number } | Error) =>
+    ({ modelWeights: async () => { if (weights instanceof Error) throw weights; return weights; } }) as unknown as SweepRuntime;
+  const MiB = 1024 * 1024;
+
+  it('weights in external data and inside the .onnx: one copy for every job, each named', async () => {
+    expect(await jobsMemoryLine(2, 'm', runtime({ externalBytes: 0, embeddedBytes: 90 * MiB, perJobBytes: 0 }))).toBe(
+      'kvscope sweep: the 2 jobs, a process each, share one copy of the model\'s weights (90.0 MiB inside the .onnx file, read in place, memory-mapped); ' +
+      'each job adds its own working memory. Each job\'s RSS counts the shared weights once; the jobs\' PSS (smaps_rollup) adds up to one copy.\n');
+    expect(await jobsMemoryLine(3, 'm', runtime({ externalBytes: 2 * 1024 * MiB, embeddedBytes: MiB, perJobBytes: 0 }))).toContain(
+      'the 3 jobs, a process each, share one copy of the model\'s weights (2.00 GiB of external data and 1.00 MiB inside the .onnx file, read in place, memory-mapped)');
+  });
+
+  it('a legacy pair\'s prefill graph, which runs as it is: its weights once per job, said so', async () => {
+    const line = await jobsMemoryLine(2, 'm', runtime({ externalBytes: 0, embeddedBytes: 40 * MiB, perJobBytes: 40 * MiB }));
+    expect(line).toMatch(/share one copy .*\(40\.0 MiB inside the \.onnx file, read in place, memory-mapped\)/);
+    expect(line).toContain('The prefill graph\'s 40.0 MiB of weights inside its .onnx are held once per job (a legacy pair\'s prefill graph runs as it is); --jobs 1 holds them once.\n');
+  });
+
+  it('an unreadable model: a line without figures (each point fails with its reason)', async () => {
+    expect(await jobsMemoryLine(2, 'm', runtime(new Error('no such folder')))).toBe('kvscope sweep: 2 jobs: a single graph\'s weights (in external data or inside its .onnx) are memory-mapped and shared between them.\n');
   });
 });

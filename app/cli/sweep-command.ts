@@ -25,8 +25,8 @@ export interface SweepRuntime {
   startWorker(jobs: number): SweepWorker;
   /** the model's decoder layer count (for the `layers` preset) */
   modelLayerCount(model: string): Promise<number>;
-  /** bytes of the model's weights kept in external data files (0: all inside the .onnx), for what --jobs N costs */
-  modelExternalDataBytes(model: string): Promise<number>;
+  /** where the model's weights are, for what --jobs N costs */
+  modelWeights(model: string): Promise<SweepModelWeights>;
   sha256(text: string): string;
   randomSuffix(): string;
   readonly stderrIsTty: boolean;
@@ -73,7 +73,8 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   // Said before the work, as memory matters most on a large model (issue 23): a job is a worker thread
   // with a session of its own (onnxruntime-node's sessions cannot cross threads). External data is
   // memory-mapped and read in place by a sweep's sessions (ort-decoder-session.ts SessionSharing), so
-  // the jobs share one copy of it; weights inside the .onnx are parsed into each session's own memory.
+  // the jobs share one copy of it; weights inside the .onnx are read in place too, through a derived
+  // graph whose external data points into the .onnx (run-eval.ts plainEvalGraph).
   if (jobs > 1) io.stderr(await jobsMemoryLine(jobs, spec.model, runtime));
   io.stderr(`kvscope sweep: ${points.length} points${shard === null ? '' : `, shard ${shard.index}/${shard.count}: ${mine.length}`}; ${mine.length - todo.length} complete, ${todo.length} to run` +
     `${todo.length > 0 ? (jobs > 1 ? ` (${jobs} jobs × at most ${threads} thread${threads > 1 ? 's' : ''} each)` : ' (1 job)') : ''}\n`);
@@ -146,23 +147,38 @@ export async function runSweepCommand(positionals: readonly string[], options: R
   return ExitCode.ok;
 }
 
+/** Where a model's weights are, as a sweep's jobs hold them. */
+export interface SweepModelWeights {
+  /** bytes in external data files: memory-mapped, one copy for every job */
+  readonly externalBytes: number;
+  /**
+   * bytes inside the decode graph's .onnx: read in place too (eval runs a derived graph whose external
+   * data points into the .onnx, app/node/onnx/in-graph-model.ts ensureInPlaceModel), one copy for every job
+   */
+  readonly embeddedBytes: number;
+  /** bytes inside a legacy prefill/decode pair's prefill graph, which runs as it is: parsed into each job's session */
+  readonly perJobBytes: number;
+}
+
 /** What N jobs hold of the model's weights, as one stderr line. */
-async function jobsMemoryLine(jobs: number, model: string, runtime: SweepRuntime): Promise<string> {
-  let external: number;
+export async function jobsMemoryLine(jobs: number, model: string, runtime: SweepRuntime): Promise<string> {
+  let weights: SweepModelWeights;
   try {
-    external = await runtime.modelExternalDataBytes(model);
+    weights = await runtime.modelWeights(model);
   } catch {
     // An unreadable model fails each point with its reason (sweep-run.ts); this line is no place for it.
-    return `kvscope sweep: ${jobs} jobs: weights in external data are shared between them, weights inside the .onnx file are held once per job.\n`;
+    return `kvscope sweep: ${jobs} jobs: a single graph's weights (in external data or inside its .onnx) are memory-mapped and shared between them.\n`;
   }
-  if (external === 0) {
-    return `kvscope sweep: each of the ${jobs} jobs holds its own copy of the model's weights (they are inside the .onnx file, which onnxruntime reads into each session; ` +
-      `external data would be shared); --jobs 1 holds them once.\n`;
-  }
+  const { externalBytes, embeddedBytes, perJobBytes } = weights;
+  const where = [
+    ...(externalBytes > 0 ? [`${formatBytes(externalBytes)} of external data`] : []),
+    ...(embeddedBytes > 0 ? [`${formatBytes(embeddedBytes)} inside the .onnx file, read in place`] : []),
+  ];
+  const perJob = perJobBytes > 0 ? ` The prefill graph's ${formatBytes(perJobBytes)} of weights inside its .onnx are held once per job (a legacy pair's prefill graph runs as it is); --jobs 1 holds them once.` : '';
   // RSS (top, ps, /usr/bin/time) counts a page once per mapping: once in each job's process (app/node/lab/sweep-job-worker.ts),
   // so the processes' RSS added up counts the shared weights once per job; PSS counts them once in all.
-  return `kvscope sweep: the ${jobs} jobs, a process each, share one copy of the model's weights (${formatBytes(external)} of external data, memory-mapped); each job adds its own working memory. ` +
-    `Each job's RSS counts the shared weights once; the jobs' PSS (smaps_rollup) adds up to one copy.\n`;
+  return `kvscope sweep: the ${jobs} jobs, a process each, share one copy of the model's weights (${where.length === 0 ? '' : `${where.join(' and ')}, `}memory-mapped); each job adds its own working memory. ` +
+    `Each job's RSS counts the shared weights once; the jobs' PSS (smaps_rollup) adds up to one copy.${perJob}\n`;
 }
 
 /** `--jobs N`: points at once, 1 or more (0 or -1 once ran one job without a word). */

@@ -8,6 +8,7 @@ import type { GraphPrecision } from './graph-precision.js';
 import { logitsRowsSupport, type LogitsRowsSupport } from './logits-rows-support.js';
 import type { FolderListing } from './model-layout.js';
 import { weightsHeldTwiceBytes } from './weights-held-twice.js';
+import { embeddedWeightsBytes } from './embedded-weights.js';
 
 /** Everything the headers of a layout's graph(s) say, before any session exists. */
 export interface LayoutGraphAnalysis {
@@ -19,6 +20,12 @@ export interface LayoutGraphAnalysis {
   readonly logitsRows: LogitsRowsSupport;
   /** float32 weights a CPU session holds twice (a tied embedding: weights-held-twice.ts) */
   readonly weightsHeldTwiceBytes: number;
+  /**
+   * weights stored inside the decode graph's `.onnx` (embedded-weights.ts), which eval and sweep read
+   * in place through a derived graph (app/node/lab/run-eval.ts); the prefill graph's of a legacy pair in `prefillEmbeddedWeightsBytes`
+   */
+  readonly embeddedWeightsBytes: number;
+  readonly prefillEmbeddedWeightsBytes: number;
   readonly diagnostics: readonly ModelDiagnostic[];
 }
 
@@ -44,6 +51,8 @@ export function analyzeLayoutGraph(
     externalData: merged,
     logitsRows: logitsRowsSupport(headers.graph, check.io, layout),
     weightsHeldTwiceBytes: weightsHeldTwiceBytes(headers.graph),
+    embeddedWeightsBytes: embeddedWeightsBytes(headers.graph),
+    prefillEmbeddedWeightsBytes: headers.prefill === null ? 0 : embeddedWeightsBytes(headers.prefill),
     diagnostics: [...merged.diagnostics, ...check.diagnostics],
   };
 }

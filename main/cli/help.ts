@@ -193,9 +193,10 @@ format's bits per value as the runtime counts them; results.csv names each point
   --out DIR        one folder per point (settings.json + eval.json, or failure.json for a refused or
                    failed point with its reason), results.csv and results.json derived from them
   --jobs N         points side by side in N job processes (each keeps its session warm), with the
-                   cores split between them (default 1: one worker thread); the jobs share weights
-                   kept in external data (memory-mapped, one page-cache copy; each process's RSS
-                   counts it once), weights inside the .onnx are held once per job
+                   cores split between them (default 1: one worker thread); the jobs share one copy
+                   of the weights, memory-mapped (each process's RSS counts it once): external data,
+                   and weights inside the .onnx (read in place through a cached derived graph; a
+                   legacy prefill/decode pair's prefill graph: once per job)
   --shard i/N      only every N-th point, from the i-th: one shard per machine or array task
   merge DIR...     joins shard folders into --out (default the first DIR), identical to one unsharded run
 
@@ -212,17 +213,20 @@ kvscope's cache folder: $KVSCOPE_CACHE_DIR, else ~/.cache/kvscope. It holds
   eval-references/   the eval and sweep references (one folder per model, text and window shape,
                      one verified file per window). Capped at 20 GiB (KVSCOPE_CACHE_MAX_BYTES, e.g.
                      10G): after each window written, the least recently used references go first
-  reference-graphs/  the graphs a compact reference needs: the model's graph with its final hidden
-                     state as an added output, and its LM head alone (listed only)
-  in-graph/          rewritten graphs of --dequantize graph (listed only; their weights are hard
-                     links to the model's own files where one file system allows it)
+  derived-graphs/    the graphs derived from a model, one folder each, the kind in its key: the
+                     rewrite of --dequantize graph, the last-row cut, the eval reference's graph,
+                     the graph with its weights inside the .onnx read in place. Each holds the graph
+                     alone (its weights are read from the model's files in place), verified on use.
+                     Capped at 1 GiB, the least recently used first
   models/            the synthetic models (listed only)
+  in-graph/, reference-graphs/
+                     an older kvscope's derived graphs: no longer read; any prune removes them
 Anything removed is computed again when it is next needed.
 
   list             every entry: name, size, last use, what it is (model, text, windows)
-  prune            removes eval references:
+  prune            removes eval references and derived graphs (and an older kvscope's folders):
   --older-than AGE   not used for AGE (30d, 12h, 90m, 2w)
-  --max-size SIZE    the least recently used until the references total at most SIZE (10G, 500M)
+  --max-size SIZE    the least recently used until they total at most SIZE (10G, 500M)
   --dry-run          say what would be removed, remove nothing
   --json             one object: {ok, root, maxBytes, folders} or {ok, dryRun, removed, freedBytes, remainingBytes}
 Exit codes: 0 done, 1 bad input.

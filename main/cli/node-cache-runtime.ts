@@ -1,7 +1,6 @@
 import type { CacheCommandRuntime } from '../../app/cli/cache-command.js';
-import { listCacheFolders } from '../../app/node/lab/cache-folders.js';
-import { cacheMaxBytes, kvscopeCacheRoot, referenceCacheDir } from '../../app/node/lab/lab-cache-dir.js';
-import { listReferenceEntries, removeEntry } from '../../app/node/lab/reference-entries.js';
+import { listCacheFolders, removeCacheEntry } from '../../app/node/lab/cache-folders.js';
+import { cacheMaxBytes, kvscopeCacheRoot } from '../../app/node/lab/lab-cache-dir.js';
 
 /** `kvscope cache` on this machine: the folders under KVSCOPE_CACHE_DIR (or ~/.cache/kvscope). */
 export function nodeCacheRuntime(): CacheCommandRuntime {
@@ -10,10 +9,7 @@ export function nodeCacheRuntime(): CacheCommandRuntime {
     root,
     maxBytes: cacheMaxBytes(),
     list: () => listCacheFolders(root),
-    remove(name) {
-      const entry = listReferenceEntries(referenceCacheDir()).find((candidate) => candidate.key === name);
-      if (entry !== undefined) removeEntry(entry);
-    },
+    remove: (folder, name) => removeCacheEntry(root, folder, name),
     now: () => Date.now(),
   };
 }

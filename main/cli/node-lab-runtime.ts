@@ -44,10 +44,11 @@ export function nodeSweepRuntime(kvscopeVersion: string, evalOptions: EvalOption
       const files = await readModelFiles(await resolveModelPath(model));
       return files.config.geometry.numLayers;
     },
-    async modelExternalDataBytes(model) {
+    async modelWeights(model) {
       const files = await readModelFiles(await resolveModelPath(model));
       // the data files alone (totalBytes counts the graph file too)
-      return files.analysis.externalData.files.reduce((sum, file) => sum + file.bytes, 0);
+      const externalBytes = files.analysis.externalData.files.reduce((sum, file) => sum + file.bytes, 0);
+      return { externalBytes, embeddedBytes: files.analysis.embeddedWeightsBytes, perJobBytes: files.analysis.prefillEmbeddedWeightsBytes };
     },
     sha256: (text) => createHash('sha256').update(text).digest('hex'),
     randomSuffix: () => randomBytes(4).toString('hex'),

@@ -76,9 +76,8 @@ describe.skipIf(!hasShared())('kvscope sweep on stories260k', () => {
     expect(refused.reason).toMatch(/nbits/);
     expect(err).toMatch(/refused/);
     // The reference is made sure of first, and its size said (in the sweep's own cache folder, or read from it).
-    // Two jobs: the memory that costs is said before the points (stories260k's weights are inside its .onnx: each job's session parses its own).
-    expect(err).toContain('kvscope sweep: each of the 2 jobs holds its own copy of the model\'s weights (they are inside the .onnx file, which onnxruntime reads into each session; ' +
-      'external data would be shared); --jobs 1 holds them once.');
+    // Two jobs: the memory that costs is said before the points (stories260k's weights are inside its .onnx: read in place through a derived graph, shared).
+    expect(err).toMatch(/kvscope sweep: the 2 jobs, a process each, share one copy of the model's weights \([\d.]+ MiB inside the \.onnx file, read in place, memory-mapped\); each job adds its own working memory\./);
     expect(err).toMatch(/kvscope sweep: reference (\d+ windows? computed and stored|read from the cache) \([\d.]+ [KMG]iB on disk; kvscope cache list\)/);
     expect(whole.rows.filter((row) => row.status === 'ok')).toHaveLength(11);
     // More bits, less divergence: quanto 2 > 4, HQQ 2 > 4 > 8.

@@ -1,23 +1,60 @@
-import { lstatSync, readdirSync, type Dirent } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, rmSync, type Dirent } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { CacheEntry, CacheFolder } from '../../cli/cache-command.js';
+import { DERIVED_GRAPHS_FOLDER, DERIVED_GRAPHS_MAX_BYTES, listDerivedGraphs, removeDerivedGraph } from '../onnx/derived-graph-cache.js';
 import { kvscopeCacheRoot } from './lab-cache-dir.js';
-import { listReferenceEntries, type ReferenceEntryInfo } from './reference-entries.js';
+import { listReferenceEntries, removeEntry, type ReferenceEntryInfo } from './reference-entries.js';
 
 /**
- * kvscope's cache folders as `kvscope cache list` shows them: the eval references (managed: LRU cap,
- * prune) and, listed only, the in-graph rewrites and the synthetic models, whose formats their own
- * modules own (app/node/onnx/in-graph-model.ts, app/node/synthetic/); each of their entries is a
- * folder, sized by walking it without following links.
+ * The folders an older kvscope kept derived graphs in, before the one derived-graph cache
+ * (app/node/onnx/derived-graph-cache.ts): nothing reads them now; each is listed as one stale entry
+ * and removed whole by any `kvscope cache prune`.
+ */
+const STALE_FOLDERS: Readonly<Record<string, string>> = {
+  'in-graph': 'in-graph rewrites and logits-rows graphs',
+  'reference-graphs': 'compact-reference graphs',
+};
+
+/**
+ * kvscope's cache folders as `kvscope cache list` shows them: the eval references and the derived
+ * graphs (managed: LRU cap, prune), the synthetic models (listed only: their format is
+ * app/node/synthetic/'s), and an older kvscope's folders where they are still there (stale).
  */
 export function listCacheFolders(root = kvscopeCacheRoot()): CacheFolder[] {
   const references = join(root, 'eval-references');
+  const derived = join(root, DERIVED_GRAPHS_FOLDER);
   return [
     { name: 'eval-references', path: references, managed: true, entries: listReferenceEntries(references).map(referenceEntry) },
-    { name: 'reference-graphs', path: join(root, 'reference-graphs'), managed: false, entries: folderEntries(join(root, 'reference-graphs'), 'compact-reference graphs (hidden-state output, LM head)') },
-    { name: 'in-graph', path: join(root, 'in-graph'), managed: false, entries: folderEntries(join(root, 'in-graph'), 'in-graph rewrite') },
+    {
+      name: DERIVED_GRAPHS_FOLDER, path: derived, managed: true, maxBytes: DERIVED_GRAPHS_MAX_BYTES,
+      entries: listDerivedGraphs(derived).map((entry) => ({ ...entry, linkedBytes: 0 })),
+    },
     { name: 'models', path: join(root, 'models'), managed: false, entries: folderEntries(join(root, 'models'), 'synthetic model') },
+    ...Object.entries(STALE_FOLDERS).flatMap(([name, what]) => staleFolder(root, name, what)),
   ];
+}
+
+/** Removes one entry of a managed folder of `root` (`kvscope cache prune`); an unknown name removes nothing. */
+export function removeCacheEntry(root: string, folder: string, name: string): void {
+  if (folder === 'eval-references') {
+    const entry = listReferenceEntries(join(root, folder)).find((candidate) => candidate.key === name);
+    if (entry !== undefined) removeEntry(entry);
+  } else if (folder === DERIVED_GRAPHS_FOLDER) {
+    removeDerivedGraph(join(root, folder), name);
+  } else if (folder in STALE_FOLDERS && name === folder) {
+    rmSync(join(root, folder), { recursive: true, force: true });
+  }
+}
+
+function staleFolder(root: string, name: string, what: string): CacheFolder[] {
+  const path = join(root, name);
+  if (!existsSync(path)) return [];
+  const inside = folderEntries(path, what);
+  const size = walk(path);
+  return [{
+    name, path, managed: true, stale: true,
+    entries: [{ name, what: `${what} of an older kvscope (${inside.length} entr${inside.length === 1 ? 'y' : 'ies'}), no longer read`, ...size }],
+  }];
 }
 
 function referenceEntry(entry: ReferenceEntryInfo): CacheEntry {

@@ -12,7 +12,7 @@ import { chooseDequantizePath } from '../../engine/dequantize-path.js';
 import type { RunCachePlan } from '../../engine/plan-run-cache.js';
 import { freeArrayBuffer } from '../free-array-buffer.js';
 import { openInGraphModel, type InGraphOpenedModel } from '../model/open-in-graph-model.js';
-import { ensureLogitsRowsModel } from '../onnx/in-graph-model.js';
+import { ensureInPlaceModel, ensureLogitsRowsModel, type DerivedGraph } from '../onnx/in-graph-model.js';
 import type { ReferenceSource } from '../../lab/reference-source.js';
 import type { ReferenceSummary } from '../../lab/lab-protocol.js';
 import type { FeedMode } from '../../lab/chunk-plan.js';
@@ -57,6 +57,11 @@ export interface RunEvalOptions {
    * that computes only the rows it scores (LogitsRowsSupport `derived`); the tests compare the two
    */
   readonly everyLogitsRow?: boolean;
+  /**
+   * run the folder's graph itself where eval would read its embedded weights in place through a derived
+   * graph (ensureInPlaceModel); the tests compare the two
+   */
+  readonly weightsCopied?: boolean;
 }
 
 /**
@@ -227,7 +232,7 @@ async function withPreparedEval<T>(
   const lastRows = options.everyLogitsRow !== true && files.analysis.logitsRows.kind === 'derived';
   const graphs = options.referenceForm === 'logits' ? { reason: 'float32 logits were asked for' } : await compactReferenceGraphs(files, lastRows);
   const threads = options.intraOpNumThreads === undefined ? {} : { maxIntraOpThreads: options.intraOpNumThreads };
-  const derived = 'reason' in graphs && lastRows ? await ensureLogitsRowsModel(files.onnxPath, undefined, files.analysis.io?.logits) : null;
+  const derived = 'reason' in graphs ? await plainEvalGraph(files, lastRows, options.weightsCopied === true) : null;
   const model = await openModelSession(files, settings.executionProvider, {
     ...threads, ...('reason' in graphs ? {} : { graphPath: graphs.modelPath, externalDataFolder: graphs.externalDataFolder, headInput: graphs.headInput }),
     ...(derived === null ? {} : { graphPath: derived.path, externalDataFolder: derived.externalDataFolder }),
@@ -275,6 +280,18 @@ async function withPreparedEval<T>(
   } finally {
     await model.dispose();
   }
+}
+
+/**
+ * The graph eval runs where there is no compact reference graph: the logits-rows cut (LogitsRowsSupport
+ * `derived`), else, where the folder's graph keeps weights inside its `.onnx`, that graph with them
+ * read in place (ensureInPlaceModel: a sweep's jobs share one copy, as they share external data), else
+ * the folder's graph as it is (null). A legacy pair's prefill graph stays the folder's.
+ */
+async function plainEvalGraph(files: ModelFiles, lastRows: boolean, weightsCopied: boolean): Promise<DerivedGraph | null> {
+  if (lastRows) return ensureLogitsRowsModel(files.onnxPath, undefined, files.analysis.io?.logits);
+  if (weightsCopied || files.analysis.embeddedWeightsBytes === 0) return null;
+  return ensureInPlaceModel(files.onnxPath);
 }
 
 /**

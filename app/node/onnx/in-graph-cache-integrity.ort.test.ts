@@ -60,7 +60,7 @@ function expectSameRun(actual: PathRun, expected: PathRun): void {
 }
 
 function cacheEntries(): string[] {
-  const root = join(tmpfs!.dir!, 'in-graph');
+  const root = join(tmpfs!.dir!, 'derived-graphs');
   return readdirSync(root).filter((name) => !name.startsWith('.')).map((name) => join(root, name));
 }
 
@@ -96,7 +96,7 @@ describe.skipIf(!hasShared())('the rewrite cache on another file system (tmpfs) 
     it(`${onnxFile}: no weight bytes in the cache, bit-identical to the host path; each damaged part rebuilt with one line`, async (context) => {
       if (tmpfs?.dir == null) context.skip();
       expect(statSync(tmpfs!.dir!).dev, 'the cache and the model are on two file systems').not.toBe(statSync(modelDir).dev);
-      rmSync(join(tmpfs!.dir!, 'in-graph'), { recursive: true, force: true });
+      rmSync(join(tmpfs!.dir!, 'derived-graphs'), { recursive: true, force: true });
       const host = await runPath(settings(onnxFile), 'host');
       const fresh = await graphRun(onnxFile);
       expect(fresh.stderr).toBe('');
@@ -104,7 +104,7 @@ describe.skipIf(!hasShared())('the rewrite cache on another file system (tmpfs) 
 
       const [entry, ...others] = cacheEntries();
       expect(others).toEqual([]);
-      expect(readdirSync(entry!).sort()).toEqual(['in-graph.json', 'model.onnx']);
+      expect(readdirSync(entry!).sort()).toEqual(['derived-graph.json', 'model.onnx']);
       const rewritten = decodeModel(readFileSync(join(entry!, 'model.onnx')));
       const embedded = (rewritten.graph?.initializer ?? []).filter((tensor) => tensor.rawData.byteLength >= 1024).map((tensor) => tensor.name);
       expect(embedded, 'initializers whose bytes were copied into the cache').toEqual([]);
@@ -121,8 +121,8 @@ describe.skipIf(!hasShared())('the rewrite cache on another file system (tmpfs) 
 
       const damages: [string, () => void][] = [
         ['graph bytes flipped', () => flipBytes(join(entry!, 'model.onnx'), Math.floor(statSync(join(entry!, 'model.onnx')).size / 2))],
-        ['manifest bytes flipped', () => flipBytes(join(entry!, 'in-graph.json'), readFileSync(join(entry!, 'in-graph.json'), 'utf8').indexOf('"modelSha256"') + 20, 2)],
-        ['manifest made unreadable', () => flipBytes(join(entry!, 'in-graph.json'), 0, 1)],
+        ['manifest bytes flipped', () => flipBytes(join(entry!, 'derived-graph.json'), readFileSync(join(entry!, 'derived-graph.json'), 'utf8').indexOf('"sha256": "', readFileSync(join(entry!, 'derived-graph.json'), 'utf8').indexOf('"model"')) + 20, 2)],
+        ['manifest made unreadable', () => flipBytes(join(entry!, 'derived-graph.json'), 0, 1)],
       ];
       if (onnxFile.endsWith('_ext.onnx')) {
         // the source's data file replaced by another of the same size (here: the same bytes, a new modification time)
@@ -131,7 +131,7 @@ describe.skipIf(!hasShared())('the rewrite cache on another file system (tmpfs) 
       for (const [what, damage] of damages) {
         damage();
         const repaired = await graphRun(onnxFile);
-        expect(repaired.stderr, what).toMatch(/^kvscope: the cached rewritten graph in \S+ (has|was) .+; discarded and rebuilt\.\n$/);
+        expect(repaired.stderr, what).toMatch(/^kvscope: the cached derived graph \(in-graph dequantization rewrite\) in \S+ (has|was) .+; discarded and rebuilt\.\n$/);
         expect(repaired.stderr, what).not.toMatch(/Download|\bagain\b|\.onnx file/);
         expectSameRun(repaired.run, host);
         expect(cacheEntries(), what).toEqual([entry]);
@@ -146,7 +146,7 @@ describe.skipIf(!hasShared())('the rewrite cache on another file system (tmpfs) 
         flipBytes(join(runEntries[0]!, 'model.onnx'), 100);
         const result = await runGeneration({ ...settings(onnxFile), dequantize: 'graph', maxNewTokens: 4 });
         const notice = result.diagnostics.find((d) => d.code === 'cache-entry-rebuilt');
-        expect(notice?.message).toMatch(/cached rewritten graph .* does not match its sha256 \(damaged\); it was discarded and rebuilt \(the model itself was not at fault\)/);
+        expect(notice?.message).toMatch(/cached derived graph .* does not match its sha256 \(damaged\); it was discarded and rebuilt \(the model itself was not at fault\)/);
         expect(result.generatedTokenIds).toEqual(host.ids.slice(0, 4));
       } finally {
         spy.mockRestore();

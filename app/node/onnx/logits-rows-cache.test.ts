@@ -31,7 +31,7 @@ describe.skipIf(!hasShared())('the logits-rows graph in the rewritten-graph cach
     expect(first.builtMs).not.toBeNull();
     expect(first.externalDataFolder).toBe(dirname(files.onnxPath));
     expect(inputNames(first.path)).toContain('num_logits_to_keep');
-    expect(readdirSync(dirname(first.path)).sort()).toEqual(['in-graph.json', 'model.onnx']);
+    expect(readdirSync(dirname(first.path)).sort()).toEqual(['derived-graph.json', 'model.onnx']);
     // every weight of 1 KiB or more is read from the source .onnx at its offset, none copied
     const model = decodeModel(readFileSync(first.path));
     const large = model.graph!.initializer.filter((tensor) => tensor.dims.reduce((a, b) => a * Number(b), 4) >= 1024);

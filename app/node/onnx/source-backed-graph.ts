@@ -3,6 +3,7 @@ import { StringStringEntryProtoSchema, TensorProto_DataLocation } from 'onnx-buf
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { basename, isAbsolute, normalize, sep } from 'node:path';
+import { IN_PLACE_MIN_BYTES } from '../../model-layout/embedded-weights.js';
 import type { ModelProto } from '../../onnx/onnx-model.js';
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
 
@@ -15,8 +16,6 @@ import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
  * folder). The derived graph is kilobytes, so a cache entry verifies it whole by sha256 before use.
  */
 
-/** Initializers at least this large are read from the source in place, as onnx.save_model's size_threshold. */
-const IN_PLACE_MIN_BYTES = 1024;
 
 export interface SourceRange {
   readonly offset: number;
@@ -48,6 +47,13 @@ export function pointAtSource(model: ModelProto, ranges: ReadonlyMap<string, Sou
     tensor.externalData = [entry('location', sourceFile), entry('offset', String(range.offset)), entry('length', String(range.bytes.byteLength))];
     tensor.dataLocation = TensorProto_DataLocation.EXTERNAL;
     tensor.rawData = new Uint8Array(0);
+  }
+}
+
+/** Points every external data `location` of the graph that `relocate` maps elsewhere at its new name (the source's data files where they really are). */
+export function relocateExternalData(model: ModelProto, relocate: (location: string) => string): void {
+  for (const tensor of model.graph?.initializer ?? []) {
+    for (const entry of tensor.externalData) if (entry.key === 'location') entry.value = relocate(entry.value);
   }
 }
 
