@@ -15,8 +15,9 @@ import type { ScaleChildResult, ScaleJob } from './scale-child.js';
  * Each row's process tree is sampled from outside (bench/tree-memory.ts): its peak RSS is the largest
  * process's (what `/usr/bin/time -v` reports for a tree), its peak PSS the tree's sum. A sweep with
  * --jobs 2 runs each job in a process of its own, each mapping the model's external data once and
- * sharing its page-cache pages: the largest process's RSS shows the weights held once per process,
- * the tree's PSS that they are held once in all. Both are checked against the target.
+ * sharing its page-cache pages: the largest process's RSS shows the weights held once per process
+ * (the target: the issue measures max RSS), the tree's PSS that they are held once in all, beside
+ * each job's own working memory (a window's scored logits and activations, in every job at once).
  * The issue's "Done when" targets are printed beside each figure. The CLI runs as users type it, so
  * the figures follow whatever main's eval and reference store do.
  *
@@ -107,9 +108,9 @@ async function measure(work: string, context: number): Promise<{ lines: string[]
 
   const loop = plain.peakRssBytes;
   const within = (result: ScaleChildResult, ratio: number) => result.peakRssBytes <= ratio * loop;
-  // The job processes share the weights' page-cache pages: the largest process by RSS, and the tree by PSS against the loop's.
+  // The issue's measure is max RSS, per process: each job process maps the weights once. The tree's PSS
+  // (the weights once in all, plus each job's own working memory) is printed beside it, not a target.
   const loopPss = plain.peakPssBytes;
-  const sweepOk = within(sweep, 1.15) && (loopPss === null || sweep.peakPssBytes === null || sweep.peakPssBytes <= 1.15 * loopPss);
   const figures: Figure[] = [
     { label: `plain onnxruntime-node loop (16-token prompt, ${NEW_TOKENS} new)`, result: plain, target: null, ok: null },
     { label: 'kvscope run', result: run, target: '≤ 1.15× the loop', ok: within(run, 1.15) },
@@ -118,7 +119,7 @@ async function measure(work: string, context: number): Promise<{ lines: string[]
     { label: 'eval, 2 windows (reference cached)', result: eval2Cached, target: '≤ the loop + 1.5 GiB', ok: eval2Cached.peakRssBytes <= loop + 1.5 * GIB },
     { label: 'eval, 6 windows', result: eval6, target: '≤ 1.10× eval at 2 windows', ok: eval6.peakRssBytes <= 1.1 * eval2.peakRssBytes },
     { label: 'eval, 6 windows, again', result: eval6Cached, target: '≤ the loop + 1.5 GiB', ok: eval6Cached.peakRssBytes <= loop + 1.5 * GIB },
-    { label: 'sweep --jobs 2 (2 points, 2 windows)', result: sweep, target: '≤ 1.15× the loop (largest process\'s RSS, and the tree\'s PSS)', ok: sweepOk },
+    { label: 'sweep --jobs 2 (2 points, 2 windows)', result: sweep, target: '≤ 1.15× the loop (the largest process\'s RSS)', ok: within(sweep, 1.15) },
     { label: 'prefill, 16 tokens', result: prefill16, target: null, ok: null },
     { label: 'prefill, 2,048 tokens', result: prefill2048, target: '≤ the 16-token run + 1.5 GiB', ok: prefill2048.peakRssBytes <= prefill16.peakRssBytes + 1.5 * GIB },
   ];
