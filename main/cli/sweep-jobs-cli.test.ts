@@ -12,6 +12,7 @@ import { ensureSyntheticModel } from '../../app/node/synthetic/ensure-synthetic-
 import { testCacheDir } from '../../app/node/synthetic/test-support/synthetic-session.js';
 import { liveLabWorkerPids, liveLabWorkers } from '../../app/node/lab/lab-worker-client.js';
 import type { SweepResults } from '../../app/lab/sweep-results.js';
+import { alive } from '../../app/node/test-support/processes.js';
 
 let dir: string;
 let model: string;
@@ -21,15 +22,6 @@ async function sweep(args: string[]): Promise<{ code: number; err: string }> {
   let err = '';
   const code = await runCli(['sweep', ...args], { ...nodeCliIo(), stdout: () => undefined, stderr: (t) => void (err += t) });
   return { code, err };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The processes whose parent is `pid` (Linux /proc). */

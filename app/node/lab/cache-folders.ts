@@ -1,4 +1,5 @@
 import { existsSync, lstatSync, readdirSync, rmSync, type Dirent } from 'node:fs';
+import { entryFolders } from '../files/entry-folders.js';
 import { basename, join } from 'node:path';
 import type { CacheEntry, CacheFolder } from '../../cli/cache-command.js';
 import { DERIVED_GRAPHS_FOLDER, DERIVED_GRAPHS_MAX_BYTES, listDerivedGraphs, removeDerivedGraph } from '../onnx/derived-graph-cache.js';
@@ -67,16 +68,7 @@ function referenceEntry(entry: ReferenceEntryInfo): CacheEntry {
 }
 
 function folderEntries(dir: string, kind: string): CacheEntry[] {
-  let names: Dirent[];
-  try {
-    names = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return names.filter((dirent) => dirent.isDirectory() && !dirent.name.startsWith('.')).map((dirent) => {
-    const size = walk(join(dir, dirent.name));
-    return { name: dirent.name, what: kind, ...size };
-  });
+  return entryFolders(dir).map((name) => ({ name, what: kind, ...walk(join(dir, name)) }));
 }
 
 /** Bytes of the regular files under `path` (links not followed); files with other hard links count as linked. */

@@ -7,6 +7,7 @@ import { defaultWindowSettings, type EvalSettings } from '../../lab/eval-setting
 import { RunError } from '../../protocol/run-error.js';
 import { launchProcess, workerProcessEnv } from '../worker/process-launch.js';
 import { LabWorker, liveLabWorkerPids, liveLabWorkers } from './lab-worker-client.js';
+import { alive } from '../test-support/processes.js';
 
 /** A lab worker process with the fake engine (workers/test-support/fake-lab-engine.ts): the text's name picks its behaviour. */
 const PROCESS = { engineModule: new URL('../../../workers/test-support/fake-lab-engine.ts', import.meta.url).href, launcher: launchProcess };
@@ -16,15 +17,6 @@ function settings(name: string): EvalSettings {
     model: '/models/fake', executionProvider: 'cpu', cacheMode: 'dynamic', quantization: DEFAULT_QUANTIZED_CACHE_SETTINGS,
     text: { name, content: 'fake' }, windows: { ...defaultWindowSettings(), maxWindows: 3 },
   };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {

@@ -1,4 +1,5 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, type Dirent } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { entryFolders } from '../files/entry-folders.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -258,14 +259,8 @@ export interface DerivedGraphListing {
 
 /** Every entry of the cache folder `dir` (a half-written or foreign folder is listed as such, so prune can remove it). */
 export function listDerivedGraphs(dir = defaultDerivedGraphsDir()): DerivedGraphListing[] {
-  let names: Dirent[];
-  try {
-    names = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return names.filter((dirent) => dirent.isDirectory() && !dirent.name.startsWith('.')).map((dirent) => {
-    const folder = join(dir, dirent.name);
+  return entryFolders(dir).map((name) => {
+    const folder = join(dir, name);
     const { bytes, lastWriteMs } = folderBytes(folder);
     let what = 'derived graph without a readable manifest (rebuilt on demand; prune removes it)';
     let lastUsedMs = lastWriteMs;
@@ -277,7 +272,7 @@ export function listDerivedGraphs(dir = defaultDerivedGraphsDir()): DerivedGraph
     } catch {
       // listed as unreadable
     }
-    return { name: dirent.name, what, bytes, lastUsedMs };
+    return { name, what, bytes, lastUsedMs };
   });
 }
 
