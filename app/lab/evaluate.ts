@@ -187,6 +187,8 @@ export interface EvalOutcome {
   /** session runs and tokens fed, over all windows */
   readonly runs: number;
   readonly tokensFed: number;
+  /** one line per window whose chunks' LM head rows were not their runs' own (scored again the whole-chunk way) */
+  readonly notes: readonly string[];
 }
 
 /**
@@ -214,6 +216,7 @@ export async function evaluateCache(
   let flushCounts: (number | null)[] = [];
   let runs = 0;
   let tokensFed = 0;
+  const notes: string[] = [];
   // One window scored against `expected` (its whole logits) or `streamed` (its rows computed as they are scored).
   const scoreWindow = async (window: EvalWindow, expected: WindowReference | null, streamed: ReferenceRows | null, head: ChunkHead | null): Promise<ScoredWindow> => {
     const count = scoredRows(window);
@@ -281,6 +284,7 @@ export async function evaluateCache(
       } catch (error) {
         if (!(error instanceof HeadMismatch)) throw error;
         // The head's rows were not the run's own: this window's chunks compute their logits in their runs, as without a head.
+        notes.push(`window ${window.index + 1}: ${error.message}; scored again with every chunk's logits from its run.`);
         await streamed?.verified();
         streamed = await streamedRows();
         scored = await scoreWindow(window, streamed !== null ? null : await reference!.window(window.index), streamed, null);
@@ -315,6 +319,7 @@ export async function evaluateCache(
     layerErrors: errors.summary((layer) => quantizedSides(settings, layer, model.config.geometry.numLayers)),
     runs,
     tokensFed,
+    notes,
   };
 }
 

@@ -110,6 +110,8 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
     } finally {
       await path.opened?.dispose();
     }
+    // The record's one list of notes: a chunk scored again the whole-chunk way is said there too.
+    prepared.referenceNotes.push(...outcome.notes);
     const evalMs = performance.now() - evalStart;
     const { text: _content, ...rest } = settings;
     return {
