@@ -25,7 +25,35 @@ export interface EvalModel {
   readonly config: ModelConfig;
   /** set when `session` runs the in-graph dequantization rewrite of the graph `io` describes (evaluateCache only, quantized caches) */
   readonly inGraph?: InGraphLaneOptions;
+  /** where `session` has an LM head input and returns its whole sequence's hidden state (evaluateCache only): ChunkHead */
+  readonly head?: ChunkHead;
 }
+
+/**
+ * A chunk's scored logits through the LM head input, a few rows at a time (issue 23): the chunk's run
+ * returns its hidden states and its last two logits rows only, and the head computes the other rows
+ * from the hidden states, 27 at a 152k vocabulary, on the same session. A 128-row chunk's logits
+ * (78 MB a copy at a 152k vocabulary, three copies inside one run: the projection's, the bias add's,
+ * the JavaScript one) were the eval's peak above the weights. A row's logits do not depend on the
+ * rows computed beside it (lm-head-split.ort.test.ts), and each chunk checks it again: the head's
+ * last two rows must be the run's own bit for bit, else the window is scored again the whole-chunk way.
+ */
+export interface ChunkHead {
+  /** the session's `[1, fed, hiddenSize]` float32 output of the whole sequence's final hidden state */
+  readonly sequenceHidden: string;
+  /** `[rows, hiddenSize]` hidden states in, `[rows, vocab]` float32 logits out: an array of its own, handed back to `free` */
+  readonly logits: (hidden: Float32Array) => Promise<Float32Array>;
+  readonly free: (logits: Float32Array) => void;
+}
+
+/** Logits per head run at most (stored-reference.ts runs the reference's head at the same size): 27 rows at a 152k vocabulary. */
+const HEAD_LOGITS_PER_RUN = 1 << 22;
+
+/** The chunk's own logits rows the head's rows are checked against (two, not one: MLAS computes a one-row product another way unprepacked). */
+const CHECKED_ROWS = 2;
+
+/** The head did not give a chunk's own logits bit for bit: the window is scored again with every chunk's logits from its run. */
+class HeadMismatch extends Error {}
 
 export interface EvalProgress {
   readonly phase: 'reference' | 'eval';
@@ -159,6 +187,8 @@ export interface EvalOutcome {
   /** session runs and tokens fed, over all windows */
   readonly runs: number;
   readonly tokensFed: number;
+  /** one line per window whose chunks' LM head rows were not their runs' own (scored again the whole-chunk way) */
+  readonly notes: readonly string[];
 }
 
 /**
@@ -186,15 +216,21 @@ export async function evaluateCache(
   let flushCounts: (number | null)[] = [];
   let runs = 0;
   let tokensFed = 0;
+  const notes: string[] = [];
   // One window scored against `expected` (its whole logits) or `streamed` (its rows computed as they are scored).
-  const scoreWindow = async (window: EvalWindow, expected: WindowReference | null, streamed: ReferenceRows | null): Promise<ScoredWindow> => {
+  const scoreWindow = async (window: EvalWindow, expected: WindowReference | null, streamed: ReferenceRows | null, head: ChunkHead | null): Promise<ScoredWindow> => {
     const count = scoredRows(window);
     const own = reference === null ? { logits: new Float32Array(0), vocab: 0, hidden: undefined as { values: Float32Array; size: number } | undefined } : null;
     const scores = emptyTokenScores(count);
     const events: (readonly FlushMetrics[])[] = [];
     const lane: KvLane = createEvalLane(model.io, model.config, settings, cachePlan, hooks.now, model.inGraph);
     try {
-      const chunks = planWindowChunks(window.tokens.length, window.prefill, settings.cacheMode, settings.quantization.residualLength, hooks.feedMode);
+      const planned = planWindowChunks(window.tokens.length, window.prefill, settings.cacheMode, settings.quantization.residualLength, hooks.feedMode);
+      // Through the head: a chunk of more rows than are checked returns its last CHECKED_ROWS logits rows only.
+      const chunkRows = new Map(planned.map((chunk) => [chunk.start, chunk.rows]));
+      const chunks = head === null ? planned : planned.map((chunk) => (chunk.rows > CHECKED_ROWS ? { ...chunk, rows: CHECKED_ROWS } : chunk));
+      const referenceRow = async (scored: number): Promise<Float32Array> => (streamed !== null ? streamed.row(scored)
+        : expected!.logits.subarray(scored * expected!.vocab, (scored + 1) * expected!.vocab));
       const fed = await feedWindow(feed, lane, window, chunks, async (rows) => {
         if (own !== null) {
           if (own.vocab === 0) {
@@ -205,14 +241,21 @@ export async function evaluateCache(
           if (ownSink?.hiddenOutput !== undefined) own.hidden = copyScoredHidden(rows, window, ownSink.hiddenOutput, count, own.hidden);
           return;
         }
+        const end = rows.first + rows.rows;
+        const planRows = chunkRows.get(rows.fedFirst) ?? rows.rows;
+        if (head !== null && planRows > rows.rows) {
+          await scoreThroughHead(head, rows, end - planRows, window, count, async (position, row) => {
+            const scored = position - window.prefill;
+            scorer.score(await referenceRow(scored), row, window.tokens[position + 1]!, scores, scored);
+          });
+          return;
+        }
         for (let r = 0; r < rows.rows; r++) {
           const position = rows.first + r;
           const scored = position - window.prefill;
           if (scored < 0 || scored >= count) continue;
           const row = rows.logits.subarray(r * rows.vocab, (r + 1) * rows.vocab);
-          const referenceRow = streamed !== null ? await streamed.row(scored)
-            : expected!.logits.subarray(scored * expected!.vocab, (scored + 1) * expected!.vocab);
-          scorer.score(referenceRow, row, window.tokens[position + 1]!, scores, scored);
+          scorer.score(await referenceRow(scored), row, window.tokens[position + 1]!, scores, scored);
         }
       }, (flushes) => events.push(flushes));
       if (own !== null) {
@@ -232,12 +275,24 @@ export async function evaluateCache(
     for (const window of windows) {
       // A compact window's reference rows come from the LM head a few at a time as they are scored
       // (its whole logits, 155 MB at 512 tokens and a 152k vocabulary, are never held: issue 23).
-      const streamed = reference?.rows === undefined ? null : await reference.rows(window.index);
-      let scored = await scoreWindow(window, reference === null || streamed !== null ? null : await reference.window(window.index), streamed);
+      const streamedRows = async (): Promise<ReferenceRows | null> => (reference?.rows === undefined ? null : reference.rows(window.index));
+      let streamed = await streamedRows();
+      const head = reference === null ? null : model.head ?? null;
+      let scored: ScoredWindow;
+      try {
+        scored = await scoreWindow(window, reference === null || streamed !== null ? null : await reference.window(window.index), streamed, head);
+      } catch (error) {
+        if (!(error instanceof HeadMismatch)) throw error;
+        // The head's rows were not the run's own: this window's chunks compute their logits in their runs, as without a head.
+        notes.push(`window ${window.index + 1}: ${error.message}; scored again with every chunk's logits from its run.`);
+        await streamed?.verified();
+        streamed = await streamedRows();
+        scored = await scoreWindow(window, streamed !== null ? null : await reference!.window(window.index), streamed, null);
+      }
       if (streamed !== null && !await streamed.verified()) {
         // The stored hidden states did not give the logits they were stored with: the whole window's
         // read discards them, computes the window again (with a note), and the window is scored again.
-        scored = await scoreWindow(window, await reference!.window(window.index), null);
+        scored = await scoreWindow(window, await reference!.window(window.index), null, null);
       }
       for (const flushes of scored.events) errors.add(flushes);
       runs += scored.runs;
@@ -264,7 +319,51 @@ export async function evaluateCache(
     layerErrors: errors.summary((layer) => quantizedSides(settings, layer, model.config.geometry.numLayers)),
     runs,
     tokensFed,
+    notes,
   };
+}
+
+/**
+ * Scores the fed rows `first` … of a run that returned its last CHECKED_ROWS logits rows and its whole
+ * sequence's hidden state: the head computes their logits a few rows at a time, `each` gets the
+ * scored ones in order, and the run's own rows must come out of the head bit for bit (HeadMismatch).
+ */
+async function scoreThroughHead(
+  head: ChunkHead, rows: FedRows, first: number, window: EvalWindow, count: number, each: (position: number, row: Float32Array) => Promise<void>,
+): Promise<void> {
+  const tensor = rows.outputs[head.sequenceHidden];
+  const fed = rows.first + rows.rows - rows.fedFirst;
+  if (tensor === undefined || tensor.type !== 'float32' || tensor.dims.at(-2) !== fed) {
+    throw new RangeError(`the evaluated graph returned no float32 ${head.sequenceHidden} for the run's ${fed} tokens`);
+  }
+  const size = tensor.dims.at(-1)!;
+  const vocab = rows.vocab;
+  const end = rows.first + rows.rows;
+  const perRun = Math.max(1, Math.floor(HEAD_LOGITS_PER_RUN / Math.max(1, vocab)));
+  for (let from = first; from < end; from += perRun) {
+    const to = Math.min(end, from + perRun);
+    const logits = await head.logits(tensor.data.subarray((from - rows.fedFirst) * size, (to - rows.fedFirst) * size));
+    try {
+      for (let position = from; position < to; position++) {
+        const row = logits.subarray((position - from) * vocab, (position - from + 1) * vocab);
+        if (position >= rows.first && !sameBits(row, rows.logits.subarray((position - rows.first) * vocab, (position - rows.first + 1) * vocab))) {
+          throw new HeadMismatch(`the LM head's logits of position ${position} are not the run's own`);
+        }
+        const scored = position - window.prefill;
+        if (scored >= 0 && scored < count) await each(position, row);
+      }
+    } finally {
+      head.free(logits);
+    }
+  }
+}
+
+function sameBits(a: Float32Array, b: Float32Array): boolean {
+  if (a.length !== b.length) return false;
+  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
 }
 
 /** One window's evaluation before it is counted: its scores, its quantize events, and its cache at the end. */

@@ -1,7 +1,6 @@
-import type { NodeProto } from 'onnx-buf';
 import type { ModelProto } from '../../onnx/onnx-model.js';
 import { findLmHead, withHeadInput, withHiddenOutput } from '../../onnx/rewrite/lm-head-split.js';
-import { keepLogitsRows, LOGITS_ROWS_REWRITE_VERSION } from '../../onnx/rewrite/logits-rows.js';
+import { keepLogitsRows, keptRowsSource, LOGITS_ROWS_REWRITE_VERSION } from '../../onnx/rewrite/logits-rows.js';
 import type { HeadInput } from '../../lab/model-head.js';
 import { defaultDerivedGraphsDir, ensureDerivedGraph } from '../onnx/derived-graph-cache.js';
 
@@ -80,27 +79,4 @@ function isReferenceDetail(value: unknown): boolean {
   const detail = value as Partial<ReferenceDetail>;
   return typeof detail.hidden === 'string' && (detail.sequenceHidden === null || typeof detail.sequenceHidden === 'string')
     && typeof detail.headInput === 'object' && detail.headInput !== null;
-}
-
-/** Inputs that choose how many rows of logits a graph computes (transformers' num_logits_to_keep, logits-rows.ts). */
-const KEEP_INPUTS = new Set(['num_logits_to_keep', 'logits_to_keep']);
-
-/**
- * The tensor `hidden` is the kept rows of: the data of the Slice that makes it, where that Slice's
- * bounds are computed from a num_logits_to_keep input (logits-rows.ts, Optimum exports); null otherwise.
- */
-function keptRowsSource(model: ModelProto, hidden: string): string | null {
-  const graph = model.graph!;
-  const producer = new Map<string, NodeProto>();
-  for (const node of graph.node) for (const output of node.output) producer.set(output, node);
-  const slice = producer.get(hidden);
-  if (slice?.opType !== 'Slice' || slice.input[0] === undefined || !producer.has(slice.input[0])) return null;
-  const seen = new Set<string>();
-  const readsKeep = (name: string): boolean => {
-    if (KEEP_INPUTS.has(name)) return graph.input.some((input) => input.name === name);
-    if (seen.has(name)) return false;
-    seen.add(name);
-    return producer.get(name)?.input.some(readsKeep) ?? false;
-  };
-  return slice.input.slice(1).some(readsKeep) ? slice.input[0] : null;
 }

@@ -5,7 +5,7 @@ import { promptIdsProblem, tokenizerIdsProblem, vocabularySize, type EncodedSubj
 import { EvalInputError } from '../../lab/lab-errors.js';
 import { encodeTextPrefix, tokensWindowsNeed, type TextTokens } from '../../lab/text-prefix.js';
 import type { DequantizePath, RunSettings } from '../../engine/types.js';
-import { evaluateCache, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
+import { evaluateCache, type ChunkHead, type EvalHooks, type EvalModel, type EvalOutcome, type EvalProgress } from '../../lab/evaluate.js';
 import { checkTargetLayers, IN_GRAPH_TARGETS_REASON } from '../../lab/eval-lane.js';
 import { isAllTargets, targetedQuantization } from '../../lab/lab-targets.js';
 import { chooseDequantizePath } from '../../engine/dequantize-path.js';
@@ -62,6 +62,11 @@ export interface RunEvalOptions {
    * graph (ensureInPlaceModel); the tests compare the two
    */
   readonly weightsCopied?: boolean;
+  /**
+   * every chunk's scored logits computed in its own run, where eval would compute them through the
+   * LM head input a few rows at a time (evaluate.ts ChunkHead: the same bits, less memory); the tests compare the two
+   */
+  readonly chunkLogits?: boolean;
 }
 
 /**
@@ -78,12 +83,17 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
     // the rewritten graph's opens, so the weights are held once (issue 23, point 1).
     const path = await openEvalPath(prepared.files, settings, cachePlan, options, () => model.dispose(), prepared.compact === undefined ? undefined : model.io.logits, prepared.lastRows);
     const headInput = path.opened?.rewrite.headInput ?? null;
+    let chunkHead: ChunkHead | undefined;
     if (path.opened !== undefined && headInput !== null) {
       // The stored reference is read on the rewritten graph now: its head is the source's, its weights the same bytes.
       const opened = path.opened;
-      prepared.useHead((hidden) => headLogits(opened.session, model.io,
+      const onRewritten = (hidden: Float32Array): Promise<Float32Array> => headLogits(opened.session, model.io,
         createEvalLane(model.io, model.config, settings, cachePlan, () => performance.now(), { kv: opened.inGraph.kv, releaseBuffer: freeArrayBuffer }),
-        headInput, hidden));
+        headInput, hidden);
+      prepared.useHead(onRewritten);
+      // The evaluated chunks' scored logits too, a few rows at a time (issue 23: a 128-row chunk's were the peak).
+      const sequenceHidden = opened.rewrite.sequenceHidden;
+      if (sequenceHidden !== null && options.chunkLogits !== true) chunkHead = { sequenceHidden, logits: onRewritten, free: (logits) => freeArrayBuffer(logits.buffer) };
     }
     let outcome: EvalOutcome;
     const evalStart = performance.now();
@@ -91,6 +101,7 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
       // The graph path scores the rewritten graph's session; the reference stays the source graph's (full precision).
       const evaluated: EvalModel = path.opened === undefined ? model : {
         session: path.opened.session, io: model.io, config: model.config, inGraph: { kv: path.opened.inGraph.kv, releaseBuffer: freeArrayBuffer },
+        ...(chunkHead === undefined ? {} : { head: chunkHead }),
       };
       outcome = await evaluateCache(evaluated, settings, cachePlan, windows, prepared.reference, hooks, {
         ...(prepared.compact === undefined ? {} : { hiddenOutput: prepared.compact.hidden }),
@@ -99,6 +110,8 @@ export async function runEval(settings: EvalSettings, options: RunEvalOptions = 
     } finally {
       await path.opened?.dispose();
     }
+    // The record's one list of notes: a chunk scored again the whole-chunk way is said there too.
+    prepared.referenceNotes.push(...outcome.notes);
     const evalMs = performance.now() - evalStart;
     const { text: _content, ...rest } = settings;
     return {

@@ -1,7 +1,7 @@
 import type { ModelProto } from '../../onnx/onnx-model.js';
 import { rewriteForInGraphDequantize } from '../../onnx/rewrite/in-graph-dequantize.js';
-import { findLmHead, withHeadInput } from '../../onnx/rewrite/lm-head-split.js';
-import { keepLogitsRows, LOGITS_ROWS_REWRITE_VERSION } from '../../onnx/rewrite/logits-rows.js';
+import { findLmHead, withHeadInput, withHiddenOutput } from '../../onnx/rewrite/lm-head-split.js';
+import { keepLogitsRows, keptRowsSource, LOGITS_ROWS_REWRITE_VERSION } from '../../onnx/rewrite/logits-rows.js';
 import type { HeadInput } from '../../lab/model-head.js';
 import { IN_GRAPH_REWRITE_VERSION, type InGraphDequantizeSpec, type InGraphKvIo } from '../../onnx/rewrite/in-graph-spec.js';
 import { GraphRewriteError } from '../../onnx/rewrite/rewrite-error.js';
@@ -17,6 +17,12 @@ export interface InGraphModel extends DerivedGraph {
   readonly headInput: HeadInput | null;
   /** the graph also takes num_logits_to_keep (keepLogitsRows composed into the same graph) */
   readonly logitsRows: boolean;
+  /**
+   * with the head input, where the head reads kept rows (num_logits_to_keep): the whole sequence's
+   * final hidden state, `[1, seq, hiddenSize]`, an output too, so an evaluation's chunk can compute
+   * its scored rows' logits through the head input a few rows at a time (evaluate.ts, issue 23)
+   */
+  readonly sequenceHidden: string | null;
 }
 
 /**
@@ -36,6 +42,7 @@ interface CompositionDetail {
   readonly io: InGraphKvIo | null;
   readonly headInput: HeadInput | null;
   readonly logitsRows: boolean;
+  readonly sequenceHidden: string | null;
 }
 
 /** The derived-graph cache (`$KVSCOPE_CACHE_DIR/derived-graphs`, else `~/.cache/kvscope/derived-graphs`), which these graphs share with the eval reference's. */
@@ -68,7 +75,7 @@ export async function ensureInGraphModel(
   options: { readonly headLogits?: string; readonly logitsRows?: string } = {},
 ): Promise<InGraphModel> {
   const { detail, ...entry } = await ensureComposed(sourcePath, { spec, logitsRows: options.logitsRows ?? null, headLogits: options.headLogits ?? null }, cacheDir);
-  return { ...entry, io: detail.io!, headInput: detail.headInput, logitsRows: detail.logitsRows };
+  return { ...entry, io: detail.io!, headInput: detail.headInput, logitsRows: detail.logitsRows, sequenceHidden: detail.sequenceHidden };
 }
 
 /**
@@ -101,7 +108,8 @@ async function ensureComposed(sourcePath: string, composition: Composition, cach
   const params = {
     ...(spec === null ? {} : { inGraph: { version: IN_GRAPH_REWRITE_VERSION, spec } }),
     ...(logitsRows === null ? {} : { logitsRows: { version: LOGITS_ROWS_REWRITE_VERSION, logits: logitsRows } }),
-    ...(headLogits === null ? {} : { headLogits }),
+    // version 2: the whole sequence's hidden state is an output too (CompositionDetail.sequenceHidden)
+    ...(headLogits === null ? {} : { headLogits, headVersion: 2 }),
   };
   const entry = await ensureDerivedGraph(sourcePath, { kind, params, build: (source) => compose(source, composition), isDetail: isCompositionDetail }, cacheDir);
   // compose throws rather than giving a reason: a reason here is a broken invariant
@@ -117,19 +125,24 @@ function compose(source: ModelProto, composition: Composition): { model: ModelPr
   // The in-graph rewrite leaves the LM head as the source has it: the rows are cut the same way.
   if (logitsRows !== null) model = keepLogitsRows(model, logitsRows);
   let headInput: HeadInput | null = null;
+  let sequenceHidden: string | null = null;
   if (headLogits !== null) {
     // The rewrite leaves the head as the source has it: cut the same way as the reference graph's (reference-graphs.ts).
     const head = findLmHead(model, headLogits);
-    const withHead = 'reason' in head ? head : withHeadInput(model, head);
+    sequenceHidden = 'reason' in head ? null : keptRowsSource(model, head.hidden);
+    // An added output only: every node and every other output as before.
+    const withOutput = 'reason' in head || sequenceHidden === null ? model : withHiddenOutput(model, { ...head, hidden: sequenceHidden });
+    const withHead = 'reason' in head ? head : withHeadInput(withOutput, head);
     if ('reason' in withHead) throw new GraphRewriteError(`the rewritten graph's LM head cannot take hidden rows: ${withHead.reason}.`, 'Evaluate with --dequantize host.');
     model = withHead.model;
     headInput = { name: withHead.input, hiddenSize: withHead.hiddenSize };
   }
-  return { model, detail: { io: rewritten?.io ?? null, headInput, logitsRows: logitsRows !== null } };
+  return { model, detail: { io: rewritten?.io ?? null, headInput, logitsRows: logitsRows !== null, sequenceHidden } };
 }
 
 function isCompositionDetail(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
   const detail = value as Partial<CompositionDetail>;
-  return typeof detail.logitsRows === 'boolean' && (detail.io === null || typeof detail.io === 'object') && (detail.headInput === null || typeof detail.headInput === 'object');
+  return typeof detail.logitsRows === 'boolean' && (detail.io === null || typeof detail.io === 'object') && (detail.headInput === null || typeof detail.headInput === 'object')
+    && (detail.sequenceHidden === null || typeof detail.sequenceHidden === 'string');
 }

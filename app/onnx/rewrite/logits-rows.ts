@@ -1,4 +1,4 @@
-import { TensorProto_DataType as DataType } from 'onnx-buf';
+import { TensorProto_DataType as DataType, type NodeProto } from 'onnx-buf';
 import type { GraphHeader } from '../graph-header.js';
 import { cloneModel, type ModelProto } from '../onnx-model.js';
 import { GraphEditor } from './graph-editor.js';
@@ -169,4 +169,27 @@ function dataInput(node: SearchNode, constants: ReadonlySet<string>, producer: (
 /** A node as a message names it: `name (OpType)`, or by its output where it has no name (a header's nodes). */
 function describe(node: SearchNode): string {
   return node.name !== undefined && node.name !== '' ? `${node.name} (${node.opType})` : `the ${node.opType} node writing ${node.outputs[0] ?? 'nothing'}`;
+}
+
+/** Inputs that choose how many rows of logits a graph computes (transformers' num_logits_to_keep). */
+const KEEP_INPUTS = new Set(['num_logits_to_keep', 'logits_to_keep']);
+
+/**
+ * The tensor `hidden` is the kept rows of: the data of the Slice that makes it, where that Slice's
+ * bounds are computed from a num_logits_to_keep input (logits-rows.ts, Optimum exports); null otherwise.
+ */
+export function keptRowsSource(model: ModelProto, hidden: string): string | null {
+  const graph = model.graph!;
+  const producer = new Map<string, NodeProto>();
+  for (const node of graph.node) for (const output of node.output) producer.set(output, node);
+  const slice = producer.get(hidden);
+  if (slice?.opType !== 'Slice' || slice.input[0] === undefined || !producer.has(slice.input[0])) return null;
+  const seen = new Set<string>();
+  const readsKeep = (name: string): boolean => {
+    if (KEEP_INPUTS.has(name)) return graph.input.some((input) => input.name === name);
+    if (seen.has(name)) return false;
+    seen.add(name);
+    return producer.get(name)?.input.some(readsKeep) ?? false;
+  };
+  return slice.input.slice(1).some(readsKeep) ? slice.input[0] : null;
 }
