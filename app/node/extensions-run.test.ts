@@ -26,6 +26,9 @@ function comparable(result: GenerationResult): unknown {
     ...record,
     settings: { ...record.settings, quantization },
     timings: null,
+    // A cache notice says what this machine's cache held before the run (an entry of an older build
+    // rebuilt), not what the run computed: whichever of the two runs came first would carry it.
+    diagnostics: record.diagnostics.filter((diagnostic) => diagnostic.code !== 'cache-entry-rebuilt'),
     steps: record.steps.map((step) => ({ ...step, timings: null, tokensPerSecond: null, memory: null })),
   };
 }
