@@ -18,6 +18,7 @@ import type { FlushMetrics } from '../engine/types.js';
 import { concatTokenScores, emptyTokenScores, TokenScorer, type TokenScores } from './token-scores.js';
 import { scoredRows, type EvalWindow } from './windows.js';
 import { feedWindow, type FedRows, type WindowFeed } from './window-feed.js';
+import { sameBits } from '../tensor/same-bits.js';
 
 export interface EvalModel {
   readonly session: DecoderSession;
@@ -356,14 +357,6 @@ async function scoreThroughHead(
       head.free(logits);
     }
   }
-}
-
-function sameBits(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
-  return true;
 }
 
 /** One window's evaluation before it is counted: its scores, its quantize events, and its cache at the end. */

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { MessageOf, MessagesOf } from '../protocol/message-table.js';
-import { runErrorPayloadSchema } from '../protocol/messages.js';
+import { workerErrorSchema, workerReadySchema } from '../protocol/messages.js';
 import {
   booleanSchema, choiceSchema, countSchema, integerSchema, numberSchema, objectSchema, readerSchema, stringSchema,
 } from '../protocol/protocol-schema.js';
@@ -84,13 +84,13 @@ export type LabCancelMessage = MessageOf<typeof LAB_HOST_MESSAGES, 'cancel'>;
 // ---- worker → host ---------------------------------------------------------------------------
 
 export const LAB_WORKER_MESSAGES = {
-  ready: objectSchema({ protocolVersion: countSchema }),
+  ready: workerReadySchema,
   /** After each window of the reference or the evaluation. */
   progress: objectSchema({ id: jobIdSchema, progress: progressSchema }),
   evaluated: objectSchema({ id: jobIdSchema, result: evalResultSchema }),
   referenced: objectSchema({ id: jobIdSchema, reference: referenceSummarySchema }),
   /** id 0 (NO_REQUEST): the worker could not tell which job failed */
-  error: objectSchema({ id: countSchema, error: runErrorPayloadSchema }),
+  error: workerErrorSchema,
 } as const;
 
 export type LabWorkerMessage = MessagesOf<typeof LAB_WORKER_MESSAGES>;

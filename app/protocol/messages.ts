@@ -92,9 +92,17 @@ export type WarmMessage = MessageOf<typeof HOST_MESSAGES, 'warm'>;
 
 // ---- worker → host ---------------------------------------------------------------------------
 
+/**
+ * The two messages every kvscope worker sends (this protocol's and the lab's, app/lab/lab-protocol.ts),
+ * which the one supervisor (app/node/worker/worker-supervisor.ts) reads alike: `ready` with the
+ * protocol version, and a request's `error`, id 0 (NO_REQUEST) when the worker could not tell which.
+ */
+export const workerReadySchema = objectSchema({ protocolVersion: countSchema });
+export const workerErrorSchema = objectSchema({ id: countSchema, error: runErrorPayloadSchema });
+
 export const WORKER_MESSAGES = {
   /** The worker is up and speaks `protocolVersion`. */
-  ready: objectSchema({ protocolVersion: countSchema }),
+  ready: workerReadySchema,
   /**
    * Per-step metrics, batched by time so that posting never slows generation (see stream-batcher.ts).
    * The hot path: a batch every 80 ms, read in full (measured: bench/protocol.ts).
@@ -105,7 +113,7 @@ export const WORKER_MESSAGES = {
   /** The run's last message when it finished or was cancelled; every text and metrics batch came before it. */
   done: objectSchema({ id: requestIdSchema, result: generationResultSchema }),
   /** The run's last message when it failed; id 0 (NO_REQUEST) when the worker could not tell which request failed. */
-  error: objectSchema({ id: countSchema, error: runErrorPayloadSchema }),
+  error: workerErrorSchema,
   /** The model of `warm` request `id` is loaded; `loadMs` is how long that took (0 when it already was). */
   warmed: objectSchema({ id: requestIdSchema, loadMs: numberSchema }),
 } as const;

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { freeArrayBuffer } from '../free-array-buffer.js';
 import type { ReferenceEntry } from './reference-store.js';
 import { sha256Floats, type StoredWindow } from './reference-window-file.js';
+import { sameBits } from '../../tensor/same-bits.js';
 
 /** An evaluation's reference, ready to read: what was computed now, and what had to be mended. */
 export interface PreparedReference {
@@ -165,14 +166,6 @@ async function storeFromHiddenPass(
     return false;
   }
   entry.write(window.index, { kind: 'hidden', hidden: hidden.values, hiddenSize: hidden.size, vocab, logitsSha256: hash.digest('hex') });
-  return true;
-}
-
-function sameBits(a: Float32Array, b: Float32Array): boolean {
-  if (a.length !== b.length) return false;
-  const x = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const y = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
   return true;
 }
 
